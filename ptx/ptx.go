@@ -1,0 +1,179 @@
+// Package ptx is the instruction model shared by the code generator (which builds and
+// prints it) and the emulator (which parses the printed text back into it). Keeping one
+// model for both directions means the two cannot drift: whatever the printer writes, the
+// parser must read back into an identical Module.
+package ptx
+
+import (
+	"fmt"
+	"math"
+)
+
+// Module is one PTX translation unit: a header and its kernels.
+type Module struct {
+	Version     string // ".version", e.g. "7.8"
+	Target      string // ".target", e.g. "sm_90"
+	AddressSize int    // ".address_size", always 64 for ptxgen
+	Funcs       []*Func
+}
+
+// Func is one `.visible .entry` kernel.
+type Func struct {
+	Name    string
+	Params  []Param
+	ReqNTid int // .reqntid N, 1, 1: the block size the kernel was generated for
+
+	// Regs declares virtual register files (".reg .b32 %r<40>;"). PTX registers are
+	// virtual; ptxas allocates the physical ones, so the generator never reuses a name.
+	Regs []RegDecl
+	// Shared declares shared-memory symbols. ptxgen uses one dynamic (extern) array.
+	Shared []SharedDecl
+	Body   []Stmt
+}
+
+// Param is one kernel parameter. ptxgen only uses 32- and 64-bit scalars (pointers
+// are .u64) because the CUDA driver copies each parameter by size.
+type Param struct {
+	Name string
+	Type Type
+}
+
+// RegDecl declares Count registers named Prefix0..Prefix{Count-1}.
+type RegDecl struct {
+	Type   Type
+	Prefix string // "%r", "%rd", "%f", "%p", "%h"
+	Count  int
+}
+
+// SharedDecl declares a shared-memory array. Extern arrays have no size: their size
+// is the dynamic shared memory given at launch.
+type SharedDecl struct {
+	Name   string
+	Align  int
+	Extern bool
+	Size   int
+}
+
+// Type is a PTX fundamental type name without the leading dot ("u32", "f32", "pred").
+type Type string
+
+// Stmt is a statement in a function body: *Instr, *Label or *Comment.
+type Stmt interface{ stmt() }
+
+// Label marks a branch target.
+type Label struct{ Name string }
+
+// Comment is a line comment. The printer writes it as "// Text"; the parser keeps it
+// so that the round trip is exact.
+type Comment struct{ Text string }
+
+// Instr is one instruction. Op is the full opcode with its modifiers joined by dots,
+// exactly as PTX spells it ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32").
+type Instr struct {
+	Guard    string // predicate register guarding the instruction, "" for none
+	GuardNeg bool   // guard is "@!p"
+	Op       string
+	Args     []Operand
+}
+
+func (*Instr) stmt()   {}
+func (*Label) stmt()   {}
+func (*Comment) stmt() {}
+
+// Operand is one instruction operand.
+type Operand interface{ operand() }
+
+// Reg is a register or special register ("%r3", "%tid.x", "%laneid").
+type Reg string
+
+// Imm is an integer immediate.
+type Imm int64
+
+// FImm is a single-precision immediate held as its IEEE bits (so NaN payloads and -0
+// survive a round trip), printed exactly as 0fXXXXXXXX.
+type FImm uint32
+
+// F32 returns the immediate for x.
+func F32(x float32) FImm { return FImm(math.Float32bits(x)) }
+
+// Sym names a parameter, a shared array or a label.
+type Sym string
+
+// Addr is a memory operand [Base+Off]; Base is a Reg or a Sym.
+type Addr struct {
+	Base Operand
+	Off  int64
+}
+
+// Vec is a vector operand {a, b, ...}.
+type Vec []Operand
+
+// Sink is the "_" operand (a discarded result).
+type Sink struct{}
+
+func (Reg) operand()  {}
+func (Imm) operand()  {}
+func (FImm) operand() {}
+func (Sym) operand()  {}
+func (Addr) operand() {}
+func (Vec) operand()  {}
+func (Sink) operand() {}
+
+// Kernel is a generated kernel: its PTX module plus what a launcher must know to run it.
+// The runtime, the emulator and generated Go launchers all take launch facts from here,
+// never from parsing comments.
+type Kernel struct {
+	Module      *Module
+	Name        string   // entry name
+	Grid        [3]int   // CTAs per dimension
+	Block       int      // threads per CTA (1-D blocks only)
+	SharedBytes int      // dynamic shared memory per CTA
+	Params      []KParam // in declaration order, one per Func parameter
+}
+
+// KParam describes one kernel parameter for launchers and argument checks.
+type KParam struct {
+	Name string
+	// Kind is "ptr" for a device pointer or the scalar type ("i32", "i64", "f32").
+	Kind string
+	// Elem is the element type a pointer points to ("bf16", "f32", "i32", "u8", ...).
+	Elem string
+	// Bytes is the minimum buffer size in bytes a pointer must reach, 0 if unknown.
+	Bytes int64
+	// Align is the alignment in bytes the pointer (or, for a scalar, the divisibility the
+	// value) must have; the generated code relies on it.
+	Align int
+	// Written reports that the kernel stores through this pointer.
+	Written bool
+}
+
+// OperandString renders an operand as PTX.
+func OperandString(o Operand) string {
+	switch v := o.(type) {
+	case Reg:
+		return string(v)
+	case Imm:
+		return fmt.Sprint(int64(v))
+	case FImm:
+		return fmt.Sprintf("0f%08X", uint32(v))
+	case Sym:
+		return string(v)
+	case Addr:
+		if v.Off == 0 {
+			return "[" + OperandString(v.Base) + "]"
+		}
+		return fmt.Sprintf("[%s+%d]", OperandString(v.Base), v.Off)
+	case Vec:
+		s := "{"
+		for i, e := range v {
+			if i > 0 {
+				s += ", "
+			}
+			s += OperandString(e)
+		}
+		return s + "}"
+	case Sink:
+		return "_"
+	}
+	panic(fmt.Sprintf("ptx: unknown operand %T", o))
+}
