@@ -1,0 +1,60 @@
+# ptxgen developer targets. `make test` is the test command (CI runs exactly that).
+#
+# The CUDA tools live in the git-ignored .tools/ folder, fetched from Debian's non-free
+# nvidia-cuda-toolkit / nvidia-cuda-dev 11.8 packages by scripts/cuda-tools.sh.
+
+GO ?= go
+TOOLS := $(CURDIR)/.tools
+
+# cgo flags for the `cuda` build tag: CUDA 11.8 headers and the stub libcuda.so, which only
+# satisfies the linker; the real driver's libcuda.so.1 is found at run time on a GPU machine.
+# Never point these at CUDA 13 headers: gorgonia.org/cu v0.9.6 does not compile against them.
+CUDA_ENV := CGO_ENABLED=1 \
+	CGO_CFLAGS="-I$(TOOLS)/cudadev/usr/include" \
+	CGO_LDFLAGS="-L$(TOOLS)/cudadev/usr/lib/x86_64-linux-gnu/stubs"
+
+.PHONY: all build test lint golden tools tools-cuda cuda-vet gpu-bin clean-tools
+
+all: build
+
+build:
+	$(GO) build ./...
+
+test:
+	$(GO) test ./...
+
+lint:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# golden rewrites the golden files under testdata/ from the current generator.
+golden:
+	$(GO) test ./... -update
+
+# tools: ptxas, cuobjdump and nvdisasm (84 MB download). Skipped when present.
+# The script checks for the files itself (in milliseconds), so the targets are phony.
+tools:
+	bash scripts/cuda-tools.sh toolkit
+
+# tools-cuda: cuda.h and the stub libcuda.so for building the cgo runtime (774 MB download,
+# of which two files are kept). Skipped when present.
+tools-cuda:
+	bash scripts/cuda-tools.sh dev
+
+# cuda-vet type-checks and builds the `cuda` variant (runtime, cmd/ptxgen-gpu and their tests)
+# without a GPU, and checks that only the allowed packages link gorgonia.org/cu: its init()
+# exits the process when there is no driver, so the plain tools must never import it.
+cuda-vet: tools-cuda
+	$(CUDA_ENV) $(GO) vet -tags cuda ./...
+	$(CUDA_ENV) $(GO) build -tags cuda ./...
+	$(CUDA_ENV) $(GO) test -tags cuda -c -o /dev/null ./runtime
+	bash scripts/check-cuda-deps.sh
+
+# gpu-bin builds the binaries to carry to a GPU machine (which has no Go toolchain).
+gpu-bin: tools-cuda
+	mkdir -p build
+	$(CUDA_ENV) $(GO) build -tags cuda -o build/ptxgen-gpu ./cmd/ptxgen-gpu
+	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/runtime.test ./runtime
+
+clean-tools:
+	rm -rf $(TOOLS)
