@@ -1,0 +1,287 @@
+package golden
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/dtype"
+)
+
+// fp8Config is a small two-segment fp8ds shape with awkward sizes: page
+// sizes 16 and 2, a page stride with padding, K not a multiple of 16.
+func fp8Config() MLAConfig {
+	return MLAConfig{
+		T: 3, H: 4, Nope: 448, Rope: 64, Cache: CacheFP8DS, Sink: true,
+		Segments: []SegmentConfig{
+			{K: 40, PageSize: 16, PageStride: 16*584 + 64, Pages: 5, HasLen: true},
+			{K: 23, PageSize: 2, PageStride: 2 * 584, Pages: 24, HasLen: true, IdxStride: 25},
+		},
+	}
+}
+
+func mustGen(t *testing.T, c MLAConfig, o MLAGenOptions) *MLAInputs {
+	t.Helper()
+	in, err := GenMLA(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func mustDecode(t *testing.T, c MLAConfig, in *MLAInputs, seed uint64) (out, lse []float64) {
+	t.Helper()
+	out, lse, err := MLADecode(c, in)
+	if err != nil {
+		t.Fatalf("seed %#x: %v", seed, err)
+	}
+	return out, lse
+}
+
+// TestMLAPoisonNeverRead: with every byte no valid slot uses set to 0xFF
+// (NaN), the output is finite; writing one NaN into a byte a valid slot does
+// use makes it NaN, which shows the first check can fail.
+func TestMLAPoisonNeverRead(t *testing.T) {
+	const seed = 0xa11ce
+	c := fp8Config()
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, Poison: true, InvalidFrac: 0.2, EmptyRows: []int{1}, SinkEdges: true})
+	out, lse := mustDecode(t, c, in, seed)
+	for i, v := range out {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("seed %#x: out[%d] = %v: a poisoned byte was read", seed, i, v)
+		}
+	}
+	for i, v := range lse {
+		if math.IsNaN(v) {
+			t.Fatalf("seed %#x: lse[%d] = NaN", seed, i)
+		}
+	}
+	id := c.Candidates(in, 0, 0)[0]
+	sc := c.Segments[0]
+	in.Segments[0].Cache[int(id)/sc.PageSize*sc.PageStride+int(id)%sc.PageSize*576+5] = 0x7F
+	out, _ = mustDecode(t, c, in, seed)
+	if !math.IsNaN(out[(0*c.H+2)*c.D()]) {
+		t.Fatalf("seed %#x: NaN in a valid record did not reach out[0,2,0] = %v", seed, out[(0*c.H+2)*c.D()])
+	}
+}
+
+// TestMLAEmptyRowAndSinks checks the spec's edge values: an empty row has
+// out = 0 and lse = +Inf; sink +Inf zeroes out but leaves lse; sink -Inf
+// equals no sink; a finite sink scales out by 1/(1+exp(sink-lse)).
+func TestMLAEmptyRowAndSinks(t *testing.T) {
+	const seed = 0xed6e
+	c := fp8Config()
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, EmptyRows: []int{1}, SinkEdges: true})
+	out, lse := mustDecode(t, c, in, seed)
+	noSink := c
+	noSink.Sink = false
+	in2 := *in
+	in2.Sink = nil
+	outNS, lseNS := mustDecode(t, noSink, &in2, seed)
+	D := c.D()
+	for h := 0; h < c.H; h++ {
+		if !math.IsInf(lse[1*c.H+h], 1) {
+			t.Errorf("seed %#x: empty row lse[1,%d] = %v, want +Inf", seed, h, lse[1*c.H+h])
+		}
+		for d := 0; d < D; d++ {
+			if out[(1*c.H+h)*D+d] != 0 {
+				t.Fatalf("seed %#x: empty row out[1,%d,%d] = %v, want 0", seed, h, d, out[(1*c.H+h)*D+d])
+			}
+		}
+	}
+	for _, row := range []int{0, 2} {
+		for h := 0; h < c.H; h++ {
+			i := row*c.H + h
+			if lse[i] != lseNS[i] || math.IsInf(lse[i], 0) {
+				t.Errorf("seed %#x: lse[%d,%d] = %v with sink, %v without: the sink must not enter the LSE", seed, row, h, lse[i], lseNS[i])
+			}
+			g := 1 / (1 + math.Exp(float64(in.Sink[h])-lse[i]))
+			switch h {
+			case 0:
+				g = 0 // +Inf
+			case 1:
+				g = 1 // -Inf
+			}
+			nonzero := false
+			for d := 0; d < D; d++ {
+				w := outNS[i*D+d] * g
+				if math.Abs(out[i*D+d]-w) > 1e-15*math.Abs(w) {
+					t.Fatalf("seed %#x: out[%d,%d,%d] = %v, want g*out_nosink = %v (g = %v)", seed, row, h, d, out[i*D+d], w, g)
+				}
+				nonzero = nonzero || out[i*D+d] != 0
+			}
+			if nonzero != (h != 0) {
+				t.Errorf("seed %#x: head %d (sink %v) nonzero output = %v", seed, h, in.Sink[h], nonzero)
+			}
+		}
+	}
+}
+
+// TestMLASingleCandidate: with one valid candidate the softmax weight is 1,
+// so out is that K/V vector exactly and lse is the scaled dot product.
+func TestMLASingleCandidate(t *testing.T) {
+	const seed = 0x51
+	c := fp8Config()
+	c.Sink = false
+	c.Segments = c.Segments[:1]
+	in := mustGen(t, c, MLAGenOptions{Seed: seed})
+	for t := 0; t < c.T; t++ {
+		in.Segments[0].Len[t] = 1
+	}
+	out, lse := mustDecode(t, c, in, seed)
+	D := c.D()
+	for row := 0; row < c.T; row++ {
+		k := c.LoadK(nil, in, 0, in.Segments[0].Idx[row*40])
+		nonzero := 0
+		for h := 0; h < c.H; h++ {
+			var dot float64
+			for d := 0; d < D; d++ {
+				if out[(row*c.H+h)*D+d] != k[d] {
+					t.Fatalf("seed %#x: out[%d,%d,%d] = %v, want k = %v", seed, row, h, d, out[(row*c.H+h)*D+d], k[d])
+				}
+				dot += in.Q[(row*c.H+h)*D+d].F64() * k[d]
+			}
+			if want := dot / math.Sqrt(512); math.Abs(lse[row*c.H+h]-want) > 1e-12*math.Abs(want) {
+				t.Errorf("seed %#x: lse[%d,%d] = %v, want scale*q.k = %v", seed, row, h, lse[row*c.H+h], want)
+			}
+		}
+		for _, v := range k {
+			if v != 0 {
+				nonzero++
+			}
+		}
+		if nonzero < D/2 {
+			t.Fatalf("seed %#x: row %d: only %d of %d K values nonzero", seed, row, nonzero, D)
+		}
+	}
+}
+
+// TestMLAFP8MatchesBF16Cache rewrites a generated fp8ds cache as a bf16
+// cache holding the dequantized values (exact: e4m3 times a power of two
+// fits bf16) and checks both decode to the same bits: the two loadK paths
+// and the fp8ds scale addressing agree.
+func TestMLAFP8MatchesBF16Cache(t *testing.T) {
+	const seed = 0xb16
+	c := fp8Config()
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, InvalidFrac: 0.1})
+	cb := c
+	cb.Cache = CacheBF16
+	cb.Segments = append([]SegmentConfig(nil), c.Segments...)
+	inb := &MLAInputs{Q: in.Q, Sink: in.Sink}
+	for s, sc := range c.Segments {
+		cb.Segments[s].PageStride = sc.PageSize * 512 * 2
+		cache := make([]byte, sc.Pages*cb.Segments[s].PageStride)
+		for id := 0; id < sc.Slots(); id++ {
+			k := c.LoadK(nil, in, s, int32(id))
+			for d, v := range k {
+				b := dtype.BF16FromF64(v)
+				if b.F64() != v && !math.IsNaN(v) {
+					t.Fatalf("seed %#x: dequantized value %v is not a bf16", seed, v)
+				}
+				binary.LittleEndian.PutUint16(cache[(id*512+d)*2:], uint16(b))
+			}
+		}
+		inb.Segments = append(inb.Segments, SegmentInputs{Cache: cache, Idx: in.Segments[s].Idx, Len: in.Segments[s].Len})
+	}
+	out, lse := mustDecode(t, c, in, seed)
+	outb, lseb := mustDecode(t, cb, inb, seed)
+	for i := range out {
+		if math.Float64bits(out[i]) != math.Float64bits(outb[i]) {
+			t.Fatalf("seed %#x: out[%d] = %v (fp8ds) vs %v (bf16)", seed, i, out[i], outb[i])
+		}
+	}
+	for i := range lse {
+		if lse[i] != lseb[i] {
+			t.Fatalf("seed %#x: lse[%d] = %v (fp8ds) vs %v (bf16)", seed, i, lse[i], lseb[i])
+		}
+	}
+}
+
+// TestMLAOrderInvariant: swapping the two segments and reversing each row
+// permutes the softmax terms; the result must agree to rounding.
+func TestMLAOrderInvariant(t *testing.T) {
+	const seed = 0x0dd
+	c := fp8Config()
+	c.Segments[1].IdxStride = 0
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, InvalidFrac: 0.2})
+	out, lse := mustDecode(t, c, in, seed)
+	c2 := c
+	c2.Segments = []SegmentConfig{c.Segments[1], c.Segments[0]}
+	in2 := &MLAInputs{Q: in.Q, Sink: in.Sink}
+	for _, s := range []int{1, 0} {
+		sc, si := c.Segments[s], in.Segments[s]
+		idx := make([]int32, len(si.Idx))
+		ln := make([]int32, c.T)
+		for row := 0; row < c.T; row++ {
+			cand := c.Candidates(in, s, row)
+			ln[row] = int32(len(cand))
+			for j, id := range cand {
+				idx[row*sc.K+len(cand)-1-j] = id
+			}
+			for j := len(cand); j < sc.K; j++ {
+				idx[row*sc.K+j] = -1
+			}
+		}
+		in2.Segments = append(in2.Segments, SegmentInputs{Cache: si.Cache, Idx: idx, Len: ln})
+	}
+	out2, lse2 := mustDecode(t, c2, in2, seed)
+	ro := Compare("out", out2, out, []int{c.T, c.H, c.D()}, Tolerance{Abs: 1e-14, Rel: 1e-12})
+	rl := Compare("lse", lse2, lse, []int{c.T, c.H}, Tolerance{Rel: 1e-14})
+	if !ro.OK() || !rl.OK() {
+		t.Errorf("seed %#x: permuted candidates changed the result:\n%s%s", seed, ro, rl)
+	}
+}
+
+func TestMLAValidate(t *testing.T) {
+	cases := []struct {
+		edit func(*MLAConfig)
+		want string
+	}{
+		{func(c *MLAConfig) { c.T = 0 }, "T = 0, want >= 1"},
+		{func(c *MLAConfig) { c.H = -1 }, "H = -1"},
+		{func(c *MLAConfig) { c.Nope = 512 }, "want 448 and 64"},
+		{func(c *MLAConfig) { c.Scale = math.Inf(1) }, "Scale"},
+		{func(c *MLAConfig) { c.QStrideH = 100 }, "QStrideH = 100, want 0 (packed) or >= D = 512"},
+		{func(c *MLAConfig) { c.QStrideT = 600 }, "QStrideT = 600"},
+		{func(c *MLAConfig) { c.Cache = "fp8" }, `Cache = "fp8"`},
+		{func(c *MLAConfig) { c.Segments = nil }, "len(Segments) = 0, want 1 or 2"},
+		{func(c *MLAConfig) { c.Segments[1].K = 0 }, "Segments[1].K = 0, want >= 1"},
+		{func(c *MLAConfig) { c.Segments[1].IdxStride = 3 }, "Segments[1].IdxStride = 3"},
+		{func(c *MLAConfig) { c.Segments[0].PageSize = 0 }, "Segments[0].PageSize = 0"},
+		{func(c *MLAConfig) { c.Segments[0].PageStride = 16 * 576 }, "Segments[0].PageStride = 9216, want >= 9344"},
+		{func(c *MLAConfig) { c.Segments[0].Pages = 0 }, "Segments[0].Pages = 0"},
+		{func(c *MLAConfig) { c.Segments[1].Pages = 1<<30 + 1 }, "want <= 2^31"},
+	}
+	if err := fp8Config().Validate(); err != nil {
+		t.Fatalf("valid config: %v", err)
+	}
+	for _, tc := range cases {
+		c := fp8Config()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
+		}
+	}
+	bf := MLAConfig{T: 1, H: 1, Nope: 30, Rope: 2, Cache: CacheBF16, Segments: []SegmentConfig{{K: 1, PageSize: 4, PageStride: 255, Pages: 1}}}
+	if err := bf.Validate(); err == nil || !strings.Contains(err.Error(), "PageStride = 255, want >= 256") {
+		t.Errorf("bf16 page stride: Validate() = %v", err)
+	}
+}
+
+// TestMLAOutOfPoolIndex: a valid index beyond the pages is an error, not a
+// panic or a silent read.
+func TestMLAOutOfPoolIndex(t *testing.T) {
+	const seed = 0x00b
+	c := fp8Config()
+	in := mustGen(t, c, MLAGenOptions{Seed: seed})
+	in.Segments[1].Idx[0] = int32(c.Segments[1].Slots())
+	if _, _, err := MLADecode(c, in); err == nil || !strings.Contains(err.Error(), "outside the 48 slots") {
+		t.Errorf("MLADecode with index = Slots: err = %v", err)
+	}
+	in.Segments[1].Idx = in.Segments[1].Idx[:10]
+	if _, _, err := MLADecode(c, in); err == nil || !strings.Contains(err.Error(), "len(Segments[1].Idx) = 10") {
+		t.Errorf("short idx: err = %v", err)
+	}
+}
