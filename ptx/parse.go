@@ -202,9 +202,16 @@ func (p *parser) int(t token) (int, error) {
 
 func (p *parser) module() (*Module, error) {
 	m := &Module{}
+	// Shared arrays are declared at module scope, before the kernel that uses them.
+	shared := &Func{}
 	for {
 		t := p.next()
 		switch t.text {
+		case ".shared", ".extern":
+			if err := p.sharedDecl(shared, t); err != nil {
+				return nil, err
+			}
+			continue
 		case "":
 			if t.kind == tEOF {
 				if m.Version == "" {
@@ -243,6 +250,8 @@ func (p *parser) module() (*Module, error) {
 			if err != nil {
 				return nil, err
 			}
+			f.Shared = append(shared.Shared, f.Shared...)
+			shared = &Func{}
 			m.Funcs = append(m.Funcs, f)
 			continue
 		}

@@ -19,6 +19,18 @@ func (m *Module) Print() string {
 }
 
 func (f *Func) print(b *strings.Builder) {
+	// Shared arrays must be declared at module scope (ptxas rejects .extern .shared
+	// inside a function); they belong to the kernel that follows.
+	for _, s := range f.Shared {
+		if s.Extern {
+			fmt.Fprintf(b, ".extern .shared .align %d .b8 %s[];\n", s.Align, s.Name)
+		} else {
+			fmt.Fprintf(b, ".shared .align %d .b8 %s[%d];\n", s.Align, s.Name, s.Size)
+		}
+	}
+	if len(f.Shared) > 0 {
+		b.WriteString("\n")
+	}
 	fmt.Fprintf(b, ".visible .entry %s(", f.Name)
 	for i, p := range f.Params {
 		if i > 0 {
@@ -34,14 +46,7 @@ func (f *Func) print(b *strings.Builder) {
 	for _, r := range f.Regs {
 		fmt.Fprintf(b, "\t.reg .%s %s<%d>;\n", r.Type, r.Prefix, r.Count)
 	}
-	for _, s := range f.Shared {
-		if s.Extern {
-			fmt.Fprintf(b, "\t.extern .shared .align %d .b8 %s[];\n", s.Align, s.Name)
-		} else {
-			fmt.Fprintf(b, "\t.shared .align %d .b8 %s[%d];\n", s.Align, s.Name, s.Size)
-		}
-	}
-	if len(f.Regs) > 0 || len(f.Shared) > 0 {
+	if len(f.Regs) > 0 {
 		b.WriteString("\n")
 	}
 	for _, s := range f.Body {

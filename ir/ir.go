@@ -1,0 +1,111 @@
+package ir
+
+// Kernel is one GPU kernel: typed parameters, a launch grid, a CTA size in warps,
+// and a body.
+type Kernel struct {
+	Name   string
+	Params []*Param
+	Grid   [3]int // CTAs per dimension, each >= 1
+	Warps  int    // warps per CTA
+	Body   *Block
+}
+
+// Param is a kernel parameter. Pointers and 32/64-bit scalars only.
+type Param struct {
+	Value *Value
+	// Div is what the generated code may assume about the parameter: for a pointer,
+	// its address is a multiple of Div bytes; for an integer scalar, the value is a
+	// multiple of Div. Launchers check it. 0 and 1 both mean "nothing".
+	Div int
+	// Bytes is, for a pointer, the minimum size of the buffer the kernel may touch,
+	// as computed by the kernel's author (0 = unknown). Launchers check it.
+	Bytes int64
+}
+
+// Value is an SSA value: a kernel parameter, a block argument or an op result.
+type Value struct {
+	Name string // without the leading %
+	Type Type
+	Def  *Op // nil for parameters and block arguments
+}
+
+func (v *Value) String() string { return "%" + v.Name }
+
+// Block is a list of ops with arguments (for loop bodies: the induction variable, then
+// the loop-carried values) and the values it yields to its parent.
+type Block struct {
+	Args  []*Value
+	Ops   []*Op
+	Yield []*Value
+}
+
+// OpKind names an operation.
+type OpKind string
+
+// Operations. See the Builder for each op's operands and typing rules.
+const (
+	OpProgramID OpKind = "program_id" // Int = axis; result i32
+	OpConst     OpKind = "const"      // Float or Int holds the value; scalar or splat tile
+	OpIota      OpKind = "iota"       // result tile<N x i32> = 0..N-1
+	OpAdd       OpKind = "add"
+	OpSub       OpKind = "sub"
+	OpMul       OpKind = "mul"
+	OpDiv       OpKind = "div" // integer division truncates; float division is exact-rounded
+	OpRem       OpKind = "rem"
+	OpMax       OpKind = "max" // floats: NaN-ignoring
+	OpMin       OpKind = "min"
+	OpAnd       OpKind = "and"
+	OpOr        OpKind = "or"
+	OpXor       OpKind = "xor"
+	OpShl       OpKind = "shl"
+	OpShr       OpKind = "shr" // arithmetic for i32/i64, logical for u8
+	OpExp2      OpKind = "exp2"
+	OpLog2      OpKind = "log2"
+	OpNeg       OpKind = "neg"
+	OpCmp       OpKind = "cmp"     // Pred names the comparison; result i1
+	OpSelect    OpKind = "select"  // select c, a, b = c ? a : b
+	OpCast      OpKind = "cast"    // value conversion (rounds to nearest even)
+	OpBitcast   OpKind = "bitcast" // reinterpretation, same element size; on pointers it changes the element type
+	OpBroadcast OpKind = "broadcast"
+	OpReduce    OpKind = "reduce" // Pred is "max" or "sum"; Int = axis
+	OpDot       OpKind = "dot"    // dot a, b, c = c + a·b with fp32 accumulation
+	OpTrans     OpKind = "trans"
+	OpLoad      OpKind = "load"
+	OpStore     OpKind = "store"
+	OpFor       OpKind = "for"
+)
+
+// Comparison predicates for OpCmp.
+const (
+	CmpLT = "lt"
+	CmpLE = "le"
+	CmpGT = "gt"
+	CmpGE = "ge"
+	CmpEQ = "eq"
+	CmpNE = "ne"
+)
+
+// Op is one operation.
+//
+// Memory ops address a pointer with element offsets:
+//   - rank-1 load:  load p[offs] mask(m)            result[i] = m[i] ? p[offs[i]] : 0
+//   - rank-2 load:  load p[rows, col0] mask(m, n)   result[i][j] = m[i] && j < n ? p[rows[i]+col0+j] : 0
+//
+// The rows operand makes dense tiles (rows = r0*stride + iota*stride) and row
+// gathers through an index tile (rows = idx*stride) the same op. Masks are optional
+// and masked-off elements are never read. Stores take the same addressing with the
+// value as the last operand; masked-off elements are not written.
+type Op struct {
+	Kind    OpKind
+	Args    []*Value
+	Results []*Value
+	Int     int64   // axis, iota length, integer constant, loop step
+	Float   float64 // float constant
+	Pred    string  // comparison or reduction kind
+	// Masked records which optional mask operands a load or store has.
+	HasMask, HasBound bool
+	Body              *Block // loop body (OpFor)
+}
+
+// Result returns the single result of op.
+func (o *Op) Result() *Value { return o.Results[0] }

@@ -1,0 +1,156 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Annotator returns a note printed as a trailing comment after the op that defines
+// v (the lowering uses it to show layouts and padding); "" prints nothing.
+type Annotator func(o *Op) string
+
+// Print renders the kernel in the text form that Parse reads back exactly.
+func Print(k *Kernel) string { return PrintAnnotated(k, nil) }
+
+// PrintAnnotated is Print with a trailing comment per op.
+func PrintAnnotated(k *Kernel, note Annotator) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel %s(", k.Name)
+	for i, p := range k.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: %s", p.Value, p.Value.Type)
+		if p.Div > 1 {
+			fmt.Fprintf(&b, " div %d", p.Div)
+		}
+		if p.Bytes > 0 {
+			fmt.Fprintf(&b, " bytes %d", p.Bytes)
+		}
+	}
+	fmt.Fprintf(&b, ") grid(%d, %d, %d) warps %d {\n", k.Grid[0], k.Grid[1], k.Grid[2], k.Warps)
+	printBlock(&b, k.Body, 1, note)
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func printBlock(b *strings.Builder, blk *Block, depth int, note Annotator) {
+	ind := strings.Repeat("  ", depth)
+	for _, o := range blk.Ops {
+		b.WriteString(ind)
+		b.WriteString(opHeadline(o))
+		if note != nil {
+			if n := note(o); n != "" {
+				b.WriteString("  // " + n)
+			}
+		}
+		b.WriteString("\n")
+		if o.Body != nil {
+			printBlock(b, o.Body, depth+1, note)
+			if len(o.Body.Yield) > 0 {
+				fmt.Fprintf(b, "%s  yield %s\n", ind, valueList(o.Body.Yield))
+			}
+			b.WriteString(ind + "}\n")
+		}
+	}
+}
+
+func valueList(vs []*Value) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = v.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// FormatFloat prints a float constant so that ParseFloat reads it back exactly.
+func FormatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}
+
+// opHeadline prints an op's first (for loops, only) line.
+func opHeadline(o *Op) string {
+	var b strings.Builder
+	if len(o.Results) > 0 {
+		b.WriteString(valueList(o.Results))
+		b.WriteString(" = ")
+	}
+	b.WriteString(string(o.Kind))
+	a := o.Args
+	switch o.Kind {
+	case OpProgramID:
+		fmt.Fprintf(&b, " %d", o.Int)
+	case OpConst:
+		if len(o.Results) > 0 && o.Results[0].Type.Elem.IsFloat() {
+			b.WriteString(" " + FormatFloat(o.Float))
+		} else {
+			fmt.Fprintf(&b, " %d", o.Int)
+		}
+	case OpCmp:
+		fmt.Fprintf(&b, " %s %s", o.Pred, valueList(a))
+	case OpReduce:
+		fmt.Fprintf(&b, " %s %s, %d", o.Pred, valueList(a), o.Int)
+	case OpBroadcast:
+		fmt.Fprintf(&b, " %s, %d", valueList(a), o.Int)
+	case OpLoad, OpStore:
+		val := ""
+		if o.Kind == OpStore {
+			val = ", " + a[len(a)-1].String()
+			a = a[:len(a)-1]
+		}
+		n := len(a) - 1
+		if o.HasMask {
+			n--
+		}
+		if o.HasBound {
+			n--
+		}
+		fmt.Fprintf(&b, " %s[%s]", a[0], valueList(a[1:1+n]))
+		k := 1 + n
+		if o.HasMask {
+			fmt.Fprintf(&b, " mask(%s)", a[k])
+			k++
+		}
+		if o.HasBound {
+			fmt.Fprintf(&b, " bound(%s)", a[k])
+		}
+		b.WriteString(val)
+	case OpFor:
+		iv := o.Body.Args[0]
+		fmt.Fprintf(&b, " %s = %s to %s step %d", iv, a[0], a[1], o.Int)
+		if len(a) > 2 {
+			b.WriteString(" iter(")
+			for i, in := range a[2:] {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s = %s", o.Body.Args[i+1], in)
+			}
+			b.WriteString(")")
+		}
+		b.WriteString(" {")
+		return b.String()
+	default:
+		if len(a) > 0 {
+			b.WriteString(" " + valueList(a))
+		}
+	}
+	if len(o.Results) > 0 {
+		b.WriteString(" : " + o.Results[0].Type.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,486 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+)
+
+// OpError is a verifier error: it names the op, the operand and the problem.
+type OpError struct {
+	Op      string // the op as printed (its first line)
+	Operand string // "operand 2 (%x)", "result", ""
+	Problem string
+}
+
+func (e *OpError) Error() string {
+	s := "ir: " + e.Op + ": "
+	if e.Operand != "" {
+		s += e.Operand + ": "
+	}
+	return s + e.Problem
+}
+
+func opErr(o *Op, operand int, format string, args ...any) error {
+	e := &OpError{Op: opHeadline(o), Problem: fmt.Sprintf(format, args...)}
+	switch {
+	case operand >= 0 && operand < len(o.Args):
+		e.Operand = fmt.Sprintf("operand %d (%s: %s)", operand, o.Args[operand], o.Args[operand].Type)
+	case operand == -1 && len(o.Results) > 0:
+		e.Operand = "result " + o.Results[0].String()
+	}
+	return e
+}
+
+// MaxTileElems bounds tile sizes so a typo cannot ask for gigabytes of registers.
+const MaxTileElems = 1 << 20
+
+// checkOp checks one op's operand and result types.
+func checkOp(o *Op) error {
+	nargs := func(n int) error {
+		if len(o.Args) != n {
+			return opErr(o, -2, "want %d operands, have %d", n, len(o.Args))
+		}
+		return nil
+	}
+	for i, a := range o.Args {
+		if a.Type.Kind == Tile {
+			if err := checkShape(a.Type); err != nil {
+				return opErr(o, i, "%v", err)
+			}
+		}
+	}
+	var res Type
+	if len(o.Results) > 0 {
+		res = o.Results[0].Type
+		if res.Kind == Tile {
+			if err := checkShape(res); err != nil {
+				return opErr(o, -1, "%v", err)
+			}
+		}
+	}
+	switch o.Kind {
+	case OpProgramID:
+		if err := nargs(0); err != nil {
+			return err
+		}
+		if o.Int < 0 || o.Int > 2 {
+			return opErr(o, -2, "axis %d out of range 0..2", o.Int)
+		}
+		if !res.Equal(ScalarOf(I32)) {
+			return opErr(o, -1, "want i32, have %s", res)
+		}
+	case OpConst:
+		if err := nargs(0); err != nil {
+			return err
+		}
+		if res.Kind == Ptr || res.Elem == Invalid {
+			return opErr(o, -1, "constants are scalars or tiles, not %s", res)
+		}
+		if !res.Elem.IsFloat() && o.Float != 0 {
+			return opErr(o, -1, "integer constant with a float value %g", o.Float)
+		}
+		if res.Elem.IsFloat() && o.Int != 0 {
+			return opErr(o, -1, "float constant with an integer value %d", o.Int)
+		}
+		if res.Elem == I1 && o.Int != 0 && o.Int != 1 {
+			return opErr(o, -1, "i1 constant %d is not 0 or 1", o.Int)
+		}
+	case OpIota:
+		if err := nargs(0); err != nil {
+			return err
+		}
+		if res.Kind != Tile || res.Rank() != 1 || res.Elem != I32 {
+			return opErr(o, -1, "want tile<N x i32>, have %s", res)
+		}
+	case OpAdd, OpSub, OpMul, OpDiv, OpRem, OpMax, OpMin, OpAnd, OpOr, OpXor, OpShl, OpShr:
+		if err := nargs(2); err != nil {
+			return err
+		}
+		x, y := o.Args[0].Type, o.Args[1].Type
+		if err := checkElementwise(o, 0, 1); err != nil {
+			return err
+		}
+		e := x.Elem
+		switch o.Kind {
+		case OpAnd, OpOr, OpXor:
+			if !e.IsInt() && e != I1 {
+				return opErr(o, 0, "%s needs integers or i1", o.Kind)
+			}
+		case OpShl, OpShr, OpRem:
+			if !e.IsInt() {
+				return opErr(o, 0, "%s needs integers", o.Kind)
+			}
+		default:
+			if e == I1 || e == E4M3 || e == BF16 || e == F16 {
+				return opErr(o, 0, "%s is not defined on %s (cast to f32 first)", o.Kind, e)
+			}
+		}
+		if !res.Equal(broadcastType(x, y, e)) {
+			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, e), res)
+		}
+	case OpExp2, OpLog2, OpNeg:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		e := o.Args[0].Type.Elem
+		if o.Kind != OpNeg && e != F32 || o.Kind == OpNeg && e != F32 && e != I32 && e != I64 {
+			return opErr(o, 0, "%s is not defined on %s", o.Kind, e)
+		}
+		if o.Args[0].Type.Kind == Ptr {
+			return opErr(o, 0, "pointer operand")
+		}
+		if !res.Equal(o.Args[0].Type) {
+			return opErr(o, -1, "want %s, have %s", o.Args[0].Type, res)
+		}
+	case OpCmp:
+		if err := nargs(2); err != nil {
+			return err
+		}
+		switch o.Pred {
+		case CmpLT, CmpLE, CmpGT, CmpGE, CmpEQ, CmpNE:
+		default:
+			return opErr(o, -2, "unknown comparison %q (want lt, le, gt, ge, eq or ne)", o.Pred)
+		}
+		if err := checkElementwise(o, 0, 1); err != nil {
+			return err
+		}
+		x, y := o.Args[0].Type, o.Args[1].Type
+		if x.Elem == I1 || x.Elem == E4M3 || x.Elem == BF16 || x.Elem == F16 {
+			return opErr(o, 0, "cmp is not defined on %s", x.Elem)
+		}
+		if !res.Equal(broadcastType(x, y, I1)) {
+			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, I1), res)
+		}
+	case OpSelect:
+		if err := nargs(3); err != nil {
+			return err
+		}
+		if o.Args[0].Type.Elem != I1 || o.Args[0].Type.Kind == Ptr {
+			return opErr(o, 0, "condition must be i1")
+		}
+		if err := checkElementwise(o, 1, 2); err != nil {
+			return err
+		}
+		t := broadcastType(o.Args[1].Type, o.Args[2].Type, o.Args[1].Type.Elem)
+		c := o.Args[0].Type
+		if c.Kind == Tile {
+			if t.Kind == Tile && !sameShape(c, t) {
+				return opErr(o, 0, "condition shape %v does not match value shape %v", c.Shape, t.Shape)
+			}
+			t = c.WithElem(t.Elem)
+		}
+		if !res.Equal(t) {
+			return opErr(o, -1, "want %s, have %s", t, res)
+		}
+	case OpCast, OpBitcast:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		x := o.Args[0].Type
+		if x.Kind != res.Kind || !sameShape(x, res) {
+			return opErr(o, -1, "%s changes the element type only; have %s -> %s", o.Kind, x, res)
+		}
+		if o.Kind == OpBitcast && x.Elem.Size() != res.Elem.Size() && x.Kind != Ptr {
+			return opErr(o, -1, "bitcast between types of different sizes (%s -> %s)", x.Elem, res.Elem)
+		}
+		if o.Kind == OpCast && x.Kind == Ptr {
+			return opErr(o, 0, "cast of a pointer (use bitcast)")
+		}
+	case OpBroadcast:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		x := o.Args[0].Type
+		if res.Kind != Tile || res.Rank() != 2 || x.Elem != res.Elem {
+			return opErr(o, -1, "want a rank-2 tile of %s, have %s", x.Elem, res)
+		}
+		switch x.Kind {
+		case Scalar:
+		case Tile:
+			if x.Rank() != 1 || o.Int < 0 || o.Int > 1 || x.Shape[0] != res.Shape[1-o.Int] {
+				return opErr(o, 0, "cannot broadcast %s along axis %d to %s", x, o.Int, res)
+			}
+		default:
+			return opErr(o, 0, "cannot broadcast a pointer")
+		}
+	case OpReduce:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		x := o.Args[0].Type
+		if x.Kind != Tile || x.Rank() != 2 || x.Elem != F32 {
+			return opErr(o, 0, "reduce needs a rank-2 f32 tile")
+		}
+		if o.Pred != "max" && o.Pred != "sum" {
+			return opErr(o, -2, "unknown reduction %q (want max or sum)", o.Pred)
+		}
+		if o.Int < 0 || o.Int > 1 || !res.Equal(TileOf(F32, x.Shape[1-o.Int])) {
+			return opErr(o, -1, "want tile<%dxf32> for axis %d", x.Shape[1-o.Int&1], o.Int)
+		}
+	case OpDot:
+		if err := nargs(3); err != nil {
+			return err
+		}
+		a, b, c := o.Args[0].Type, o.Args[1].Type, o.Args[2].Type
+		for i, t := range []Type{a, b, c} {
+			if t.Kind != Tile || t.Rank() != 2 {
+				return opErr(o, i, "dot operands are rank-2 tiles")
+			}
+		}
+		if a.Elem != BF16 && a.Elem != F16 || b.Elem != a.Elem {
+			return opErr(o, 1, "dot inputs must both be bf16 or both f16 (have %s and %s)", a.Elem, b.Elem)
+		}
+		if c.Elem != F32 {
+			return opErr(o, 2, "the accumulator must be f32")
+		}
+		if a.Shape[1] != b.Shape[0] {
+			return opErr(o, 1, "inner dimensions differ: a is %dx%d, b is %dx%d", a.Shape[0], a.Shape[1], b.Shape[0], b.Shape[1])
+		}
+		if c.Shape[0] != a.Shape[0] || c.Shape[1] != b.Shape[1] {
+			return opErr(o, 2, "accumulator is %dx%d, want %dx%d", c.Shape[0], c.Shape[1], a.Shape[0], b.Shape[1])
+		}
+		if !res.Equal(c) {
+			return opErr(o, -1, "want %s", c)
+		}
+	case OpTrans:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		x := o.Args[0].Type
+		if x.Kind != Tile || x.Rank() != 2 || !res.Equal(TileOf(x.Elem, x.Shape[1], x.Shape[0])) {
+			return opErr(o, 0, "trans needs a rank-2 tile")
+		}
+	case OpLoad, OpStore:
+		return checkMemory(o)
+	case OpFor:
+		if len(o.Args) < 2 || o.Body == nil {
+			return opErr(o, -2, "malformed loop")
+		}
+		for i := 0; i < 2; i++ {
+			if !o.Args[i].Type.Equal(ScalarOf(I32)) {
+				return opErr(o, i, "loop bounds are i32 scalars")
+			}
+		}
+		if o.Int < 1 {
+			return opErr(o, -2, "step %d must be >= 1", o.Int)
+		}
+		inits := o.Args[2:]
+		if len(o.Body.Args) != len(inits)+1 || len(o.Body.Yield) != len(inits) || len(o.Results) != len(inits) {
+			return opErr(o, -2, "loop carries %d values but its body has %d arguments, yields %d and the loop has %d results",
+				len(inits), len(o.Body.Args)-1, len(o.Body.Yield), len(o.Results))
+		}
+		for i, in := range inits {
+			if !o.Body.Args[i+1].Type.Equal(in.Type) || !o.Results[i].Type.Equal(in.Type) {
+				return opErr(o, i+2, "carried value %d types differ", i)
+			}
+			if y := o.Body.Yield[i]; y == nil || !y.Type.Equal(in.Type) {
+				return opErr(o, i+2, "carried value %d: body yields %v, want %s", i, y, in.Type)
+			}
+		}
+	default:
+		return opErr(o, -2, "unknown op %q", o.Kind)
+	}
+	return nil
+}
+
+func checkShape(t Type) error {
+	if t.Rank() < 1 || t.Rank() > 2 {
+		return fmt.Errorf("tiles have rank 1 or 2, not %d", t.Rank())
+	}
+	for _, d := range t.Shape {
+		if d < 1 {
+			return fmt.Errorf("tile extent %d must be >= 1", d)
+		}
+	}
+	if t.Elems() > MaxTileElems {
+		return fmt.Errorf("tile of %d elements exceeds the limit of %d", t.Elems(), MaxTileElems)
+	}
+	return nil
+}
+
+func sameShape(x, y Type) bool {
+	if len(x.Shape) != len(y.Shape) {
+		return false
+	}
+	for i := range x.Shape {
+		if x.Shape[i] != y.Shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func checkElementwise(o *Op, i, j int) error {
+	x, y := o.Args[i].Type, o.Args[j].Type
+	if x.Kind == Ptr {
+		return opErr(o, i, "pointer operand")
+	}
+	if y.Kind == Ptr {
+		return opErr(o, j, "pointer operand")
+	}
+	if x.Elem != y.Elem {
+		return opErr(o, j, "element type %s differs from %s", y.Elem, x.Elem)
+	}
+	if x.Kind == Tile && y.Kind == Tile && !sameShape(x, y) {
+		return opErr(o, j, "shape %v differs from %v", y.Shape, x.Shape)
+	}
+	return nil
+}
+
+func isIndex(t Type) bool { return t.Elem == I32 || t.Elem == I64 }
+
+func checkMemory(o *Op) error {
+	args := o.Args
+	if o.Kind == OpStore {
+		if len(args) < 3 {
+			return opErr(o, -2, "store needs a pointer, an address and a value")
+		}
+		args = args[:len(args)-1]
+	}
+	if len(args) < 2 || args[0].Type.Kind != Ptr {
+		return opErr(o, 0, "the first operand must be a pointer")
+	}
+	p := args[0].Type
+	n := len(args) - 1
+	if o.HasMask {
+		n--
+	}
+	if o.HasBound {
+		n--
+	}
+	if n != 1 && n != 2 {
+		return opErr(o, -2, "want [offs] or [rows, col0] addressing")
+	}
+	offs := args[1]
+	if !isIndex(offs.Type) || offs.Type.Kind == Tile && offs.Type.Rank() != 1 {
+		return opErr(o, 1, "offsets must be an i32/i64 scalar or rank-1 tile")
+	}
+	rows := 1
+	if offs.Type.Kind == Tile {
+		rows = offs.Type.Shape[0]
+	}
+	k := 2
+	if n == 2 {
+		if !isIndex(args[2].Type) || args[2].Type.Kind != Scalar {
+			return opErr(o, 2, "col0 must be an i32/i64 scalar")
+		}
+		k = 3
+	} else if o.HasBound {
+		return opErr(o, -2, "a column bound needs rank-2 [rows, col0] addressing")
+	}
+	if o.HasMask {
+		m := args[k].Type
+		if m.Elem != I1 || (offs.Type.Kind == Tile) != (m.Kind == Tile) || m.Kind == Tile && m.Shape[0] != rows {
+			return opErr(o, k, "the mask must be i1 shaped like the offsets (%s)", offs.Type.WithElem(I1))
+		}
+		k++
+	}
+	if o.HasBound {
+		if !args[k].Type.Equal(ScalarOf(I32)) {
+			return opErr(o, k, "the column bound must be an i32 scalar")
+		}
+	}
+	var v Type
+	if o.Kind == OpStore {
+		v = o.Args[len(o.Args)-1].Type
+		if len(o.Results) != 0 {
+			return opErr(o, -2, "store has no result")
+		}
+	} else {
+		v = o.Results[0].Type
+	}
+	if v.Elem != p.Elem {
+		return opErr(o, len(o.Args)-1, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
+	}
+	if n == 1 {
+		if offs.Type.Kind == Scalar && v.Kind != Scalar || offs.Type.Kind == Tile && (v.Rank() != 1 || v.Shape[0] != rows) {
+			return opErr(o, len(o.Args)-1, "value %s does not match the offsets %s", v, offs.Type)
+		}
+	} else if v.Kind != Tile || v.Rank() != 2 || v.Shape[0] != rows {
+		return opErr(o, len(o.Args)-1, "value %s must be a rank-2 tile with %d rows", v, rows)
+	}
+	return nil
+}
+
+// Verify checks a whole kernel: every op's types, that each value is defined
+// before its use and in scope, unique names, and launch parameters.
+func Verify(k *Kernel) error {
+	if !validName(k.Name) {
+		return fmt.Errorf("ir: kernel name %q: want letters, digits and _", k.Name)
+	}
+	for i, g := range k.Grid {
+		if g < 1 || g > math.MaxInt32 {
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d", k.Name, i, g, math.MaxInt32)
+		}
+	}
+	if k.Warps < 1 || k.Warps > 32 {
+		return fmt.Errorf("ir: kernel %s: %d warps per CTA, want 1..32", k.Name, k.Warps)
+	}
+	names := map[string]bool{}
+	scope := map[*Value]bool{}
+	define := func(v *Value) error {
+		if names[v.Name] {
+			return fmt.Errorf("ir: kernel %s: value %s defined twice", k.Name, v)
+		}
+		names[v.Name] = true
+		scope[v] = true
+		return nil
+	}
+	for _, p := range k.Params {
+		t := p.Value.Type
+		if t.Kind == Tile || t.Kind == Scalar && t.Elem != I32 && t.Elem != I64 && t.Elem != F32 {
+			return fmt.Errorf("ir: kernel %s: parameter %s has type %s; parameters are pointers or i32/i64/f32 scalars", k.Name, p.Value, t)
+		}
+		if p.Div < 0 || p.Div&(p.Div-1) != 0 {
+			return fmt.Errorf("ir: kernel %s: parameter %s: div %d must be a power of two", k.Name, p.Value, p.Div)
+		}
+		if err := define(p.Value); err != nil {
+			return err
+		}
+	}
+	var walk func(b *Block) error
+	walk = func(b *Block) error {
+		var local []*Value
+		defer func() {
+			for _, v := range local {
+				delete(scope, v)
+			}
+		}()
+		for _, o := range b.Ops {
+			for i, a := range o.Args {
+				if !scope[a] {
+					return opErr(o, i, "used before its definition or outside its scope")
+				}
+			}
+			if err := checkOp(o); err != nil {
+				return err
+			}
+			if o.Body != nil {
+				for _, a := range o.Body.Args {
+					if err := define(a); err != nil {
+						return err
+					}
+				}
+				if err := walk(o.Body); err != nil {
+					return err
+				}
+				for _, a := range o.Body.Args {
+					delete(scope, a)
+				}
+			}
+			for _, r := range o.Results {
+				if err := define(r); err != nil {
+					return err
+				}
+				local = append(local, r)
+			}
+		}
+		for i, y := range b.Yield {
+			if !scope[y] {
+				return fmt.Errorf("ir: kernel %s: yield operand %d (%s) is not in scope", k.Name, i, y)
+			}
+		}
+		return nil
+	}
+	return walk(k.Body)
+}

@@ -1,0 +1,505 @@
+package lower
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// divisor returns a power of two that the integer value v (every element of it) is
+// known to be a multiple of. It drives the width of vector copies: a gather whose
+// row offsets are multiples of 8 bf16 elements can move 16 bytes per cp.async.
+func (f *fn) divisor(v *ir.Value) int64 {
+	const limit = 1 << 16
+	if v.Def == nil {
+		for _, p := range f.k.Params {
+			if p.Value == v && p.Div > 1 {
+				return int64(p.Div)
+			}
+		}
+		return 1
+	}
+	o := v.Def
+	switch o.Kind {
+	case ir.OpConst:
+		if o.Int == 0 {
+			return limit
+		}
+		return min(int64(1)<<bits.TrailingZeros64(uint64(o.Int)), limit)
+	case ir.OpMul:
+		return min(f.divisor(o.Args[0])*f.divisor(o.Args[1]), limit)
+	case ir.OpAdd, ir.OpSub, ir.OpMin, ir.OpMax:
+		return min(f.divisor(o.Args[0]), f.divisor(o.Args[1]))
+	case ir.OpCast, ir.OpBroadcast:
+		return f.divisor(o.Args[0])
+	case ir.OpShl:
+		if c := o.Args[1].Def; c != nil && c.Kind == ir.OpConst && c.Int >= 0 && c.Int < 16 {
+			return min(f.divisor(o.Args[0])<<c.Int, limit)
+		}
+	case ir.OpSelect:
+		return min(f.divisor(o.Args[1]), f.divisor(o.Args[2]))
+	}
+	return 1
+}
+
+// ptrAlign is the byte alignment known for a pointer value.
+func (f *fn) ptrAlign(p *ir.Value) int64 {
+	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
+		p = p.Def.Args[0]
+	}
+	for _, kp := range f.k.Params {
+		if kp.Value == p && kp.Div > 1 {
+			return int64(kp.Div)
+		}
+	}
+	return 1
+}
+
+// chunkBytes picks the cp.async size for a rank-2 load: the widest of 16, 8 and 4
+// bytes that every row start is known to be aligned to.
+func (f *fn) chunkBytes(m memOps) int {
+	es := int64(m.val.Type.Elem.Size())
+	align := gcd64(f.ptrAlign(m.ptr), gcd64(f.divisor(m.offs)*es, f.divisor(m.col0)*es))
+	for _, w := range []int64{16, 8, 4} {
+		if align%w == 0 {
+			return int(w)
+		}
+	}
+	return int(align)
+}
+
+func gcd64(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func log2(n int) int { return bits.TrailingZeros(uint(n)) }
+
+// toI64 widens an index to 64 bits: all global address arithmetic is 64-bit.
+func (e *emitter) toI64(x ptx.Operand, elem ir.Elem) ptx.Operand {
+	if elem == ir.I64 {
+		return x
+	}
+	if c, ok := x.(ptx.Imm); ok {
+		return c
+	}
+	r := e.reg(ir.I64)
+	e.ins("cvt.s64.s32", r, x)
+	return r
+}
+
+// elemAddr returns base + off*size as a 64-bit register.
+func (e *emitter) elemAddr(base, off ptx.Operand, size int) ptx.Operand {
+	if c, ok := off.(ptx.Imm); ok {
+		if c == 0 {
+			return base
+		}
+		r := e.reg(ir.I64)
+		e.ins("add.s64", r, base, ptx.Imm(int64(c)*int64(size)))
+		return r
+	}
+	scaled := off
+	if size > 1 {
+		s := e.reg(ir.I64)
+		e.ins("shl.b64", s, off, ptx.Imm(log2(size)))
+		scaled = s
+	}
+	r := e.reg(ir.I64)
+	e.ins("add.s64", r, base, scaled)
+	return r
+}
+
+func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
+	if c, ok := b.(ptx.Imm); ok && c == 0 {
+		return a
+	}
+	if c, ok := a.(ptx.Imm); ok && c == 0 {
+		return b
+	}
+	if isImm(a) {
+		a, b = b, a
+	}
+	if isImm(a) {
+		return ptx.Imm(int64(a.(ptx.Imm)) + int64(b.(ptx.Imm)))
+	}
+	r := e.reg(ir.I64)
+	e.ins("add.s64", r, a, b)
+	return r
+}
+
+// memSuffix is the type of a load or store of one element of elem.
+func memSuffix(elem ir.Elem) string {
+	switch elem {
+	case ir.U8, ir.E4M3:
+		return "u8"
+	case ir.BF16, ir.F16:
+		return "b16"
+	case ir.I32:
+		return "s32"
+	case ir.I64:
+		return "s64"
+	case ir.F32:
+		return "f32"
+	}
+	return "b32"
+}
+
+func (e *emitter) readOnly(p *ir.Value) bool {
+	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
+		p = p.Def.Args[0]
+	}
+	for i, kp := range e.f.k.Params {
+		if kp.Value == p {
+			return !e.written[i]
+		}
+	}
+	return false
+}
+
+// loadElem loads one element: args are the pointer, the element offset and an
+// optional mask. A masked-off element reads as zero and touches no memory.
+func (e *emitter) loadElem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
+	m := memOperands(o)
+	elem := m.val.Type.Elem
+	addr := e.elemAddr(args[0], e.toI64(args[1], m.offs.Type.Elem), elem.Size())
+	r := e.reg(elem)
+	op := "ld.global."
+	if e.readOnly(m.ptr) {
+		op = "ld.global.nc."
+	}
+	var guard ptx.Operand
+	if len(args) > 2 && args[2] != nil {
+		if c, ok := args[2].(ptx.Imm); ok && c == 0 {
+			e.ins("mov."+bitsSuffix(elem), r, ptx.Imm(0))
+			return r, nil
+		} else if !ok {
+			guard = args[2]
+			e.ins("mov."+bitsSuffix(elem), r, zeroOf(elem))
+		}
+	}
+	e.insIf(guard, false, op+memSuffix(elem), r, ptx.Addr{Base: addr})
+	return r, nil
+}
+
+func zeroOf(elem ir.Elem) ptx.Operand {
+	if elem == ir.F32 {
+		return ptx.F32(0)
+	}
+	return ptx.Imm(0)
+}
+
+// flush makes issued cp.async writes visible to every thread of the CTA.
+func (e *emitter) flush() {
+	if !e.pending {
+		return
+	}
+	e.ins("cp.async.commit_group")
+	e.ins("cp.async.wait_group", ptx.Imm(0))
+	e.ins("bar.sync", ptx.Imm(0))
+	e.pending = false
+}
+
+// loadShared copies a rank-2 tile into its shared-memory home. Threads take 16-byte
+// (or 8/4-byte) chunks round-robin; a chunk's source row comes from the rows tile
+// (dense or gathered), and the row mask and column bound shrink the copied bytes,
+// down to zero for masked rows, so cp.async zero-fills the rest. A masked chunk's
+// source address is replaced by the tile base so no thread forms a wild address.
+func (e *emitter) loadShared(o *ir.Op) error {
+	m := memOperands(o)
+	v := m.val
+	l := e.layout(v)
+	es := v.Type.Elem.Size()
+	R, C := v.Type.Shape[0], v.Type.Shape[1]
+	vw := e.f.chunkBytes(m)
+	if vw < 4 {
+		return e.loadSharedElems(o)
+	}
+	base := e.scalar(m.ptr)
+	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	var bound ptx.Operand
+	if m.bound != nil {
+		bound = e.scalar(m.bound)
+	} else if C*es%vw != 0 {
+		bound = ptx.Imm(C)
+	}
+	cpr := (C*es + vw - 1) / vw
+	total := R * cpr
+	per := (total + e.nthreads - 1) / e.nthreads
+	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, per)
+	kind := "ca"
+	if vw == 16 {
+		kind = "cg"
+	}
+	for i := 0; i < per; i++ {
+		chunk := e.reg(ir.I32)
+		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
+		var live ptx.Operand
+		row := e.reg(ir.I32)
+		e.ins("div.u32", row, chunk, ptx.Imm(cpr))
+		if (i+1)*e.nthreads > total {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, chunk, ptx.Imm(total))
+			// Keep the row in range so every address formed is one the tile could use.
+			e.ins("min.u32", row, row, ptx.Imm(R-1))
+		}
+		cc := e.reg(ir.I32)
+		e.ins("rem.u32", cc, chunk, ptx.Imm(cpr))
+		e.pushScope()
+		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		if err != nil {
+			return err
+		}
+		var ok ptx.Operand
+		if m.mask != nil {
+			if ok, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
+				return err
+			}
+		}
+		colElem := e.reg(ir.I32)
+		e.ins("mul.lo.s32", colElem, cc, ptx.Imm(vw/es))
+		var size ptx.Operand = ptx.Imm(vw)
+		if bound != nil {
+			left := e.reg(ir.I32)
+			e.ins("sub.s32", left, e.inReg(bound, ir.I32), colElem)
+			if es > 1 {
+				e.ins("shl.b32", left, left, ptx.Imm(log2(es)))
+			}
+			e.ins("min.s32", left, left, ptx.Imm(vw))
+			e.ins("max.s32", left, left, ptx.Imm(0))
+			size = left
+		}
+		if ok != nil {
+			s := e.reg(ir.I32)
+			e.ins("selp.b32", s, size, ptx.Imm(0), e.inReg(ok, ir.I1))
+			size = s
+		}
+		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(colElem, ir.I32))
+		src := e.elemAddr(base, off, es)
+		if !isImm(size) {
+			any := e.reg(ir.I1)
+			e.ins("setp.gt.s32", any, size, ptx.Imm(0))
+			safe := e.reg(ir.I64)
+			e.ins("selp.b64", safe, src, base, any)
+			src = safe
+		}
+		dst := e.reg(ir.I32)
+		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
+		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+		e.popScope()
+	}
+	e.pending = true
+	return nil
+}
+
+// loadSharedElems is the fallback for tiles whose rows are not 4-byte aligned:
+// element loads into registers, then shared stores.
+func (e *emitter) loadSharedElems(o *ir.Op) error {
+	m := memOperands(o)
+	v := m.val
+	l := e.layout(v)
+	elem := v.Type.Elem
+	es := elem.Size()
+	R, C := v.Type.Shape[0], v.Type.Shape[1]
+	total := R * C
+	per := (total + e.nthreads - 1) / e.nthreads
+	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.chunkBytes(m))
+	base := e.scalar(m.ptr)
+	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	for i := 0; i < per; i++ {
+		idx := e.reg(ir.I32)
+		e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
+		var live ptx.Operand
+		row := e.reg(ir.I32)
+		e.ins("div.u32", row, idx, ptx.Imm(C))
+		if (i+1)*e.nthreads > total {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, idx, ptx.Imm(total))
+			e.ins("min.u32", row, row, ptx.Imm(R-1))
+		}
+		col := e.reg(ir.I32)
+		e.ins("rem.u32", col, idx, ptx.Imm(C))
+		e.pushScope()
+		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		if err != nil {
+			return err
+		}
+		ok := e.reg(ir.I1)
+		e.ins("setp.lt.s32", ok, col, ptx.Imm(C))
+		if m.bound != nil {
+			b := e.reg(ir.I1)
+			e.ins("setp.lt.s32", b, col, e.scalar(m.bound))
+			e.ins("and.pred", ok, ok, b)
+		}
+		if m.mask != nil {
+			mk, err := e.at(m.mask, []ptx.Operand{row})
+			if err != nil {
+				return err
+			}
+			e.ins("and.pred", ok, ok, e.inReg(mk, ir.I1))
+		}
+		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
+		x := e.reg(elem)
+		e.ins("mov."+bitsSuffix(elem), x, ptx.Imm(0))
+		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
+		dst := e.reg(ir.I32)
+		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", dst, col, ptx.Imm(es), dst)
+		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
+		e.popScope()
+	}
+	e.pending = true
+	return nil
+}
+
+// sharedElem reads one element of a shared tile.
+func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
+	e.flush()
+	l := e.layout(v)
+	r, c := idx[0], idx[1]
+	if l.trans {
+		r, c = c, r
+	}
+	es := v.Type.Elem.Size()
+	addr := e.reg(ir.I32)
+	e.ins("mad.lo.s32", addr, e.inReg(r, ir.I32), ptx.Imm(l.pitch), e.smem)
+	e.ins("mad.lo.s32", addr, e.inReg(c, ir.I32), ptx.Imm(es), addr)
+	x := e.reg(v.Type.Elem)
+	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: addr, Off: int64(l.offset)})
+	return x, nil
+}
+
+// store writes a tile (or scalar) through a pointer. Each element is written by
+// the one thread that holds it; row masks and column bounds become predicates.
+func (e *emitter) store(o *ir.Op) error {
+	m := memOperands(o)
+	v := m.val
+	l := e.layout(v)
+	elem := v.Type.Elem
+	base := e.scalar(m.ptr)
+	st := "st.global." + memSuffix(elem)
+	switch {
+	case l.kind == lAcc:
+		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
+		col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+		e.comment("store %s from mma fragments", v)
+		for mi := 0; mi < rows.n; mi++ {
+			for h := 0; h < 2; h++ {
+				row := rows.idx[mi][h]
+				e.pushScope()
+				rowOff, err := e.at(m.offs, []ptx.Operand{row})
+				if err != nil {
+					return err
+				}
+				var rowOK ptx.Operand
+				if m.mask != nil {
+					if rowOK, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
+						return err
+					}
+				}
+				rowBase := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), elem.Size())
+				for ni := 0; ni < cols.n; ni++ {
+					for j := 0; j < 2; j++ {
+						col := cols.idx[ni][j]
+						ok := rowOK
+						if m.bound != nil {
+							p := e.reg(ir.I1)
+							e.ins("setp.lt.s32", p, col, e.scalar(m.bound))
+							if ok != nil {
+								e.ins("and.pred", p, p, e.inReg(ok, ir.I1))
+							}
+							ok = p
+						}
+						x, err := e.accElem(v, l, mi, ni, 2*h+j)
+						if err != nil {
+							return err
+						}
+						addr := e.elemAddr(rowBase, e.toI64(col, ir.I32), elem.Size())
+						e.insIf(guardOf(ok), false, st, ptx.Addr{Base: addr}, e.inReg(x, elem))
+					}
+				}
+				e.popScope()
+			}
+		}
+		return nil
+	case l.kind == lRows && m.col0 == nil:
+		// Every quad lane and every column-warp holds the row; one writes it.
+		rows := e.rowsOf(v.Type.Shape[0], l)
+		writer := e.reg(ir.I1)
+		e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
+		if l.wn > 1 {
+			wc := e.reg(ir.I32)
+			e.ins("rem.u32", wc, e.warp, ptx.Imm(l.wn))
+			p := e.reg(ir.I1)
+			e.ins("setp.eq.s32", p, wc, ptx.Imm(0))
+			e.ins("and.pred", writer, writer, p)
+		}
+		for mi := 0; mi < rows.n; mi++ {
+			for h := 0; h < 2; h++ {
+				row := rows.idx[mi][h]
+				if err := e.storeElem(o, m, row, writer, func() (ptx.Operand, error) { return e.vecElem(v, l, mi, h) }); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case (l.kind == lExpr || l.kind == lScalar) && m.col0 == nil:
+		n := 1
+		if v.Type.Kind == ir.Tile {
+			n = v.Type.Shape[0]
+		}
+		for i := 0; i < (n+e.nthreads-1)/e.nthreads; i++ {
+			idx := e.reg(ir.I32)
+			e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
+			live := e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
+			if err := e.storeElem(o, m, idx, live, func() (ptx.Operand, error) { return e.at(v, []ptx.Operand{idx}) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("cannot store %s from %v", v, l)
+}
+
+func guardOf(p ptx.Operand) ptx.Operand {
+	if p == nil {
+		return nil
+	}
+	if _, ok := p.(ptx.Reg); ok {
+		return p
+	}
+	return nil
+}
+
+// storeElem stores element idx of a rank-1 (or scalar) store under guard.
+func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func() (ptx.Operand, error)) error {
+	e.pushScope()
+	defer e.popScope()
+	off, err := e.at(m.offs, []ptx.Operand{idx})
+	if err != nil {
+		return err
+	}
+	ok := guard
+	if m.mask != nil {
+		mk, err := e.at(m.mask, []ptx.Operand{idx})
+		if err != nil {
+			return err
+		}
+		p := e.reg(ir.I1)
+		e.ins("and.pred", p, e.inReg(mk, ir.I1), guard)
+		ok = p
+	}
+	x, err := val()
+	if err != nil {
+		return err
+	}
+	elem := m.val.Type.Elem
+	addr := e.elemAddr(e.scalar(m.ptr), e.toI64(off, m.offs.Type.Elem), elem.Size())
+	e.insIf(ok, false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem))
+	return nil
+}

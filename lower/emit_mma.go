@@ -1,0 +1,442 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// coords are the coordinates this thread holds along one dimension of an lAcc tile:
+// idx[i][h] for its i-th m16 (or n8) tile; h picks row g or g+8 (or column 2t or 2t+1).
+type coords struct {
+	n    int
+	base ptx.Operand // first row (column) of this warp's share
+	idx  [][2]ptx.Operand
+}
+
+// rowsOf returns the row coordinates of a tile with rows rows split over l's warps.
+// Coordinates are computed once, in the prologue, so that every use dominates.
+func (e *emitter) rowsOf(rows int, l layout) *coords {
+	return e.coordsOf(true, rows, l)
+}
+
+// colsOf returns the column coordinates.
+func (e *emitter) colsOf(cols int, l layout) *coords {
+	return e.coordsOf(false, cols, l)
+}
+
+func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
+	key := [4]int{0, extent, l.wm, l.wn}
+	if !isRow {
+		key[0] = 1
+	}
+	if c, ok := e.coordCache[key]; ok {
+		return c
+	}
+	c := &coords{}
+	saved := e.body
+	e.body = nil
+	var warpPos ptx.Operand
+	var span int
+	if isRow {
+		c.n = extent / granuleM / l.wm
+		span = c.n * granuleM
+		warpPos = e.warp
+		if l.wn > 1 {
+			r := e.reg(ir.I32)
+			e.ins("div.u32", r, e.warp, ptx.Imm(l.wn))
+			warpPos = r
+		}
+	} else {
+		c.n = extent / granuleN / l.wn
+		span = c.n * granuleN
+		warpPos = ptx.Imm(0)
+		if l.wn > 1 {
+			r := e.reg(ir.I32)
+			e.ins("rem.u32", r, e.warp, ptx.Imm(l.wn))
+			warpPos = r
+		}
+	}
+	if w, ok := warpPos.(ptx.Imm); ok {
+		c.base = ptx.Imm(int64(w) * int64(span))
+	} else {
+		b := e.reg(ir.I32)
+		e.ins("mul.lo.s32", b, warpPos, ptx.Imm(span))
+		c.base = b
+	}
+	c.idx = make([][2]ptx.Operand, c.n)
+	for i := 0; i < c.n; i++ {
+		for h := 0; h < 2; h++ {
+			r := e.reg(ir.I32)
+			if isRow {
+				// row = base + 16i + 8h + g
+				e.ins("add.s32", r, e.g, ptx.Imm(i*granuleM+8*h))
+			} else {
+				// column = base + 8i + 2t + h
+				e.ins("shl.b32", r, e.t, ptx.Imm(1))
+				e.ins("add.s32", r, r, ptx.Imm(i*granuleN+h))
+			}
+			if b, ok := c.base.(ptx.Imm); !ok || b != 0 {
+				e.ins("add.s32", r, r, c.base)
+			}
+			c.idx[i][h] = r
+		}
+	}
+	e.prologueTail = append(e.prologueTail, e.body...)
+	e.body = saved
+	e.coordCache[key] = c
+	return c
+}
+
+// accShapeOf is the padded shape an lRows/lCols vector's coordinates refer to.
+func accShapeOf(v *ir.Value, l layout) []int {
+	if l.kind == lRows {
+		return []int{v.Type.Shape[0], granuleN * l.wn}
+	}
+	return []int{granuleM * l.wm, v.Type.Shape[0]}
+}
+
+// accElem returns element c of this thread's (mi, ni) m16n8 tile of v, where v is
+// used by an op distributed as l.
+func (e *emitter) accElem(v *ir.Value, l layout, mi, ni, c int) (ptx.Operand, error) {
+	if x, ok := e.v[v]; ok && x.acc != nil {
+		return x.acc[mi][ni][c], nil
+	}
+	vl := e.layout(v)
+	switch {
+	case v.Type.Kind != ir.Tile:
+		return e.scalar(v), nil
+	case vl.kind == lAcc && v.Def != nil && v.Def.Kind == ir.OpBroadcast:
+		src := v.Def.Args[0]
+		sl := e.layout(src)
+		if sl.kind == lRows {
+			return e.vecElem(src, sl, mi, c>>1)
+		}
+		return e.vecElem(src, sl, ni, c&1)
+	case vl.kind == lExpr || vl.kind == lShared:
+		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
+		return e.at(v, []ptx.Operand{rows.idx[mi][c>>1], cols.idx[ni][c&1]})
+	}
+	return nil, fmt.Errorf("%s (%v) has no registers here", v, vl)
+}
+
+// vecElem returns element (i, h) of an lRows or lCols vector v used by an op
+// distributed as l.
+func (e *emitter) vecElem(v *ir.Value, l layout, i, h int) (ptx.Operand, error) {
+	if x, ok := e.v[v]; ok && x.vec != nil {
+		return x.vec[i][h], nil
+	}
+	vl := e.layout(v)
+	switch {
+	case v.Type.Kind != ir.Tile:
+		return e.scalar(v), nil
+	case vl.kind == lExpr:
+		var c *coords
+		if l.kind == lRows {
+			c = e.rowsOf(v.Type.Shape[0], l)
+		} else {
+			c = e.colsOf(v.Type.Shape[0], l)
+		}
+		return e.at(v, []ptx.Operand{c.idx[i][h]})
+	}
+	return nil, fmt.Errorf("%s (%v) has no registers here", v, vl)
+}
+
+func (e *emitter) accElementwise(o *ir.Op) error {
+	r := o.Result()
+	l := e.layout(r)
+	mt, nt := r.Type.Shape[0]/granuleM/l.wm, r.Type.Shape[1]/granuleN/l.wn
+	out := &vals{acc: make([][][4]ptx.Operand, mt)}
+	for mi := 0; mi < mt; mi++ {
+		out.acc[mi] = make([][4]ptx.Operand, nt)
+		for ni := 0; ni < nt; ni++ {
+			for c := 0; c < 4; c++ {
+				args := make([]ptx.Operand, len(o.Args))
+				for k, a := range o.Args {
+					var err error
+					if args[k], err = e.accElem(a, l, mi, ni, c); err != nil {
+						return err
+					}
+				}
+				x, err := e.elem(o, args)
+				if err != nil {
+					return err
+				}
+				out.acc[mi][ni][c] = e.inReg(x, r.Type.Elem)
+			}
+		}
+	}
+	e.v[r] = out
+	return nil
+}
+
+func (e *emitter) vecElementwise(o *ir.Op) error {
+	r := o.Result()
+	l := e.layout(r)
+	n := r.Type.Shape[0] / granuleM / l.wm
+	if l.kind == lCols {
+		n = r.Type.Shape[0] / granuleN / l.wn
+	}
+	out := &vals{vec: make([][2]ptx.Operand, n)}
+	for i := 0; i < n; i++ {
+		for h := 0; h < 2; h++ {
+			args := make([]ptx.Operand, len(o.Args))
+			for k, a := range o.Args {
+				var err error
+				if args[k], err = e.vecElem(a, l, i, h); err != nil {
+					return err
+				}
+			}
+			x, err := e.elem(o, args)
+			if err != nil {
+				return err
+			}
+			out.vec[i][h] = e.inReg(x, r.Type.Elem)
+		}
+	}
+	e.v[r] = out
+	return nil
+}
+
+// reduce combines an lAcc tile along one axis: first inside the thread, then across
+// the lanes that share a row (xor 1, 2) or a column (xor 4, 8, 16) with shfl.sync.
+func (e *emitter) reduce(o *ir.Op) error {
+	x := o.Args[0]
+	sl := e.layout(x)
+	r := o.Result()
+	rl := e.layout(r)
+	if o.Int == 1 && sl.wn > 1 || o.Int == 0 && sl.wm > 1 {
+		return fmt.Errorf("the reduced axis is split over several warps (%dx%d); cross-warp reductions are not supported yet", sl.wm, sl.wn)
+	}
+	mt, nt := x.Type.Shape[0]/granuleM/sl.wm, x.Type.Shape[1]/granuleN/sl.wn
+	combine := func(a, b ptx.Operand) ptx.Operand {
+		d := e.reg(ir.F32)
+		if o.Pred == "max" {
+			e.ins("max.f32", d, a, b)
+		} else {
+			e.ins("add.rn.f32", d, a, b)
+		}
+		return d
+	}
+	outer, inner := mt, nt
+	lanes := []int{1, 2}
+	if o.Int == 0 {
+		outer, inner = nt, mt
+		lanes = []int{4, 8, 16}
+	}
+	out := &vals{vec: make([][2]ptx.Operand, outer)}
+	for i := 0; i < outer; i++ {
+		for h := 0; h < 2; h++ {
+			var acc ptx.Operand
+			for j := 0; j < inner; j++ {
+				for s := 0; s < 2; s++ {
+					mi, ni, c := i, j, 2*h+s
+					if o.Int == 0 {
+						mi, ni, c = j, i, 2*s+h
+					}
+					v, err := e.accElem(x, sl, mi, ni, c)
+					if err != nil {
+						return err
+					}
+					if acc == nil {
+						acc = v
+					} else {
+						acc = combine(acc, v)
+					}
+				}
+			}
+			for _, lane := range lanes {
+				t := e.reg(ir.F32)
+				e.ins("shfl.sync.bfly.b32", t, e.inReg(acc, ir.F32), ptx.Imm(lane), ptx.Imm(31), ptx.Imm(-1))
+				acc = combine(acc, t)
+			}
+			out.vec[i][h] = acc
+		}
+	}
+	_ = rl
+	e.v[r] = out
+	return nil
+}
+
+// laneOffset returns (and caches) a per-lane byte offset register.
+func (e *emitter) laneOffset(key string, build func() ptx.Operand) ptx.Operand {
+	if x, ok := e.cached("lane:" + key); ok {
+		return x
+	}
+	x := build()
+	e.cache[0]["lane:"+key] = x
+	return x
+}
+
+// ldmatrixLaneOffset is lane l's byte offset inside a 16x16 (x4) or 16x8 (x2) block
+// of a row-major shared tile: the lane supplies row rowOf(l) at column colOf(l).
+func (e *emitter) ldmatrixLaneOffset(pitch int, kind string) ptx.Operand {
+	return e.laneOffset(fmt.Sprintf("%s/%d", kind, pitch), func() ptx.Operand {
+		saved := e.body
+		e.body = nil
+		row, col := e.reg(ir.I32), e.reg(ir.I32)
+		t := e.reg(ir.I32)
+		switch kind {
+		case "a": // matrices (rows 0-7, 8-15) x (cols 0-7, 8-15): row l&15, col (l>>4)*8
+			e.ins("and.b32", row, e.lane, ptx.Imm(15))
+			e.ins("shr.u32", col, e.lane, ptx.Imm(4))
+			e.ins("shl.b32", col, col, ptx.Imm(4))
+		case "bt4", "bt2": // B row-major [k][n] with .trans: row (l&7) + ((l>>3)&1)*8, col (l>>4)*8
+			e.ins("and.b32", row, e.lane, ptx.Imm(15))
+			if kind == "bt4" {
+				e.ins("shr.u32", col, e.lane, ptx.Imm(4))
+				e.ins("shl.b32", col, col, ptx.Imm(4))
+			} else {
+				e.ins("mov.u32", col, ptx.Imm(0))
+			}
+		case "bn4", "bn2": // B stored [n][k]: row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
+			e.ins("and.b32", row, e.lane, ptx.Imm(7))
+			if kind == "bn4" {
+				e.ins("shr.u32", t, e.lane, ptx.Imm(4))
+				e.ins("shl.b32", t, t, ptx.Imm(3))
+				e.ins("add.s32", row, row, t)
+			}
+			e.ins("shr.u32", col, e.lane, ptx.Imm(3))
+			e.ins("and.b32", col, col, ptx.Imm(1))
+			e.ins("shl.b32", col, col, ptx.Imm(4))
+		}
+		off := e.reg(ir.I32)
+		e.ins("mad.lo.s32", off, row, ptx.Imm(pitch), col)
+		e.prologueTail = append(e.prologueTail, e.body...)
+		e.body = saved
+		return off
+	})
+}
+
+// dot emits mma.sync m16n8k16 over the k16 steps, loading A and B fragments from
+// shared memory with ldmatrix (or taking A from the registers of an earlier result).
+func (e *emitter) dot(o *ir.Op) error {
+	a, b, c := o.Args[0], o.Args[1], o.Args[2]
+	r := o.Result()
+	l := e.layout(r)
+	al, bl := e.layout(a), e.layout(b)
+	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
+	mt, nt := rows.n, cols.n
+	ks := a.Type.Shape[1] / granuleK
+	in := a.Type.Elem.String()
+	e.flush()
+	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, ks, mt, nt)
+
+	// Accumulators.
+	acc := make([][][4]ptx.Operand, mt)
+	for mi := range acc {
+		acc[mi] = make([][4]ptx.Operand, nt)
+		for ni := range acc[mi] {
+			for q := 0; q < 4; q++ {
+				x, err := e.accElem(c, l, mi, ni, q)
+				if err != nil {
+					return err
+				}
+				acc[mi][ni][q] = e.inReg(x, ir.F32)
+			}
+		}
+	}
+
+	// Per-warp base addresses of the operand tiles.
+	var aBase, bBase ptx.Operand
+	if al.kind == lShared {
+		off := e.ldmatrixLaneOffset(al.pitch, "a")
+		aBase = e.reg(ir.I32)
+		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(al.pitch), off)
+		e.ins("add.s32", aBase, aBase, e.smem)
+	}
+	bKind := "bt"
+	if bl.trans {
+		bKind = "bn"
+	}
+	bOff4 := e.ldmatrixLaneOffset(bl.pitch, bKind+"4")
+	bOff2 := e.ldmatrixLaneOffset(bl.pitch, bKind+"2")
+	colBase := e.reg(ir.I32)
+	if bl.trans {
+		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(bl.pitch))
+	} else {
+		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
+	}
+	e.ins("add.s32", colBase, colBase, e.smem)
+	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
+	e.ins("add.s32", b4, colBase, bOff4)
+	e.ins("add.s32", b2, colBase, bOff2)
+	bBase = b4
+
+	for k := 0; k < ks; k++ {
+		afr := make([][4]ptx.Operand, mt)
+		for mi := 0; mi < mt; mi++ {
+			if al.kind == lShared {
+				for q := range afr[mi] {
+					afr[mi][q] = e.reg(ir.I32)
+				}
+				off := al.offset + mi*granuleM*al.pitch + k*granuleK*2
+				e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: aBase, Off: int64(off)})
+				continue
+			}
+			// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
+			// k16 A fragment (FlashAttention-2's trick).
+			for q, src := range [4][2]int{{2 * k, 0}, {2 * k, 2}, {2*k + 1, 0}, {2*k + 1, 2}} {
+				lo, err := e.accElem(a, al, mi, src[0], src[1])
+				if err != nil {
+					return err
+				}
+				hi, err := e.accElem(a, al, mi, src[0], src[1]+1)
+				if err != nil {
+					return err
+				}
+				p := e.reg(ir.I32)
+				e.ins("mov.b32", p, ptx.Vec{e.inReg(lo, a.Type.Elem), e.inReg(hi, a.Type.Elem)})
+				afr[mi][q] = p
+			}
+		}
+		bfr := make([][2]ptx.Operand, nt)
+		for ni := 0; ni < nt; ni += 2 {
+			var off int
+			if bl.trans {
+				off = bl.offset + ni*granuleN*bl.pitch + k*granuleK*2
+			} else {
+				off = bl.offset + k*granuleK*bl.pitch + ni*granuleN*2
+			}
+			op := "ldmatrix.sync.aligned.m8n8.x4"
+			if !bl.trans {
+				op += ".trans"
+			}
+			op += ".shared.b16"
+			if ni+1 < nt {
+				regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
+				e.ins(op, regs, ptx.Addr{Base: bBase, Off: int64(off)})
+				bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+				bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
+			} else {
+				regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
+				e.ins(replaceX4(op), regs, ptx.Addr{Base: b2, Off: int64(off)})
+				bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+			}
+		}
+		for mi := 0; mi < mt; mi++ {
+			for ni := 0; ni < nt; ni++ {
+				d := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
+				e.ins("mma.sync.aligned.m16n8k16.row.col.f32."+in+"."+in+".f32",
+					ptx.Vec{d[0], d[1], d[2], d[3]},
+					ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]},
+					ptx.Vec{bfr[ni][0], bfr[ni][1]},
+					ptx.Vec{acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]})
+				acc[mi][ni] = d
+			}
+		}
+	}
+	e.v[r] = &vals{acc: acc}
+	return nil
+}
+
+func replaceX4(op string) string {
+	const x4 = ".x4"
+	for i := 0; i+len(x4) <= len(op); i++ {
+		if op[i:i+len(x4)] == x4 {
+			return op[:i] + ".x2" + op[i+len(x4):]
+		}
+	}
+	return op
+}

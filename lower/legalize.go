@@ -1,0 +1,360 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// Granules of mma.sync m16n8k16: the dimensions a dot consumes are padded to these,
+// never to a power of two.
+const (
+	granuleM = 16
+	granuleN = 8
+	granuleK = 16
+)
+
+// dimRef is one dimension of one tile value.
+type dimRef struct {
+	v *ir.Value
+	d int
+}
+
+// dimClasses is a union-find over tile dimensions that must have the same padded
+// extent: operands and results of elementwise ops, the shared dimensions of a dot,
+// loop-carried values, addressing tiles and the rows they address.
+type dimClasses struct {
+	parent  map[dimRef]dimRef
+	granule map[dimRef]int
+}
+
+func (c *dimClasses) find(r dimRef) dimRef {
+	for {
+		p, ok := c.parent[r]
+		if !ok || p == r {
+			return r
+		}
+		if pp, ok := c.parent[p]; ok {
+			c.parent[r] = pp
+		}
+		r = p
+	}
+}
+
+func (c *dimClasses) union(a, b dimRef) {
+	ra, rb := c.find(a), c.find(b)
+	if ra == rb {
+		return
+	}
+	g := lcm(c.gran(ra), c.gran(rb))
+	c.parent[ra] = rb
+	c.granule[rb] = g
+	delete(c.granule, ra)
+}
+
+func (c *dimClasses) gran(r dimRef) int {
+	if g, ok := c.granule[c.find(r)]; ok {
+		return g
+	}
+	return 1
+}
+
+func (c *dimClasses) need(v *ir.Value, d, g int) {
+	r := c.find(dimRef{v, d})
+	c.granule[r] = lcm(c.gran(r), g)
+}
+
+// tie unifies all dimensions of two same-rank tiles.
+func (c *dimClasses) tie(x, y *ir.Value) {
+	if x.Type.Kind != ir.Tile || y.Type.Kind != ir.Tile || x.Type.Rank() != y.Type.Rank() {
+		return
+	}
+	for d := range x.Type.Shape {
+		c.union(dimRef{x, d}, dimRef{y, d})
+	}
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func lcm(a, b int) int { return a / gcd(a, b) * b }
+
+func roundUp(x, g int) int { return (x + g - 1) / g * g }
+
+// legalize pads every tile dimension to the granule of the instruction that
+// consumes it and makes the padding harmless: loads and stores get row masks and
+// column bounds that exclude padded elements (so padding reads as zero and is never
+// written), reductions see the neutral element there, and a dot's padded K is zero
+// in both operands. After it, every tile type holds padded extents.
+func legalize(f *fn) error {
+	c := &dimClasses{parent: map[dimRef]dimRef{}, granule: map[dimRef]int{}}
+	var all []*ir.Value
+	seen := map[*ir.Value]bool{}
+	note := func(v *ir.Value) {
+		if v.Type.Kind == ir.Tile && !seen[v] {
+			seen[v] = true
+			all = append(all, v)
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			note(a)
+		}
+		for _, r := range o.Results {
+			note(r)
+		}
+		if o.Body != nil {
+			for _, a := range o.Body.Args {
+				note(a)
+			}
+		}
+		switch o.Kind {
+		case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
+			ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpNeg, ir.OpCmp, ir.OpSelect,
+			ir.OpCast, ir.OpBitcast:
+			for _, a := range o.Args {
+				c.tie(a, o.Result())
+			}
+		case ir.OpBroadcast:
+			if x := o.Args[0]; x.Type.Kind == ir.Tile {
+				c.union(dimRef{x, 0}, dimRef{o.Result(), 1 - int(o.Int)})
+			}
+		case ir.OpReduce:
+			c.union(dimRef{o.Args[0], 1 - int(o.Int)}, dimRef{o.Result(), 0})
+		case ir.OpTrans:
+			c.union(dimRef{o.Args[0], 0}, dimRef{o.Result(), 1})
+			c.union(dimRef{o.Args[0], 1}, dimRef{o.Result(), 0})
+		case ir.OpDot:
+			a, b, acc, r := o.Args[0], o.Args[1], o.Args[2], o.Result()
+			c.tie(acc, r)
+			c.union(dimRef{a, 0}, dimRef{r, 0})
+			c.union(dimRef{a, 1}, dimRef{b, 0})
+			c.union(dimRef{b, 1}, dimRef{r, 1})
+			c.need(r, 0, granuleM)
+			c.need(a, 1, granuleK)
+			c.need(r, 1, granuleN)
+		case ir.OpLoad, ir.OpStore:
+			m := memOperands(o)
+			if m.offs.Type.Kind == ir.Tile {
+				c.union(dimRef{m.offs, 0}, dimRef{m.val, 0})
+				if m.mask != nil {
+					c.union(dimRef{m.mask, 0}, dimRef{m.val, 0})
+				}
+			}
+		case ir.OpFor:
+			for i, in := range o.Args[2:] {
+				c.tie(in, o.Body.Args[i+1])
+				c.tie(in, o.Body.Yield[i])
+				c.tie(in, o.Results[i])
+			}
+		}
+	})
+
+	// Every member of a class has the same logical extent (the verifier saw to that);
+	// the class's padded extent rounds it up to the class granule.
+	f.logical = map[*ir.Value][]int{}
+	for _, v := range all {
+		f.logical[v] = append([]int(nil), v.Type.Shape...)
+	}
+	for _, v := range all {
+		for d, n := range v.Type.Shape {
+			v.Type.Shape[d] = roundUp(n, c.gran(dimRef{v, d}))
+		}
+	}
+	return f.insertPaddingMasks()
+}
+
+// memOps names the operands of a load or store.
+type memOps struct {
+	ptr, offs, col0, mask, bound, val *ir.Value
+	maskIdx, boundIdx                 int // operand positions, -1 if absent
+}
+
+func memOperands(o *ir.Op) memOps {
+	a := o.Args
+	m := memOps{ptr: a[0], offs: a[1], maskIdx: -1, boundIdx: -1}
+	if o.Kind == ir.OpStore {
+		m.val = a[len(a)-1]
+		a = a[:len(a)-1]
+	} else {
+		m.val = o.Result()
+	}
+	n := len(a) - 1
+	if o.HasMask {
+		n--
+	}
+	if o.HasBound {
+		n--
+	}
+	k := 2
+	if n == 2 {
+		m.col0 = a[2]
+		k = 3
+	}
+	if o.HasMask {
+		m.mask, m.maskIdx = a[k], k
+		k++
+	}
+	if o.HasBound {
+		m.bound, m.boundIdx = a[k], k
+	}
+	return m
+}
+
+// walkOps visits ops in program order, loop bodies after their loop op.
+func walkOps(b *ir.Block, visit func(*ir.Op)) {
+	for _, o := range b.Ops {
+		visit(o)
+		if o.Body != nil {
+			walkOps(o.Body, visit)
+		}
+	}
+}
+
+// insertPaddingMasks adds the ops that keep padded elements out of results.
+func (f *fn) insertPaddingMasks() error {
+	var rewrite func(b *ir.Block) error
+	rewrite = func(b *ir.Block) error {
+		var out []*ir.Op
+		for _, o := range b.Ops {
+			e := &opEmitter{f: f}
+			switch o.Kind {
+			case ir.OpLoad, ir.OpStore:
+				f.maskMemory(e, o)
+			case ir.OpReduce:
+				x := o.Args[0]
+				ax := 1 - int(o.Int) // the kept axis; o.Int is the reduced one
+				red := int(o.Int)
+				if n, p := f.logical[x][red], x.Type.Shape[red]; n < p {
+					neutral := 0.0
+					if o.Pred == "max" {
+						neutral = ir.NegInf
+					}
+					ok := e.broadcast(e.iotaLess(p, n), ax, x.Type.Shape)
+					o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, x, e.constF(neutral, x.Type)}}, x.Type)
+				}
+			case ir.OpDot:
+				a, bm := o.Args[0], o.Args[1]
+				if n, p := f.logical[a][1], a.Type.Shape[1]; n < p {
+					if !zeroFilled(a) {
+						ok := e.broadcast(e.iotaLess(p, n), 0, a.Type.Shape)
+						o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, a, e.constF(0, a.Type)}}, a.Type)
+					}
+					if !zeroFilled(bm) {
+						ok := e.broadcast(e.iotaLess(p, n), 1, bm.Type.Shape)
+						o.Args[1] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, bm, e.constF(0, bm.Type)}}, bm.Type)
+					}
+				}
+			}
+			out = append(out, e.ops...)
+			out = append(out, o)
+			if o.Body != nil {
+				if err := rewrite(o.Body); err != nil {
+					return err
+				}
+			}
+		}
+		b.Ops = out
+		return nil
+	}
+	return rewrite(f.k.Body)
+}
+
+// zeroFilled reports whether v reads as zero wherever a load or store mask excludes
+// it: a rank-2 load (masked elements read as 0) or a transpose of one.
+func zeroFilled(v *ir.Value) bool {
+	if v.Def == nil {
+		return false
+	}
+	switch v.Def.Kind {
+	case ir.OpLoad:
+		return true
+	case ir.OpTrans:
+		return zeroFilled(v.Def.Args[0])
+	}
+	return false
+}
+
+// maskMemory narrows a load or store to the logical rows and columns.
+func (f *fn) maskMemory(e *opEmitter, o *ir.Op) {
+	m := memOperands(o)
+	if m.offs.Type.Kind != ir.Tile {
+		return
+	}
+	rows, prows := f.logical[m.val][0], m.val.Type.Shape[0]
+	if rows < prows {
+		ok := e.iotaLess(prows, rows)
+		if m.mask != nil {
+			o.Args[m.maskIdx] = e.op(&ir.Op{Kind: ir.OpAnd, Args: []*ir.Value{m.mask, ok}}, ok.Type)
+		} else {
+			insertArg(o, memMaskPos(o), ok)
+			o.HasMask = true
+		}
+	}
+	if m.val.Type.Rank() == 2 {
+		cols, pcols := f.logical[m.val][1], m.val.Type.Shape[1]
+		if cols < pcols {
+			c := e.constI(int64(cols))
+			if m.bound != nil {
+				o.Args[m.boundIdx] = e.op(&ir.Op{Kind: ir.OpMin, Args: []*ir.Value{m.bound, c}}, c.Type)
+			} else {
+				m = memOperands(o)
+				pos := 3
+				if o.HasMask {
+					pos = 4
+				}
+				insertArg(o, pos, c)
+				o.HasBound = true
+			}
+		}
+	}
+}
+
+// memMaskPos is where a new mask operand goes: right after the address operands.
+func memMaskPos(o *ir.Op) int {
+	if o.Kind == ir.OpLoad && o.Result().Type.Rank() == 2 || o.Kind == ir.OpStore && o.Args[len(o.Args)-1].Type.Rank() == 2 {
+		return 3
+	}
+	return 2
+}
+
+func insertArg(o *ir.Op, pos int, v *ir.Value) {
+	o.Args = append(o.Args[:pos], append([]*ir.Value{v}, o.Args[pos:]...)...)
+}
+
+// opEmitter builds new IR ops for a pass, naming their results uniquely.
+type opEmitter struct {
+	f   *fn
+	ops []*ir.Op
+}
+
+func (e *opEmitter) op(o *ir.Op, t ir.Type) *ir.Value {
+	v := &ir.Value{Name: e.f.freshName(), Type: t, Def: o}
+	o.Results = []*ir.Value{v}
+	e.ops = append(e.ops, o)
+	return v
+}
+
+func (e *opEmitter) constI(n int64) *ir.Value {
+	return e.op(&ir.Op{Kind: ir.OpConst, Int: n}, ir.ScalarOf(ir.I32))
+}
+
+func (e *opEmitter) constF(x float64, like ir.Type) *ir.Value {
+	return e.op(&ir.Op{Kind: ir.OpConst, Float: x}, ir.ScalarOf(like.Elem))
+}
+
+// iotaLess returns tile<p x i1> = iota(p) < n: true on the logical part.
+func (e *opEmitter) iotaLess(p, n int) *ir.Value {
+	io := e.op(&ir.Op{Kind: ir.OpIota}, ir.TileOf(ir.I32, p))
+	return e.op(&ir.Op{Kind: ir.OpCmp, Pred: ir.CmpLT, Args: []*ir.Value{io, e.constI(int64(n))}}, ir.TileOf(ir.I1, p))
+}
+
+func (e *opEmitter) broadcast(v *ir.Value, axis int, shape []int) *ir.Value {
+	return e.op(&ir.Op{Kind: ir.OpBroadcast, Int: int64(axis), Args: []*ir.Value{v}}, ir.TileOf(v.Type.Elem, shape...))
+}
+
+var _ = fmt.Sprint

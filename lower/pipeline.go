@@ -1,0 +1,163 @@
+package lower
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// fn is the state one compilation carries through the passes.
+type fn struct {
+	k       *ir.Kernel
+	target  Target
+	logical map[*ir.Value][]int // shapes before legalize padded them
+	layouts map[*ir.Value]layout
+	smem    int // dynamic shared memory bytes
+	names   map[string]bool
+	nextID  int
+	out     *ptx.Kernel
+}
+
+func (f *fn) freshName() string {
+	for {
+		n := "l" + strconv.Itoa(f.nextID)
+		f.nextID++
+		if !f.names[n] {
+			f.names[n] = true
+			return n
+		}
+	}
+}
+
+// Pass is one named step of the pipeline.
+type Pass struct {
+	Name string
+	Doc  string
+	run  func(*fn) error
+}
+
+// Passes is the pipeline, in order. Every pass can be dumped with Options.After.
+var Passes = []Pass{
+	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }},
+	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize},
+	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts},
+	{"emit", "write PTX for the target", emit},
+}
+
+// PassNames lists the pass names in order.
+func PassNames() []string {
+	var s []string
+	for _, p := range Passes {
+		s = append(s, p.Name)
+	}
+	return s
+}
+
+// Options control one compilation.
+type Options struct {
+	// After stops after the named pass and returns its dump in Result.Dump.
+	After string
+}
+
+// Result is a compiled kernel, or a pass dump when Options.After was set.
+type Result struct {
+	Kernel *ptx.Kernel
+	Dump   string
+}
+
+// Compile lowers k for target. The kernel is copied first, so k is not modified
+// and compiling it again gives identical bytes.
+func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
+	t, err := LookupTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	if opt.After != "" && !validPass(opt.After) {
+		return nil, fmt.Errorf("unknown pass %q: want one of %s", opt.After, strings.Join(PassNames(), ", "))
+	}
+	if err := ir.Verify(k); err != nil {
+		return nil, err
+	}
+	kc, err := ir.Parse(ir.Print(k))
+	if err != nil {
+		return nil, fmt.Errorf("lower: copying kernel: %v", err)
+	}
+	f := &fn{k: kc, target: t, names: map[string]bool{}}
+	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	for _, p := range Passes {
+		if err := p.run(f); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
+		}
+		if p.Name == opt.After {
+			if p.Name == "emit" {
+				return &Result{Kernel: f.out, Dump: f.out.Module.Print()}, nil
+			}
+			return &Result{Dump: ir.PrintAnnotated(f.k, f.annotate)}, nil
+		}
+	}
+	return &Result{Kernel: f.out}, nil
+}
+
+func validPass(name string) bool {
+	for _, p := range Passes {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
+	for _, p := range k.Params {
+		visit(p.Value)
+	}
+	walkOps(k.Body, func(o *ir.Op) {
+		for _, r := range o.Results {
+			visit(r)
+		}
+		if o.Body != nil {
+			for _, a := range o.Body.Args {
+				visit(a)
+			}
+		}
+	})
+}
+
+// annotate describes, in dumps, what the passes decided about an op's result.
+func (f *fn) annotate(o *ir.Op) string {
+	if len(o.Results) == 0 {
+		return ""
+	}
+	v := o.Results[0]
+	var notes []string
+	if lg, ok := f.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
+		notes = append(notes, "logical "+shapeString(lg))
+	}
+	if l, ok := f.layouts[v]; ok {
+		notes = append(notes, l.String())
+	}
+	return strings.Join(notes, ", ")
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeString(s []int) string {
+	p := make([]string, len(s))
+	for i, d := range s {
+		p[i] = strconv.Itoa(d)
+	}
+	return strings.Join(p, "x")
+}

@@ -1,0 +1,74 @@
+// Package lower turns tile-IR kernels into PTX through a named pipeline of passes:
+// verify, legalize (pad to instruction granules and mask the padding), layout
+// (decide where each tile lives) and emit (write PTX for one target).
+package lower
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Target describes one GPU architecture ptxgen emits PTX for.
+type Target struct {
+	Name string // "sm_90"
+	// MinVersion is the lowest PTX ISA version that accepts this .target, as
+	// major*10+minor (7.8 = 78).
+	MinVersion int
+	// MaxSharedPerBlock is the dynamic shared memory a CTA may opt in to, in bytes.
+	MaxSharedPerBlock int
+	// SMs is the default SM count used for split decisions (flag -sms overrides).
+	SMs int
+	// FP8Convert reports native cvt between e4m3x2 and f16x2 (sm_89 and later).
+	FP8Convert bool
+}
+
+// Targets lists the supported targets, oldest first.
+var Targets = []Target{
+	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SMs: 108},
+	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SMs: 84},
+	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SMs: 128, FP8Convert: true},
+	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SMs: 132, FP8Convert: true},
+	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SMs: 188, FP8Convert: true},
+}
+
+// LookupTarget finds a target by name.
+func LookupTarget(name string) (Target, error) {
+	for _, t := range Targets {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Target{}, fmt.Errorf("unknown target %q: want one of %s", name, strings.Join(TargetNames(), ", "))
+}
+
+// TargetNames returns the target names, oldest first.
+func TargetNames() []string {
+	var s []string
+	for _, t := range Targets {
+		s = append(s, t.Name)
+	}
+	return s
+}
+
+// versionString renders 78 as "7.8".
+func versionString(v int) string { return fmt.Sprintf("%d.%d", v/10, v%10) }
+
+// Feature minimum PTX versions per instruction family, from the PTX ISA notes
+// (see shared/notes/ptx.md section 1). The emitter raises the module's version to
+// the largest minimum among the instructions it wrote.
+var featureVersion = map[string]int{
+	"cvt.f32.bf16":      71,
+	"cvt.e4m3":          78, // cvt.rn.f16x2.e4m3x2 on sm_90; sm_89 needs 8.1
+	"cvt.e4m3.sm_89":    81,
+	"mma.m16n8k16.bf16": 70,
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
