@@ -51,14 +51,14 @@ type emitter struct {
 	prologueTail []ptx.Stmt
 	prologueEnd  int
 	written      []bool
-	pending    bool // cp.async writes issued and not yet waited for
-	version    int
-	labels     int
-	params     map[*ir.Value]ptx.Operand
-	tid, lane  ptx.Operand
-	warp, g, t ptx.Operand
-	smem       ptx.Operand
-	nthreads   int
+	pending      bool // cp.async writes issued and not yet waited for
+	version      int
+	labels       int
+	params       map[*ir.Value]ptx.Operand
+	tid, lane    ptx.Operand
+	warp, g, t   ptx.Operand
+	smem         ptx.Operand
+	nthreads     int
 }
 
 func emit(f *fn) error {

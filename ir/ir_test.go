@@ -1,0 +1,165 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+)
+
+// everyOp builds a kernel that uses every op, so the text form round trip covers
+// every printer and parser case.
+func everyOp(t *testing.T) *Kernel {
+	b := NewBuilder("every_op")
+	b.SetGrid(3, 2, 1)
+	b.SetWarps(4)
+	q := b.Param("q", PtrTo(BF16), 16, 4096)
+	idx := b.Param("idx", PtrTo(I32), 4, 0)
+	out := b.Param("out", PtrTo(F32), 16, 0)
+	ld := b.Param("ld", ScalarOf(I64), 8, 0)
+	scale := b.Param("scale", ScalarOf(F32), 0, 0)
+	pid := b.ProgramID(1)
+	rows := b.Iota(24)
+	ok := b.Cmp(CmpLT, rows, b.I32(20))
+	ids := b.Load1(idx, rows, ok)
+	valid := b.And(ok, b.Cmp(CmpGE, ids, b.I32(0)))
+	off := b.Mul(b.Cast(b.Rem(ids, b.I32(7)), I64), ld)
+	qt := b.Load2(q, off, b.Cast(pid, I64), 40, valid, b.I32(33))
+	kt := b.Load2(q, off, b.I64(0), 40, nil, nil)
+	zero := b.ConstFloat(0, TileOf(F32, 24, 24))
+	res := b.For(b.I32(0), b.I32(3), 1, []*Value{zero, b.F32(NegInf)}, func(iv *Value, c []*Value) []*Value {
+		s := b.Dot(qt, b.Trans(kt), c[0])
+		s = b.Mul(s, scale)
+		s = b.Select(b.Broadcast(valid, 0, 24, 24), s, b.F32(NegInf))
+		m := b.Reduce("max", s, 1)
+		p := b.Exp2(b.Sub(s, b.Broadcast(m, 1, 24, 24)))
+		l := b.Reduce("sum", p, 1)
+		lg := b.Log2(b.Max(l, b.F32(1e-30)))
+		_ = b.Neg(lg)
+		sh := b.Shr(b.Shl(b.Xor(b.Or(iv, b.I32(1)), b.I32(2)), b.I32(1)), b.I32(1))
+		_ = b.Min(b.Div(sh, b.I32(3)), b.I32(9))
+		_ = b.Bitcast(b.Cast(p, BF16), F16)
+		return []*Value{p, c[1]}
+	})
+	b.Store2(out, off, b.I64(0), valid, b.I32(24), res[0])
+	b.Store1(out, b.Cast(rows, I64), nil, b.Reduce("max", res[0], 0))
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestRoundTrip(t *testing.T) {
+	k := everyOp(t)
+	text := Print(k)
+	k2, err := Parse(text)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if got := Print(k2); got != text {
+		t.Errorf("round trip changed the text:\n--- printed\n%s\n--- reparsed\n%s", text, got)
+	}
+	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "-inf", "div 16 bytes 4096"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("text form lacks %q", s)
+		}
+	}
+}
+
+func TestFloatConstantsRoundTrip(t *testing.T) {
+	for _, f := range []float64{0, -0.5, 1e-30, 3.4028234663852886e38, NegInf, 0.1} {
+		b := NewBuilder("c")
+		b.F32(f)
+		k, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		k2, err := Parse(Print(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := k2.Body.Ops[0].Float; got != f {
+			t.Errorf("constant %v came back as %v", f, got)
+		}
+	}
+}
+
+// TestVerifierErrors: each ill-formed kernel is rejected with an error naming the
+// op, the operand and the problem.
+func TestVerifierErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"shape mismatch", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = iota : tile<8xi32>
+  %b = iota : tile<9xi32>
+  %c = add %a, %b : tile<8xi32>
+}`, []string{"%c = add %a, %b", "operand 1 (%b: tile<9xi32>)", "shape [9] differs from [8]"}},
+		{"dot inner dims", `kernel k(%p: ptr<bf16>) grid(1, 1, 1) warps 1 {
+  %z = const 0 : i64
+  %r = iota : tile<16xi32>
+  %o = cast %r : tile<16xi64>
+  %a = load %p[%o, %z] : tile<16x32xbf16>
+  %b = load %p[%o, %z] : tile<16x8xbf16>
+  %c = const 0.0 : tile<16x8xf32>
+  %d = dot %a, %b, %c : tile<16x8xf32>
+}`, []string{"dot %a, %b, %c", "operand 1", "inner dimensions differ: a is 16x32, b is 16x8"}},
+		{"use out of scope", `kernel k() grid(1, 1, 1) warps 1 {
+  %lo = const 0 : i32
+  %hi = const 4 : i32
+  for %i = %lo to %hi step 1 {
+    %x = add %i, %lo : i32
+  }
+  %y = add %x, %lo : i32
+}`, []string{"%y = add %x, %lo", "operand 0 (%x: i32)", "outside its scope"}},
+		{"bad grid", `kernel k() grid(0, 1, 1) warps 1 {
+}`, []string{"grid dimension 0 is 0"}},
+		{"bad warps", `kernel k() grid(1, 1, 1) warps 33 {
+}`, []string{"33 warps per CTA, want 1..32"}},
+		{"exp2 on ints", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : i32
+  %b = exp2 %a : i32
+}`, []string{"exp2 %a", "exp2 is not defined on i32"}},
+		{"mask shape", `kernel k(%p: ptr<f32>) grid(1, 1, 1) warps 1 {
+  %r = iota : tile<8xi32>
+  %m = iota : tile<4xi32>
+  %c = const 1 : i32
+  %mm = cmp lt %m, %c : tile<4xi1>
+  %v = load %p[%r] mask(%mm) : tile<8xf32>
+}`, []string{"load %p[%r] mask(%mm)", "the mask must be i1 shaped like the offsets"}},
+		{"unknown op", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = frobnicate : i32
+}`, []string{"unknown op \"frobnicate\""}},
+		{"parse error line", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : i32
+  %b = add %a, %nope : i32
+}`, []string{"line 3", "undefined value %nope"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(c.src)
+			if err == nil {
+				t.Fatal("accepted an ill-formed kernel")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestBuilderErrorLocation: the builder reports the kernel author's line.
+func TestBuilderErrorLocation(t *testing.T) {
+	b := NewBuilder("k")
+	x := b.Iota(8)
+	y := b.Iota(9)
+	b.Add(x, y) // the error must point here
+	b.Add(x, x) // later calls are no-ops once an error is recorded
+	_, err := b.Finish()
+	if err == nil || !strings.Contains(err.Error(), "ir_test.go:") || !strings.Contains(err.Error(), "differs from") {
+		t.Fatalf("want an error located in ir_test.go, got %v", err)
+	}
+}

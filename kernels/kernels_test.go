@@ -1,0 +1,206 @@
+package kernels_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenGEMM is the fixed set of gemm configurations whose PTX is pinned: the
+// padding cases of the foundation issue plus an aligned one and an f32 output.
+var goldenGEMM = []kernels.GEMMConfig{
+	{M: 1, N: 1, K: 1, Out: ir.BF16},
+	{M: 17, N: 9, K: 33, Out: ir.BF16},
+	{M: 100, N: 72, K: 448, Out: ir.BF16},
+	{M: 128, N: 128, K: 512, Out: ir.F32},
+}
+
+var goldenTargets = []string{"sm_80", "sm_90", "sm_120"}
+
+func gemmName(c kernels.GEMMConfig, target string) string {
+	return fmt.Sprintf("gemm_%dx%dx%d_%s_%s", c.M, c.N, c.K, c.Out, target)
+}
+
+func compileGEMM(t *testing.T, c kernels.GEMMConfig, target string) string {
+	t.Helper()
+	k, err := kernels.GEMM(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lower.Compile(k, target, lower.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Kernel.Module.Print()
+}
+
+func TestGoldenPTX(t *testing.T) {
+	for _, c := range goldenGEMM {
+		for _, target := range goldenTargets {
+			name := gemmName(c, target)
+			t.Run(name, func(t *testing.T) {
+				got := compileGEMM(t, c, target)
+				path := filepath.Join("testdata", name+".ptx")
+				if *update {
+					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test ./kernels -update to create it)", err)
+				}
+				if d := cmp.Diff(string(want), got); d != "" {
+					t.Errorf("PTX differs from %s (-want +got); if intended, run go test ./kernels -update:\n%s", path, d)
+				}
+			})
+		}
+	}
+}
+
+// TestCodegen asserts properties of the PTX that survive cosmetic changes.
+func TestCodegen(t *testing.T) {
+	versions := map[string]string{"sm_80": "7.0", "sm_86": "7.1", "sm_89": "7.8", "sm_90": "7.8", "sm_120": "8.7"}
+	for _, c := range goldenGEMM {
+		for target, version := range versions {
+			got := compileGEMM(t, c, target)
+			name := gemmName(c, target)
+			must := []string{
+				"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+				".version " + version + "\n",
+				".target " + target + "\n",
+				"ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+				"bra.uni",
+			}
+			for _, s := range must {
+				if !strings.Contains(got, s) {
+					t.Errorf("%s: missing %q", name, s)
+				}
+			}
+			for _, re := range []string{`\.local`, `ld\.local`, `st\.local`, `(?m)^\s*(add|sub|mul|fma)\.f32`} {
+				if regexp.MustCompile(re).MatchString(got) {
+					t.Errorf("%s: must not match %q (float math needs an explicit rounding mode, and nothing may use local memory)", name, re)
+				}
+			}
+		}
+	}
+	// Tiles whose rows are 16-byte aligned are gathered with 16-byte cp.async.
+	if got := compileGEMM(t, kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.BF16}, "sm_90"); !strings.Contains(got, "cp.async.cg.shared.global") {
+		t.Errorf("gemm 100x72x448: want 16-byte cp.async.cg gathers")
+	}
+}
+
+// TestPaddingIsGranular checks that legalization pads to the mma granule, never to a
+// power of two: 17 rows become 32 (two m16 tiles), 9 columns 16 (two n8 tiles), 448
+// stays 448.
+func TestPaddingIsGranular(t *testing.T) {
+	k, err := kernels.GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lower.Compile(k, "sm_90", lower.Options{After: "legalize"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"tile<32x16xf32>  // logical 17x9", "tile<32x32xbf16>  // logical 17x32", "tile<32x16xbf16>  // logical 32x9"} {
+		if !strings.Contains(res.Dump, s) {
+			t.Errorf("legalize dump lacks %q:\n%s", s, res.Dump)
+		}
+	}
+	k, _ = kernels.GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.BF16})
+	res, err = lower.Compile(k, "sm_90", lower.Options{After: "legalize"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Dump, "logical") {
+		t.Errorf("100x72x448 needs no padding (64-row tiles, 72 = 9 n8 tiles, k32 steps), but legalize padded:\n%s", res.Dump)
+	}
+}
+
+// TestDeterministic: the same kernel compiled twice, and from its parsed IR text,
+// gives identical bytes.
+func TestDeterministic(t *testing.T) {
+	for _, c := range goldenGEMM {
+		k, err := kernels.GEMM(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := ir.Parse(ir.Print(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs []string
+		for _, kk := range []*ir.Kernel{k, k, parsed} {
+			res, err := lower.Compile(kk, "sm_90", lower.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, res.Kernel.Module.Print())
+		}
+		if outs[0] != outs[1] || outs[0] != outs[2] {
+			t.Errorf("%v: output differs between compilations", c)
+		}
+	}
+}
+
+// TestPTXAssembles assembles every sm_80 and sm_90 golden with ptxas 11.8: no error,
+// no warning, no spill or local memory, and HMMA in the machine code.
+func TestPTXAssembles(t *testing.T) {
+	ptxas.Require(t)
+	files, err := filepath.Glob("testdata/*.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range files {
+		arch := ""
+		for _, a := range []string{"sm_80", "sm_90"} {
+			if strings.HasSuffix(f, "_"+a+".ptx") {
+				arch = a
+			}
+		}
+		if arch == "" {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := ptxas.Assemble(string(src), arch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Warnings) > 0 {
+				t.Errorf("ptxas warnings:\n%s", strings.Join(res.Warnings, "\n"))
+			}
+			if res.SpillStores+res.SpillLoads+res.LocalBytes > 0 {
+				t.Errorf("spills %d+%d bytes, local memory %d bytes", res.SpillStores, res.SpillLoads, res.LocalBytes)
+			}
+			sass, err := ptxas.SASS(res.Cubin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(sass, "HMMA.16816.F32.BF16") {
+				t.Errorf("machine code lacks HMMA.16816.F32.BF16")
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no sm_80/sm_90 goldens found")
+	}
+}

@@ -1,0 +1,219 @@
+// Command ptxgen generates PTX for the kernels written in ptxgen's tile IR.
+//
+//	ptxgen dump  [-kernel K] [kernel flags] [-target T] [-ir | -after PASS]
+//	ptxgen list
+//	ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
+//
+// Exit status: 0 on success, 1 when a check fails, 2 for bad usage (a bad flag or
+// a configuration that cannot be generated).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+const defaultKernel = "gemm"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// usageError is bad usage: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := dispatch(args, stdout, stderr)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "ptxgen:", err)
+	var ue *usageError
+	var ce *kernels.ConfigError
+	var fe *failure
+	switch {
+	case errors.As(err, &fe):
+		return 1
+	case errors.As(err, &ue), errors.As(err, &ce):
+		return 2
+	}
+	return 2
+}
+
+// failure is a check that ran and did not pass: exit status 1.
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func dispatch(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"dump"}
+	}
+	switch args[0] {
+	case "dump":
+		return dump(args[1:], stdout, stderr)
+	case "list":
+		return list(stdout)
+	case "check":
+		return check(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	if strings.HasPrefix(args[0], "-") {
+		// Flags without a command mean dump.
+		return dump(args, stdout, stderr)
+	}
+	return &usageError{fmt.Sprintf("unknown command %q: want dump, list or check (see ptxgen help)", args[0])}
+}
+
+const usage = `ptxgen generates PTX from kernels written in a tile IR.
+
+Commands:
+  ptxgen dump  [-kernel K] [kernel flags] [-target T] [-ir | -after PASS]
+               print the PTX (or the IR, or the IR after a pass)
+  ptxgen list  list kernels, targets and passes
+  ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
+               run the generated PTX in the emulator on seeded inputs and compare
+               with the float64 reference
+
+Run 'ptxgen dump -kernel K -help' for a kernel's flags.
+`
+
+// kernelFlags sets up a FlagSet for the kernel named by -kernel in args (scanned
+// first, because each kernel has its own configuration flags).
+func kernelFlags(cmd string, args []string, stderr io.Writer) (*flag.FlagSet, kernels.Config, *string, error) {
+	name := defaultKernel
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, "kernel="); ok {
+			name = v
+		} else if a == "kernel" && i+1 < len(args) {
+			name = args[i+1]
+		}
+	}
+	spec, err := kernels.Lookup(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fs := flag.NewFlagSet("ptxgen "+cmd, flag.ContinueOnError)
+	// Parse errors are reported in one line by run; usage is printed for -help only.
+	fs.SetOutput(io.Discard)
+	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(kernels.Names(), ", "))
+	target := fs.String("target", "sm_120", "GPU target: "+strings.Join(lower.TargetNames(), ", "))
+	cfg := spec.Bind(fs)
+	// The flag package calls Usage on every parse error; run reports those in one
+	// line, so the full usage is printed only for -help (see parseFlags).
+	fs.Usage = func() {}
+	helpText[fs] = func() {
+		fmt.Fprintf(stderr, "usage: ptxgen %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", cmd, spec.Name, spec.Name, spec.Doc)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs, cfg, target, nil
+}
+
+// helpText prints a FlagSet's full usage.
+var helpText = map[*flag.FlagSet]func(){}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			if h := helpText[fs]; h != nil {
+				h()
+			}
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func checkTarget(t string) error {
+	if _, err := lower.LookupTarget(t); err != nil {
+		return &kernels.ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+	}
+	return nil
+}
+
+func dump(args []string, stdout, stderr io.Writer) error {
+	fs, cfg, target, err := kernelFlags("dump", args, stderr)
+	if err != nil {
+		return err
+	}
+	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
+	after := fs.String("after", "", "print the IR (or PTX for emit) after this pass: "+strings.Join(lower.PassNames(), ", "))
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkTarget(*target); err != nil {
+		return err
+	}
+	if *after != "" && !contains(lower.PassNames(), *after) {
+		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
+	}
+	k, err := cfg.Build()
+	if err != nil {
+		return err
+	}
+	if *showIR {
+		_, err := io.WriteString(stdout, ir.Print(k))
+		return err
+	}
+	res, err := lower.Compile(k, *target, lower.Options{After: *after})
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	if res.Dump != "" {
+		_, err = io.WriteString(stdout, res.Dump)
+		return err
+	}
+	_, err = io.WriteString(stdout, res.Kernel.Module.Print())
+	return err
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func list(stdout io.Writer) error {
+	fmt.Fprintln(stdout, "kernels:")
+	for _, s := range kernels.Specs() {
+		fmt.Fprintf(stdout, "  %-12s %s\n", s.Name, s.Doc)
+	}
+	fmt.Fprintln(stdout, "targets:")
+	for _, t := range lower.Targets {
+		fmt.Fprintf(stdout, "  %-12s PTX %s, %d KB shared memory per block, %d SMs\n", t.Name, fmt.Sprintf("%d.%d", t.MinVersion/10, t.MinVersion%10), t.MaxSharedPerBlock/1024, t.SMs)
+	}
+	fmt.Fprintln(stdout, "passes:")
+	for _, p := range lower.Passes {
+		fmt.Fprintf(stdout, "  %-12s %s\n", p.Name, p.Doc)
+	}
+	return nil
+}
+
+func check(args []string, stdout, stderr io.Writer) error {
+	return &usageError{"check: not available yet"}
+}
