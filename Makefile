@@ -27,9 +27,14 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# golden rewrites the golden files under testdata/ from the current generator.
+# golden rewrites the golden files under testdata/ from the current generator: it is
+# `go test ./... -update`, restricted to the packages whose tests define -update, because
+# any other test binary exits with "flag provided but not defined: -update".
+GOLDEN_PKGS = $(shell grep -rl --include='*_test.go' 'flag\.Bool."update"' . | xargs -r -n1 dirname | sort -u)
+
 golden:
-	$(GO) test ./... -update
+	@if [ -z "$(GOLDEN_PKGS)" ]; then echo "no package defines -update"; exit 1; fi
+	$(GO) test $(GOLDEN_PKGS) -update
 
 # tools: ptxas, cuobjdump and nvdisasm (84 MB download). Skipped when present.
 # The script checks for the files itself (in milliseconds), so the targets are phony.

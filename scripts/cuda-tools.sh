@@ -118,7 +118,7 @@ apt_ready() {
 		die "cannot find a Debian archive source in /etc/apt/sources.list or /etc/apt/sources.list.d/ (looked for a 'deb' entry whose URI contains 'debian' and is not a security archive); set CUDA_APT_SOURCE='deb http://deb.debian.org/debian bookworm non-free' to name one"
 	fi
 	echo "cuda-tools: apt source for non-free:"
-	cat "$state/sources.list" "$state/sources.list.d/"* 2>/dev/null | sed 's/^/  /'
+	cat "$state/sources.list" "$state/sources.list.d/"* 2>/dev/null | sed '/^[[:space:]]*$/d; s/^/  /'
 	apt_private update >/dev/null || die "apt-get update failed for the non-free source above"
 	apt_updated=1
 }
