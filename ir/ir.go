@@ -109,3 +109,18 @@ type Op struct {
 
 // Result returns the single result of op.
 func (o *Op) Result() *Value { return o.Results[0] }
+
+// Program is what one configuration generates: kernels launched in order, and the
+// scratch buffers they share. A kernel parameter whose name matches a workspace
+// buffer is bound to it; every other parameter is the caller's.
+type Program struct {
+	Name      string
+	Kernels   []*Kernel
+	Workspace []Workspace
+}
+
+// Workspace is a device scratch buffer a program needs between its kernels.
+type Workspace struct {
+	Name  string
+	Bytes int64
+}

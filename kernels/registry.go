@@ -11,10 +11,13 @@ import (
 
 // Config is one kernel configuration, bound to command-line flags.
 type Config interface {
-	// Build returns the kernel in the tile IR, or a *ConfigError for a bad value.
-	Build() (*ir.Kernel, error)
+	// Build returns the program (kernels and workspace) in the tile IR, or a
+	// *ConfigError for a bad value.
+	Build() (*ir.Program, error)
 	// Args renders the configuration as the flags that reproduce it.
 	Args() []string
+	// Value returns the validated configuration struct (GEMMConfig, ...).
+	Value() (any, error)
 }
 
 // Spec describes a kernel family the command line can generate.
@@ -92,13 +95,20 @@ func (g *gemmFlags) config() (GEMMConfig, error) {
 	return c, c.Validate()
 }
 
-func (g *gemmFlags) Build() (*ir.Kernel, error) {
+func (g *gemmFlags) Build() (*ir.Program, error) {
 	c, err := g.config()
 	if err != nil {
 		return nil, err
 	}
-	return GEMM(c)
+	k, err := GEMM(c)
+	if err != nil {
+		return nil, err
+	}
+	return &ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil
 }
+
+// Value returns the validated configuration (a GEMMConfig).
+func (g *gemmFlags) Value() (any, error) { return g.config() }
 
 func (g *gemmFlags) Args() []string {
 	return []string{"-kernel", "gemm", "-m", fmt.Sprint(g.M), "-n", fmt.Sprint(g.N), "-k", fmt.Sprint(g.K), "-out", g.out}

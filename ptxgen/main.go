@@ -169,23 +169,34 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
-	k, err := cfg.Build()
+	prog, err := cfg.Build()
 	if err != nil {
 		return err
 	}
 	if *showIR {
-		_, err := io.WriteString(stdout, ir.Print(k))
+		for i, k := range prog.Kernels {
+			if i > 0 {
+				io.WriteString(stdout, "\n")
+			}
+			if _, err := io.WriteString(stdout, ir.Print(k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if *after != "" {
+		d, err := lower.DumpProgram(prog, *target, *after)
+		if err != nil {
+			return &usageError{err.Error()}
+		}
+		_, err = io.WriteString(stdout, d)
 		return err
 	}
-	res, err := lower.Compile(k, *target, lower.Options{After: *after})
+	c, err := lower.CompileProgram(prog, *target)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	if res.Dump != "" {
-		_, err = io.WriteString(stdout, res.Dump)
-		return err
-	}
-	_, err = io.WriteString(stdout, res.Kernel.Module.Print())
+	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
 }
 
