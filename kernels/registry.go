@@ -11,9 +11,10 @@ import (
 
 // Config is one kernel configuration, bound to command-line flags.
 type Config interface {
-	// Build returns the program (kernels and workspace) in the tile IR, or a
-	// *ConfigError for a bad value.
-	Build() (*ir.Program, error)
+	// Build returns the program (kernels and workspace) in the tile IR for a target
+	// (programs may depend on it: SM count, shared memory), or a *ConfigError for a
+	// bad value.
+	Build(target string) (*ir.Program, error)
 	// Args renders the configuration as the flags that reproduce it.
 	Args() []string
 	// Value returns the validated configuration struct (GEMMConfig, ...).
@@ -95,7 +96,7 @@ func (g *gemmFlags) config() (GEMMConfig, error) {
 	return c, c.Validate()
 }
 
-func (g *gemmFlags) Build() (*ir.Program, error) {
+func (g *gemmFlags) Build(target string) (*ir.Program, error) {
 	c, err := g.config()
 	if err != nil {
 		return nil, err

@@ -169,7 +169,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
-	prog, err := cfg.Build()
+	prog, err := cfg.Build(*target)
 	if err != nil {
 		return err
 	}
