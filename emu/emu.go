@@ -1,0 +1,309 @@
+// Package emu executes the PTX that ptxgen ships, on the CPU, so that CI machines
+// without a GPU can test generated kernels bit for bit where PTX is exact and within
+// documented tolerances where it is not.
+//
+// # Model
+//
+// A launch runs its CTAs one at a time, in x-fastest order. A CTA is a set of warps of
+// 32 lanes; each warp executes in lockstep with one program counter and an active
+// mask. Control flow must be warp-uniform (the generator only emits uniform
+// branches and masks lanes with predicates): a branch whose guard differs between
+// active lanes is an error, as is any collective (mma, ldmatrix, shfl, bar) executed
+// with a partial warp. `@p exit`/`@p ret` may retire some lanes of a warp.
+//
+// Warps are scheduled round-robin, each running until it blocks at a barrier or
+// exits; a barrier completes when every thread of the CTA (or the count given) has
+// arrived. If no warp can run and a barrier is still waiting, that is a deadlock
+// and an error.
+//
+// Registers are per-lane uint64 slots; every instruction reads the low bits its type
+// names. f32 values are held as their bits. Predicates are per-warp 32-bit masks.
+// Shared memory is a per-CTA window of SharedBytes (plus static .shared arrays, laid
+// out first) addressed by 32-bit offsets; global memory is the named buffers of a
+// Memory, at device addresses with unmapped gaps between them.
+//
+// # Checks
+//
+// Every access is bounds- and alignment-checked (the whole vector must be naturally
+// aligned). cp.async writes are deferred to wait_group retirement: the destination
+// bytes are pending from issue to retirement, and any access to a pending byte is an
+// error. A shared-memory race checker records, per byte, the barrier interval and the
+// thread of the last write and the readers of the current interval: a read or write
+// that conflicts with another thread's access in the same interval is an error. Reads
+// of shared bytes no thread of the CTA has written are errors too. Both checks can be
+// turned off per launch.
+//
+// # Numerics
+//
+// Integer, f32/f64 add, sub, mul, fma, div, sqrt with .rn, min/max, setp, selp, cvt and
+// shfl are bit-exact. fma.rn.f32 is computed with a single rounding (exact product
+// in float64, sum rounded to odd, then rounded to f32). The approximate instructions
+// (ex2, lg2, rcp.approx, rsqrt, sin, cos, tanh, sqrt.approx, div.approx/full) return the
+// float64 math-library value rounded once to f32, i.e. within about 1 ulp of the exact
+// value; the hardware guarantees only 2 ulp for ex2 and 1 ulp for rcp and worse for
+// the others, so compare them with a tolerance. mma.sync gathers A, B and C into
+// float64, forms each dot product in float64 in k order (the products of bf16, f16
+// and e4m3 inputs are exact, and so is the sum unless its terms span more than about
+// 2^30 in magnitude), adds C and rounds once to f32. Hardware truncates and
+// normalises in blocks, so compare mma results with a tolerance.
+package emu
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+	"sync"
+
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// Launch describes one kernel launch.
+type Launch struct {
+	Grid        [3]int // CTAs per dimension; zero entries count as 1
+	Block       int    // threads per CTA (1-D)
+	SharedBytes int    // dynamic shared memory per CTA
+	// Args are the kernel arguments in parameter order: a uint64 device address (or
+	// int64/int/uint) for 64-bit parameters, int32/uint32 (or int) for 32-bit ones,
+	// float32 for .f32 and float64 for .f64.
+	Args []any
+
+	NoRaceCheck   bool // turn off the shared-memory race checker
+	AllowUninit   bool // allow reads of shared bytes not written in this CTA
+	MaxWarpInstrs int64
+}
+
+// Error is a runtime fault. It names the kernel, the instruction, the CTA and the
+// thread and, for memory faults, the state space and address.
+type Error struct {
+	Kernel string
+	Line   int    // line of the instruction in the printed module (Module.Print)
+	Instr  string // the instruction text
+	CTA    [3]int
+	Thread int // thread index in the CTA, -1 when the fault is the warp's
+	Warp   int
+	Space  string // "global", "shared", "param" or "" when not a memory fault
+	Addr   uint64
+	Msg    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "emu: %s", e.Kernel)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Instr != "" {
+		fmt.Fprintf(&b, " `%s`", e.Instr)
+	}
+	fmt.Fprintf(&b, ": CTA (%d,%d,%d)", e.CTA[0], e.CTA[1], e.CTA[2])
+	if e.Thread >= 0 {
+		fmt.Fprintf(&b, " thread %d (warp %d lane %d)", e.Thread, e.Thread/32, e.Thread%32)
+	} else if e.Warp >= 0 {
+		fmt.Fprintf(&b, " warp %d", e.Warp)
+	}
+	if e.Space != "" {
+		fmt.Fprintf(&b, " %s address %#x", e.Space, e.Addr)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// DecodeError reports an instruction the emulator cannot execute.
+type DecodeError struct {
+	Kernel string
+	Line   int // line in the printed module
+	Instr  string
+	Msg    string
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("emu: %s:%d `%s`: %s", e.Kernel, e.Line, e.Instr, e.Msg)
+}
+
+// Program is a decoded module, ready to launch any of its kernels many times.
+type Program struct {
+	mod   *ptx.Module
+	funcs map[string]*fprog
+}
+
+// Load decodes every kernel of mod once.
+func Load(mod *ptx.Module) (*Program, error) {
+	p := &Program{mod: mod, funcs: map[string]*fprog{}}
+	lines := newLineMap(mod)
+	for _, f := range mod.Funcs {
+		fp, err := decodeFunc(mod, f, lines)
+		if err != nil {
+			return nil, err
+		}
+		p.funcs[f.Name] = fp
+	}
+	return p, nil
+}
+
+// Run decodes mod and launches entry.
+func Run(mod *ptx.Module, entry string, l Launch, mem *Memory) error {
+	p, err := Load(mod)
+	if err != nil {
+		return err
+	}
+	return p.Run(entry, l, mem)
+}
+
+// RunKernel launches a generated kernel with its own grid, block and shared size,
+// after checking args against its parameter facts (kinds, pointer alignment and
+// reach). Buffers the kernel does not declare Written must come back unchanged.
+func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
+	if len(args) != len(k.Params) {
+		return fmt.Errorf("emu: %s: %d arguments for %d parameters", k.Name, len(args), len(k.Params))
+	}
+	type ro struct {
+		b    *buffer
+		copy []byte
+		name string
+	}
+	var readOnly []ro
+	for i, kp := range k.Params {
+		switch kp.Kind {
+		case "ptr":
+			a, ok := args[i].(uint64)
+			if !ok {
+				return fmt.Errorf("emu: %s: argument %d (%s) is %T, want a uint64 device address", k.Name, i, kp.Name, args[i])
+			}
+			if kp.Align > 0 && a%uint64(kp.Align) != 0 {
+				return fmt.Errorf("emu: %s: argument %s = %#x is not %d-byte aligned", k.Name, kp.Name, a, kp.Align)
+			}
+			n := int(kp.Bytes)
+			if n == 0 {
+				n = 1
+			}
+			b := mem.find(a, n)
+			if b == nil {
+				return fmt.Errorf("emu: %s: argument %s = %#x: %d bytes needed, %s", k.Name, kp.Name, a, kp.Bytes, mem.describe(a))
+			}
+			if !kp.Written {
+				readOnly = append(readOnly, ro{b, append([]byte(nil), b.data...), kp.Name})
+			}
+		case "i32", "i64", "f32":
+		default:
+			return fmt.Errorf("emu: %s: parameter %s has unknown kind %q", k.Name, kp.Name, kp.Kind)
+		}
+	}
+	p, err := Load(k.Module)
+	if err != nil {
+		return err
+	}
+	l := Launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args}
+	if err := p.Run(k.Name, l, mem); err != nil {
+		return err
+	}
+	for _, r := range readOnly {
+		for i := range r.copy {
+			if r.b.data[i] != r.copy[i] {
+				return fmt.Errorf("emu: %s: buffer %q of read-only parameter %s changed at offset %d", k.Name, r.b.name, r.name, i)
+			}
+		}
+	}
+	return nil
+}
+
+// Run launches entry. Global memory changes are left in mem, also when an error
+// stops the launch.
+func (p *Program) Run(entry string, l Launch, mem *Memory) error {
+	fp, ok := p.funcs[entry]
+	if !ok {
+		return fmt.Errorf("emu: no kernel %q in the module", entry)
+	}
+	if mem == nil {
+		mem = NewMemory()
+	}
+	for i := range l.Grid {
+		if l.Grid[i] == 0 {
+			l.Grid[i] = 1
+		}
+		if l.Grid[i] < 0 {
+			return fmt.Errorf("emu: %s: bad grid %v", entry, l.Grid)
+		}
+	}
+	if l.Block <= 0 || l.Block > 1024 {
+		return fmt.Errorf("emu: %s: bad block size %d", entry, l.Block)
+	}
+	if fp.fn.ReqNTid > 0 && fp.fn.ReqNTid != l.Block {
+		return fmt.Errorf("emu: %s: launched with %d threads, .reqntid is %d", entry, l.Block, fp.fn.ReqNTid)
+	}
+	if l.SharedBytes < 0 {
+		return fmt.Errorf("emu: %s: negative shared size", entry)
+	}
+	params, err := fp.paramValues(l.Args)
+	if err != nil {
+		return err
+	}
+	r := newRunner(fp, &l, mem, params)
+	for z := 0; z < l.Grid[2]; z++ {
+		for y := 0; y < l.Grid[1]; y++ {
+			for x := 0; x < l.Grid[0]; x++ {
+				if err := r.runCTA([3]int{x, y, z}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// lineMap finds the line of each body statement in Print(mod), computed lazily (only
+// errors need it).
+type lineMap struct {
+	mod   *ptx.Module
+	once  sync.Once
+	lines map[ptx.Stmt]int
+}
+
+func newLineMap(mod *ptx.Module) *lineMap { return &lineMap{mod: mod} }
+
+func (lm *lineMap) line(s ptx.Stmt) int {
+	lm.once.Do(func() {
+		lm.lines = map[ptx.Stmt]int{}
+		text := strings.Split(lm.mod.Print(), "\n")
+		i := 0
+		for _, f := range lm.mod.Funcs {
+			head := ".visible .entry " + f.Name + "("
+			for i < len(text) && text[i] != head {
+				i++
+			}
+			for _, st := range f.Body {
+				var want string
+				switch st := st.(type) {
+				case *ptx.Instr:
+					want = "\t" + st.String()
+				case *ptx.Label:
+					want = st.Name + ":"
+				case *ptx.Comment:
+					want = "\t// " + st.Text
+				}
+				for i < len(text) && text[i] != want {
+					i++
+				}
+				if i < len(text) {
+					lm.lines[st] = i + 1
+				}
+			}
+		}
+	})
+	return lm.lines[s]
+}
+
+const fullMask = ^uint32(0)
+
+func laneList(m uint32) string {
+	var b strings.Builder
+	for m != 0 {
+		l := bits.TrailingZeros32(m)
+		m &= m - 1
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprint(&b, l)
+	}
+	return "{" + b.String() + "}"
+}

@@ -1,0 +1,598 @@
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+func readLE(p []byte, n int) uint64 {
+	switch n {
+	case 1:
+		return uint64(p[0])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(p))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(p))
+	}
+	return binary.LittleEndian.Uint64(p)
+}
+
+func writeLE(p []byte, n int, v uint64) {
+	switch n {
+	case 1:
+		p[0] = byte(v)
+	case 2:
+		binary.LittleEndian.PutUint16(p, uint16(v))
+	case 4:
+		binary.LittleEndian.PutUint32(p, uint32(v))
+	default:
+		binary.LittleEndian.PutUint64(p, v)
+	}
+}
+
+// ---- access checks ----
+
+// global returns the n bytes at addr after the alignment and bounds checks.
+func (c *cta) global(w *warp, in *instr, lane int, addr uint64, n, align int) ([]byte, error) {
+	if addr%uint64(align) != 0 {
+		return nil, w.memFault(in, lane, "global", addr, "misaligned %d-byte access (needs %d-byte alignment)", n, align)
+	}
+	b := c.gcache
+	if b == nil || addr < b.addr || addr+uint64(n) > b.addr+uint64(len(b.data)) {
+		if b = c.mem.find(addr, n); b == nil {
+			return nil, w.memFault(in, lane, "global", addr, "%d-byte access out of bounds: %s", n, c.mem.describe(addr))
+		}
+		c.gcache = b
+	}
+	o := addr - b.addr
+	return b.data[o : o+uint64(n) : o+uint64(n)], nil
+}
+
+// shared checks an n-byte access of shared memory at addr by lane: bounds,
+// alignment, bytes still pending from cp.async, and the race and uninitialised-read
+// checks. It returns the bytes.
+func (c *cta) shared(w *warp, in *instr, lane int, addr uint64, n, align int, write bool) ([]byte, error) {
+	if addr >= uint64(c.size) || addr+uint64(n) > uint64(c.size) {
+		return nil, w.memFault(in, lane, "shared", addr, "%d-byte access out of bounds (shared window is %d bytes: %d static + %d dynamic)",
+			n, c.size, c.fp.static, c.size-c.fp.static)
+	}
+	if addr%uint64(align) != 0 {
+		return nil, w.memFault(in, lane, "shared", addr, "misaligned %d-byte access (needs %d-byte alignment)", n, align)
+	}
+	if c.nAsync > 0 && c.anyPending(addr, n) {
+		i := c.firstPending(addr, n)
+		verb := "read of"
+		if write {
+			verb = "write to"
+		}
+		return nil, w.memFault(in, lane, "shared", i, "%s a byte still pending from %s (missing cp.async.wait_group or bar.sync?)", verb, c.describePending(c.pending[i/4]))
+	}
+	if c.shadow != nil {
+		if err := c.track(w, in, lane, addr, n, write, true); err != nil {
+			return nil, err
+		}
+	}
+	return c.smem[addr : addr+uint64(n) : addr+uint64(n)], nil
+}
+
+// anyPending reports whether any of the n bytes at addr awaits a cp.async.
+func (c *cta) anyPending(addr uint64, n int) bool {
+	for a, end := addr, addr+uint64(n); a < end; {
+		b := a & 63
+		k := min(64-b, end-a)
+		if c.pendBits[a>>6]&(^uint64(0)>>(64-k)<<b) != 0 {
+			return true
+		}
+		a += k
+	}
+	return false
+}
+
+// setPending marks or clears n bytes at addr.
+func (c *cta) setPending(addr uint64, n int, on bool) {
+	for a, end := addr, addr+uint64(n); a < end; {
+		b := a & 63
+		k := min(64-b, end-a)
+		m := ^uint64(0) >> (64 - k) << b
+		if on {
+			c.pendBits[a>>6] |= m
+		} else {
+			c.pendBits[a>>6] &^= m
+		}
+		a += k
+	}
+}
+
+func (c *cta) firstPending(addr uint64, n int) uint64 {
+	for a := addr; a < addr+uint64(n); a++ {
+		if c.pendBits[a>>6]>>(a&63)&1 != 0 {
+			return a
+		}
+	}
+	return addr
+}
+
+// describePending names the cp.async that made a byte pending (pending holds
+// (pc+1)<<32 | tid+1 of its issue).
+func (c *cta) describePending(t uint64) string {
+	pc, tid := int(t>>32)-1, int(uint32(t))-1
+	return fmt.Sprintf("`%s` issued by thread %d", c.fp.code[pc].text(), tid)
+}
+
+// track runs the race and uninitialised-read checks on n bytes at addr and, when
+// record is set, records the access.
+func (c *cta) track(w *warp, in *instr, lane int, addr uint64, n int, write, record bool) error {
+	tid := int32(w.id*32 + lane)
+	sh := c.shadow[addr : addr+uint64(n)]
+	// Fast path: the bytes of an access usually share one history (they were
+	// written by one access and read by the same threads), so check one and copy.
+	first := sh[0]
+	uniform := true
+	for i := 1; i < len(sh); i++ {
+		if sh[i] != first {
+			uniform = false
+			break
+		}
+	}
+	if uniform {
+		e := first
+		if err := c.track1(&e, w, in, lane, addr, tid, write, record); err != nil {
+			return err
+		}
+		if e != first {
+			for i := range sh {
+				sh[i] = e
+			}
+		}
+		return nil
+	}
+	for i := range sh {
+		if err := c.track1(&sh[i], w, in, lane, addr+uint64(i), tid, write, record); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *cta) track1(e *shadow, w *warp, in *instr, lane int, addr uint64, tid int32, write, record bool) error {
+	cur := c.epoch
+	if write {
+		if c.race {
+			if e.wEpoch == cur && e.wTid != tid {
+				return w.memFault(in, lane, "shared", addr,
+					"data race: thread %d also wrote this byte with no bar.sync between", e.wTid)
+			}
+			if e.rEpoch == cur {
+				other := e.rTid
+				if other == tid {
+					other = e.rTid2
+				}
+				if other >= 0 {
+					return w.memFault(in, lane, "shared", addr,
+						"data race: thread %d read this byte with no bar.sync before this write", other)
+				}
+			}
+		}
+		if record {
+			e.wEpoch, e.wTid = cur, tid
+		}
+		return nil
+	}
+	if e.wEpoch < c.start {
+		if c.uninit {
+			return w.memFault(in, lane, "shared", addr, "read of a byte no thread of this CTA has written")
+		}
+	} else if c.race && e.wEpoch == cur && e.wTid != tid {
+		return w.memFault(in, lane, "shared", addr,
+			"data race: thread %d wrote this byte with no bar.sync before this read", e.wTid)
+	}
+	if c.race && record {
+		if e.rEpoch != cur {
+			e.rEpoch, e.rTid, e.rTid2 = cur, tid, -1
+		} else if e.rTid != tid && e.rTid2 < 0 {
+			e.rTid2 = tid
+		}
+	}
+	return nil
+}
+
+// ---- ld / st ----
+
+func (d *decoder) ldst(in *instr, m *mods) (execFn, error) {
+	isLd := m.base == "ld"
+	m.one("weak", "volatile", "relaxed")
+	space := m.one("global", "shared", "shared::cta", "param", "local", "const")
+	if space == "shared::cta" {
+		space = "shared"
+	}
+	if space == "local" || space == "const" {
+		return nil, fmt.Errorf(".%s is not supported", space)
+	}
+	nc := m.has("nc")
+	if nc && (!isLd || space != "global") {
+		return nil, fmt.Errorf(".nc needs ld.global")
+	}
+	m.one("ca", "cg", "cs", "lu", "cv", "wb", "wt")
+	m.one("L2::64B", "L2::128B", "L2::256B")
+	m.one("L1::evict_normal", "L1::evict_unchanged", "L1::evict_first", "L1::evict_last", "L1::no_allocate")
+	nv := map[string]int{"": 1, "v2": 2, "v4": 4}[m.one("v2", "v4")]
+	t, err := m.typ()
+	if err != nil {
+		return nil, err
+	}
+	tw := typeBits(t)
+	if tw == 0 {
+		return nil, fmt.Errorf("type .%s not supported", t)
+	}
+	es := tw / 8
+	signed := t == "s8" || t == "s16" || t == "s32"
+	size := es * nv
+	if err := nargs(in.src, 2); err != nil {
+		return nil, err
+	}
+	valOp, addrOp := in.src.Args[0], in.src.Args[1]
+	if !isLd {
+		valOp, addrOp = addrOp, valOp
+	}
+	base, off, isParam, err := d.addr(addrOp)
+	if err != nil {
+		return nil, err
+	}
+	if space == "param" {
+		if !isLd || !isParam || off != 0 || nv != 1 {
+			return nil, fmt.Errorf("only ld.param of a whole scalar kernel parameter is supported")
+		}
+		pt := d.ptype[base]
+		if typeBits(string(pt)) != tw {
+			return nil, fmt.Errorf("ld.param.%s of parameter %s of type .%s", t, ptx.OperandString(addrOp), pt)
+		}
+		dd, err := d.dst(valOp)
+		if err != nil {
+			return nil, err
+		}
+		ps := d.paramSlot(base)
+		return exec1(dd, ps, func(x uint64) uint64 { return x }), nil
+	}
+	if isParam {
+		return nil, fmt.Errorf("parameter %s addressed outside .param", ptx.OperandString(addrOp))
+	}
+	var regs []int
+	if isLd {
+		regs, err = d.vecDst(valOp, nv)
+	} else {
+		regs, err = d.vecSrc(valOp, nv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	dmask := make([]uint64, nv)
+	for i, r := range regs {
+		dmask[i] = widthMask(d.width[r])
+		if signed && d.width[r] < tw {
+			return nil, fmt.Errorf("register narrower than .%s", t)
+		}
+	}
+	uoff := uint64(off)
+	access := func(w *warp, lane int, addr uint64) ([]byte, error) {
+		c := w.c
+		sp := space
+		if sp == "" { // generic
+			if addr-sharedGeneric < 1<<32 {
+				addr -= sharedGeneric
+				sp = "shared"
+			} else {
+				sp = "global"
+			}
+		}
+		if sp == "shared" {
+			return c.shared(w, in, lane, addr, size, size, !isLd)
+		}
+		return c.global(w, in, lane, addr, size, size)
+	}
+	if isLd {
+		return func(w *warp, mask uint32) error {
+			A := w.slot(base)
+			for m := mask; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros32(m)
+				p, err := access(w, l, A[l]+uoff)
+				if err != nil {
+					return err
+				}
+				for e, r := range regs {
+					v := readLE(p[e*es:], es)
+					if signed {
+						v = uint64(sext(v, tw)) & dmask[e]
+					}
+					w.r[r*32+l] = v
+				}
+			}
+			return nil
+		}, nil
+	}
+	return func(w *warp, mask uint32) error {
+		A := w.slot(base)
+		for m := mask; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros32(m)
+			p, err := access(w, l, A[l]+uoff)
+			if err != nil {
+				return err
+			}
+			for e, r := range regs {
+				writeLE(p[e*es:], es, w.r[r*32+l])
+			}
+		}
+		return nil
+	}, nil
+}
+
+// ---- cp.async ----
+
+type asyncOp struct {
+	dst   uint32
+	n     uint8
+	group int32
+	pc    int32
+	data  [16]byte
+}
+
+// asyncQueue is one thread's cp.async state: operations in issue order, each tagged
+// with its group; group `next` is the open (uncommitted) one.
+type asyncQueue struct {
+	ops  []asyncOp
+	head int
+	next int32
+}
+
+func (q *asyncQueue) reset() { q.ops, q.head, q.next = q.ops[:0], 0, 0 }
+
+// retire completes the operations of every group older than the newest keep groups.
+func (c *cta) retire(q *asyncQueue, tid int, keep int32) {
+	for q.head < len(q.ops) && q.ops[q.head].group < q.next-keep {
+		op := &q.ops[q.head]
+		q.head++
+		a := uint64(op.dst)
+		copy(c.smem[a:a+uint64(op.n)], op.data[:op.n])
+		c.setPending(a, int(op.n), false)
+		if c.shadow != nil {
+			for i := range c.shadow[a : a+uint64(op.n)] {
+				e := &c.shadow[a+uint64(i)]
+				e.wEpoch, e.wTid = c.epoch, int32(tid)
+			}
+		}
+		c.nAsync--
+	}
+	if q.head == len(q.ops) {
+		q.ops, q.head = q.ops[:0], 0
+	}
+}
+
+func (d *decoder) cpAsync(in *instr, m *mods) (execFn, error) {
+	if !m.has("async") {
+		return nil, fmt.Errorf("unknown instruction %s", in.src.Op)
+	}
+	d.fp.usesAsync = true
+	args := in.src.Args
+	switch {
+	case m.has("commit_group"):
+		if err := nargs(in.src, 0); err != nil {
+			return nil, err
+		}
+		return func(w *warp, mask uint32) error {
+			for m := mask; m != 0; m &= m - 1 {
+				w.c.async[w.id*32+bits.TrailingZeros32(m)].next++
+			}
+			return nil
+		}, nil
+	case m.has("wait_group"), m.has("wait_all"):
+		keep := int32(0)
+		all := len(args) == 0
+		if !all {
+			if err := nargs(in.src, 1); err != nil {
+				return nil, err
+			}
+			n, ok := args[0].(ptx.Imm)
+			if !ok || n < 0 {
+				return nil, fmt.Errorf("wait_group needs a non-negative immediate")
+			}
+			keep = int32(n)
+		}
+		return func(w *warp, mask uint32) error {
+			for m := mask; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros32(m)
+				tid := w.id*32 + l
+				q := &w.c.async[tid]
+				if all {
+					q.next++
+				}
+				w.c.retire(q, tid, keep)
+			}
+			return nil
+		}, nil
+	}
+	m.one("ca", "cg")
+	if m.one("shared", "shared::cta") == "" || !m.has("global") {
+		return nil, fmt.Errorf("cp.async needs .shared.global")
+	}
+	m.one("L2::64B", "L2::128B", "L2::256B")
+	if len(args) != 3 && len(args) != 4 {
+		return nil, fmt.Errorf("wrong number of operands (%d)", len(args))
+	}
+	dbase, doff, p1, err := d.addr(args[0])
+	if err != nil {
+		return nil, err
+	}
+	sbase, soff, p2, err := d.addr(args[1])
+	if err != nil {
+		return nil, err
+	}
+	if p1 || p2 {
+		return nil, fmt.Errorf("cp.async on a parameter")
+	}
+	sz, ok := args[2].(ptx.Imm)
+	if !ok || sz != 4 && sz != 8 && sz != 16 {
+		return nil, fmt.Errorf("cp-size must be 4, 8 or 16")
+	}
+	if in.src.Op[:11] == "cp.async.cg" && sz != 16 {
+		return nil, fmt.Errorf("cp.async.cg needs cp-size 16")
+	}
+	n := int(sz)
+	srcSize, ignore := -1, -1
+	if len(args) == 4 {
+		if d.isPred(args[3]) {
+			ignore, _ = d.pred(args[3])
+		} else if srcSize, err = d.src(args[3]); err != nil {
+			return nil, err
+		}
+	}
+	pcTag := uint64(in.pc+1) << 32
+	return func(w *warp, mask uint32) error {
+		c := w.c
+		D, S := w.slot(dbase), w.slot(sbase)
+		for m := mask; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros32(m)
+			tid := w.id*32 + l
+			dst := D[l] + uint64(doff)
+			ss := n
+			if srcSize >= 0 {
+				v := uint32(w.r[srcSize*32+l])
+				if v > uint32(n) {
+					return w.memFault(in, l, "shared", dst, "src-size %d exceeds cp-size %d", v, n)
+				}
+				ss = int(v)
+			}
+			if ignore >= 0 && w.p[ignore]>>l&1 != 0 {
+				ss = 0
+			}
+			if dst >= uint64(c.size) || dst+uint64(n) > uint64(c.size) {
+				return w.memFault(in, l, "shared", dst, "cp.async destination out of bounds (shared window is %d bytes)", c.size)
+			}
+			if dst%uint64(n) != 0 {
+				return w.memFault(in, l, "shared", dst, "misaligned cp.async destination (needs %d-byte alignment)", n)
+			}
+			if c.anyPending(dst, n) {
+				i := c.firstPending(dst, n)
+				return w.memFault(in, l, "shared", i, "cp.async to a byte still pending from %s", c.describePending(c.pending[i/4]))
+			}
+			if c.shadow != nil && c.race {
+				if err := c.track(w, in, l, dst, n, true, false); err != nil {
+					return err
+				}
+			}
+			q := &c.async[tid]
+			q.ops = append(q.ops, asyncOp{dst: uint32(dst), n: uint8(n), group: q.next, pc: int32(in.pc)})
+			op := &q.ops[len(q.ops)-1]
+			if ss > 0 {
+				src := S[l] + uint64(soff)
+				p, err := c.global(w, in, l, src, ss, n)
+				if err != nil {
+					q.ops = q.ops[:len(q.ops)-1]
+					return err
+				}
+				copy(op.data[:], p)
+			}
+			tag := pcTag | uint64(tid+1)
+			pd := c.pending[dst/4 : (dst+uint64(n))/4] // cp.async destinations are 4-byte granules
+			for i := range pd {
+				pd[i] = tag
+			}
+			c.setPending(dst, n, true)
+			c.nAsync++
+		}
+		return nil
+	}, nil
+}
+
+// ---- barriers ----
+
+func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
+	args := in.src.Args
+	if m.base == "bar" && m.has("warp") {
+		if !m.has("sync") {
+			return nil, fmt.Errorf("unknown instruction %s", in.src.Op)
+		}
+		if err := nargs(in.src, 1); err != nil {
+			return nil, err
+		}
+		ms, err := d.src(args[0])
+		if err != nil {
+			return nil, err
+		}
+		return func(w *warp, mask uint32) error {
+			// bar.warp.sync orders memory within the warp; lanes run in lockstep
+			// here, so it only checks that the named lanes all execute it.
+			want := uint32(w.slot(ms)[bits.TrailingZeros32(mask)])
+			if want&^mask != 0 {
+				return w.fault(in, -1, "bar.warp.sync: lanes %s named in the mask do not execute it", laneList(want&^mask))
+			}
+			return nil
+		}, nil
+	}
+	kind := m.one("sync", "arrive")
+	if kind == "" {
+		return nil, fmt.Errorf("unsupported barrier %s", in.src.Op)
+	}
+	m.has("aligned")
+	if kind == "sync" {
+		if err := nargs(in.src, 1, 2); err != nil {
+			return nil, err
+		}
+	} else if err := nargs(in.src, 2); err != nil {
+		return nil, err
+	}
+	ida, err := d.src(args[0])
+	if err != nil {
+		return nil, err
+	}
+	cnt := -1
+	if len(args) == 2 {
+		if cnt, err = d.src(args[1]); err != nil {
+			return nil, err
+		}
+	}
+	return func(w *warp, mask uint32) error {
+		c := w.c
+		if mask != w.active {
+			return w.uniform(in, mask, "bar")
+		}
+		l0 := bits.TrailingZeros32(mask)
+		id := w.slot(ida)[l0]
+		if id >= 16 {
+			return w.fault(in, -1, "barrier id %d out of range", id)
+		}
+		want := c.r.l.Block
+		if cnt >= 0 {
+			want = int(uint32(w.slot(cnt)[l0]))
+			if want%32 != 0 || want <= 0 || want > (c.r.l.Block+31)/32*32 {
+				return w.fault(in, -1, "bad barrier thread count %d", want)
+			}
+		}
+		b := &c.bars[id]
+		if b.arrived == 0 {
+			b.expected, b.pc = want, in.pc
+		} else if b.expected != want {
+			return w.fault(in, -1, "barrier %d: thread count %d, but `%s` said %d", id, want, c.fp.code[b.pc].text(), b.expected)
+		}
+		b.arrived += bits.OnesCount32(mask)
+		if b.arrived > b.expected {
+			return w.fault(in, -1, "barrier %d: %d threads arrived, only %d expected", id, b.arrived, b.expected)
+		}
+		if b.arrived == b.expected {
+			b.arrived = 0
+			for _, o := range c.warps {
+				if o.state == blocked && o.bar == int(id) {
+					o.state = running
+				}
+			}
+			c.r.epoch++
+			c.epoch = c.r.epoch
+			return nil
+		}
+		if kind == "sync" {
+			w.state, w.bar, w.barPC = blocked, int(id), in.pc
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,729 @@
+package emu
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// fprog is one decoded kernel.
+type fprog struct {
+	name      string
+	fn        *ptx.Func
+	code      []instr
+	nslots    int // register slots per lane
+	npred     int
+	inits     []slotInit // slots set before the CTA starts (specials, constants, params)
+	static    int        // bytes of static .shared arrays (the dynamic window follows)
+	hasExtern bool
+	usesAsync bool
+	lines     *lineMap
+}
+
+// instr is one decoded instruction. exec runs it for the lanes in mask (the active
+// lanes whose guard holds; never zero).
+type instr struct {
+	guard int32 // predicate index, -1 for none
+	neg   bool
+	exec  func(w *warp, mask uint32) error
+	pc    int // index in fprog.code
+	src   *ptx.Instr
+	fp    *fprog
+}
+
+func (in *instr) text() string { return in.src.String() }
+
+type initKind uint8
+
+const (
+	initConst initKind = iota
+	initTid
+	initNtid
+	initCtaid
+	initNctaid
+	initLaneid
+	initWarpid
+	initParam
+)
+
+type slotInit struct {
+	slot int
+	kind initKind
+	dim  int    // x, y, z for the special registers; param index for initParam
+	val  uint64 // constants
+}
+
+// warp is one warp of a running CTA.
+type warp struct {
+	c      *cta
+	id     int
+	r      []uint64 // slot*32 + lane
+	p      []uint32 // predicate masks
+	pc     int
+	active uint32 // lanes that exist and have not exited
+	state  uint8
+	bar    int // barrier the warp waits at
+	barPC  int
+}
+
+const (
+	running uint8 = iota
+	blocked
+	exited
+)
+
+// slot returns the 32 lanes of slot s.
+func (w *warp) slot(s int) *[32]uint64 { return (*[32]uint64)(w.r[s*32:]) }
+
+// fault builds a runtime error for lane (or the whole warp when lane < 0).
+func (w *warp) fault(in *instr, lane int, format string, args ...any) *Error {
+	c := w.c
+	e := &Error{Kernel: c.fp.name, CTA: c.id, Thread: -1, Warp: w.id, Msg: fmt.Sprintf(format, args...)}
+	if in != nil {
+		e.Instr = in.text()
+		e.Line = c.fp.lines.line(in.src)
+	}
+	if lane >= 0 {
+		e.Thread = w.id*32 + lane
+	}
+	return e
+}
+
+func (w *warp) memFault(in *instr, lane int, space string, addr uint64, format string, args ...any) *Error {
+	e := w.fault(in, lane, format, args...)
+	e.Space, e.Addr = space, addr
+	return e
+}
+
+// ---- decoding ----
+
+type decoder struct {
+	mod    *ptx.Module
+	f      *ptx.Func
+	fp     *fprog
+	regs   map[string]int // register name -> slot
+	width  []int          // bits of each slot (64 for constants)
+	preds  map[string]int
+	consts map[uint64]int
+	specs  map[string]int
+	params map[string]int // param name -> index
+	pslots map[int]int    // param index -> slot
+	shared map[string]uint32
+	labels map[string]int
+	sink   int
+	ptype  []ptx.Type
+}
+
+func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
+	fp := &fprog{name: f.Name, fn: f, lines: lines}
+	d := &decoder{mod: mod, f: f, fp: fp, regs: map[string]int{}, preds: map[string]int{},
+		consts: map[uint64]int{}, specs: map[string]int{}, params: map[string]int{},
+		pslots: map[int]int{}, shared: map[string]uint32{}, labels: map[string]int{}, sink: -1}
+	bad := func(s ptx.Stmt, format string, args ...any) error {
+		e := &DecodeError{Kernel: f.Name, Line: lines.line(s), Msg: fmt.Sprintf(format, args...)}
+		if in, ok := s.(*ptx.Instr); ok {
+			e.Instr = in.String()
+		}
+		return e
+	}
+	for _, r := range f.Regs {
+		for i := 0; i < r.Count; i++ {
+			name := r.Prefix + strconv.Itoa(i)
+			if r.Type == "pred" {
+				d.preds[name] = len(d.preds)
+				continue
+			}
+			w := typeBits(string(r.Type))
+			if w == 0 {
+				return nil, &DecodeError{Kernel: f.Name, Msg: fmt.Sprintf("register type .%s not supported", r.Type)}
+			}
+			d.regs[name] = len(d.width)
+			d.width = append(d.width, w)
+		}
+	}
+	for i, p := range f.Params {
+		d.params[p.Name] = i
+		d.ptype = append(d.ptype, p.Type)
+	}
+	// Static arrays first, then the extern (dynamic) window, as CUDA lays them out.
+	off := 0
+	for _, s := range f.Shared {
+		if s.Extern {
+			continue
+		}
+		a := max(s.Align, 1)
+		off = (off + a - 1) / a * a
+		d.shared[s.Name] = uint32(off)
+		off += s.Size
+	}
+	for _, s := range f.Shared {
+		if !s.Extern {
+			continue
+		}
+		a := max(s.Align, 16)
+		off = (off + a - 1) / a * a
+		d.shared[s.Name] = uint32(off)
+		fp.hasExtern = true
+	}
+	fp.static = off
+	// Labels point at the next instruction.
+	n := 0
+	for _, s := range f.Body {
+		switch s := s.(type) {
+		case *ptx.Label:
+			if _, dup := d.labels[s.Name]; dup {
+				return nil, bad(s, "label %s defined twice", s.Name)
+			}
+			d.labels[s.Name] = n
+		case *ptx.Instr:
+			n++
+		}
+	}
+	fp.code = make([]instr, n)
+	n = 0
+	for _, s := range f.Body {
+		src, ok := s.(*ptx.Instr)
+		if !ok {
+			continue
+		}
+		in := &fp.code[n]
+		n++
+		in.src, in.fp, in.guard, in.pc = src, fp, -1, n-1
+		if src.Guard != "" {
+			g, ok := d.preds[src.Guard]
+			if !ok {
+				return nil, bad(s, "guard %s is not a declared predicate", src.Guard)
+			}
+			in.guard, in.neg = int32(g), src.GuardNeg
+		}
+		exec, err := d.decode(in)
+		if err != nil {
+			return nil, bad(s, "%v", err)
+		}
+		in.exec = exec
+	}
+	fp.nslots = len(d.width)
+	fp.npred = len(d.preds)
+	return fp, nil
+}
+
+// typeBits is the width of a register of type t, 0 if t is not a register type.
+func typeBits(t string) int {
+	switch t {
+	case "b8", "u8", "s8":
+		return 8
+	case "b16", "u16", "s16", "f16", "bf16":
+		return 16
+	case "b32", "u32", "s32", "f32", "f16x2", "bf16x2":
+		return 32
+	case "b64", "u64", "s64", "f64":
+		return 64
+	}
+	return 0
+}
+
+func (d *decoder) newSlot(w int) int {
+	d.width = append(d.width, w)
+	return len(d.width) - 1
+}
+
+func (d *decoder) constSlot(v uint64) int {
+	if s, ok := d.consts[v]; ok {
+		return s
+	}
+	s := d.newSlot(64)
+	d.consts[v] = s
+	d.fp.inits = append(d.fp.inits, slotInit{slot: s, kind: initConst, val: v})
+	return s
+}
+
+var specialRegs = map[string]slotInit{
+	"%tid.x": {kind: initTid, dim: 0}, "%tid.y": {kind: initTid, dim: 1}, "%tid.z": {kind: initTid, dim: 2},
+	"%ntid.x": {kind: initNtid, dim: 0}, "%ntid.y": {kind: initNtid, dim: 1}, "%ntid.z": {kind: initNtid, dim: 2},
+	"%ctaid.x": {kind: initCtaid, dim: 0}, "%ctaid.y": {kind: initCtaid, dim: 1}, "%ctaid.z": {kind: initCtaid, dim: 2},
+	"%nctaid.x": {kind: initNctaid, dim: 0}, "%nctaid.y": {kind: initNctaid, dim: 1}, "%nctaid.z": {kind: initNctaid, dim: 2},
+	"%laneid": {kind: initLaneid}, "%warpid": {kind: initWarpid},
+}
+
+// src resolves a source operand to a slot: a register, a special register or a
+// constant (immediates and shared symbols).
+func (d *decoder) src(o ptx.Operand) (int, error) {
+	switch o := o.(type) {
+	case ptx.Reg:
+		if s, ok := d.regs[string(o)]; ok {
+			return s, nil
+		}
+		if s, ok := d.specs[string(o)]; ok {
+			return s, nil
+		}
+		if si, ok := specialRegs[string(o)]; ok {
+			si.slot = d.newSlot(32)
+			d.specs[string(o)] = si.slot
+			d.fp.inits = append(d.fp.inits, si)
+			return si.slot, nil
+		}
+		if _, ok := d.preds[string(o)]; ok {
+			return 0, fmt.Errorf("predicate %s used as a value", o)
+		}
+		return 0, fmt.Errorf("undeclared register %s", o)
+	case ptx.Imm:
+		return d.constSlot(uint64(o)), nil
+	case ptx.FImm:
+		return d.constSlot(uint64(o)), nil
+	case ptx.Sym:
+		if off, ok := d.shared[string(o)]; ok {
+			return d.constSlot(uint64(off)), nil
+		}
+		return 0, fmt.Errorf("symbol %s is not a shared array", o)
+	}
+	return 0, fmt.Errorf("operand %s is not a value", ptx.OperandString(o))
+}
+
+// dst resolves a destination register (the sink `_` gets a scratch slot).
+func (d *decoder) dst(o ptx.Operand) (int, error) {
+	switch o := o.(type) {
+	case ptx.Reg:
+		if s, ok := d.regs[string(o)]; ok {
+			return s, nil
+		}
+		if _, ok := d.preds[string(o)]; ok {
+			return 0, fmt.Errorf("predicate %s used as a value destination", o)
+		}
+		return 0, fmt.Errorf("undeclared destination register %s", o)
+	case ptx.Sink:
+		if d.sink < 0 {
+			d.sink = d.newSlot(64)
+		}
+		return d.sink, nil
+	}
+	return 0, fmt.Errorf("destination %s is not a register", ptx.OperandString(o))
+}
+
+// pred resolves a predicate register; -1 for the sink.
+func (d *decoder) pred(o ptx.Operand) (int, error) {
+	switch o := o.(type) {
+	case ptx.Reg:
+		if p, ok := d.preds[string(o)]; ok {
+			return p, nil
+		}
+		return 0, fmt.Errorf("%s is not a declared predicate", o)
+	case ptx.Sink:
+		return -1, nil
+	}
+	return 0, fmt.Errorf("operand %s is not a predicate", ptx.OperandString(o))
+}
+
+func (d *decoder) isPred(o ptx.Operand) bool {
+	r, ok := o.(ptx.Reg)
+	if !ok {
+		return false
+	}
+	_, ok = d.preds[string(r)]
+	return ok
+}
+
+// predPair resolves "p" or "p|q" (setp, shfl); q is -1 when absent or `_`.
+func (d *decoder) predPair(o ptx.Operand) (p, q int, err error) {
+	r, ok := o.(ptx.Reg)
+	if !ok {
+		p, err = d.pred(o)
+		return p, -1, err
+	}
+	a, b, two := strings.Cut(string(r), "|")
+	if p, err = d.pred(ptx.Reg(a)); err != nil {
+		return
+	}
+	q = -1
+	if two && b != "_" {
+		q, err = d.pred(ptx.Reg(b))
+	}
+	return
+}
+
+// splitPair splits "d|p" for shfl.
+func splitPair(o ptx.Operand) (ptx.Operand, ptx.Operand) {
+	r, ok := o.(ptx.Reg)
+	if !ok {
+		return o, nil
+	}
+	a, b, two := strings.Cut(string(r), "|")
+	if !two {
+		return o, nil
+	}
+	var q ptx.Operand = ptx.Reg(b)
+	if b == "_" {
+		q = ptx.Sink{}
+	}
+	return ptx.Reg(a), q
+}
+
+// addr resolves an address operand to (base slot, offset). A parameter symbol gives
+// param=true and the parameter index as base.
+func (d *decoder) addr(o ptx.Operand) (base int, off int64, param bool, err error) {
+	a, ok := o.(ptx.Addr)
+	if !ok {
+		return 0, 0, false, fmt.Errorf("operand %s is not an address", ptx.OperandString(o))
+	}
+	if s, ok := a.Base.(ptx.Sym); ok {
+		if i, ok := d.params[string(s)]; ok {
+			return i, a.Off, true, nil
+		}
+	}
+	base, err = d.src(a.Base)
+	return base, a.Off, false, err
+}
+
+func (d *decoder) paramSlot(i int) int {
+	if s, ok := d.pslots[i]; ok {
+		return s
+	}
+	s := d.newSlot(64)
+	d.pslots[i] = s
+	d.fp.inits = append(d.fp.inits, slotInit{slot: s, kind: initParam, dim: i})
+	return s
+}
+
+// vec returns the slots of a vector (or single) destination/source operand.
+func (d *decoder) vecDst(o ptx.Operand, n int) ([]int, error) {
+	v, ok := o.(ptx.Vec)
+	if !ok {
+		v = ptx.Vec{o}
+	}
+	if len(v) != n {
+		return nil, fmt.Errorf("operand %s: want %d registers", ptx.OperandString(o), n)
+	}
+	s := make([]int, n)
+	for i, e := range v {
+		var err error
+		if s[i], err = d.dst(e); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (d *decoder) vecSrc(o ptx.Operand, n int) ([]int, error) {
+	v, ok := o.(ptx.Vec)
+	if !ok {
+		v = ptx.Vec{o}
+	}
+	if len(v) != n {
+		return nil, fmt.Errorf("operand %s: want %d registers", ptx.OperandString(o), n)
+	}
+	s := make([]int, n)
+	for i, e := range v {
+		var err error
+		if s[i], err = d.src(e); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// paramValues converts launch arguments to parameter bits.
+func (fp *fprog) paramValues(args []any) ([]uint64, error) {
+	ps := fp.fn.Params
+	if len(args) != len(ps) {
+		return nil, fmt.Errorf("emu: %s: %d arguments for %d parameters", fp.name, len(args), len(ps))
+	}
+	v := make([]uint64, len(ps))
+	for i, p := range ps {
+		bad := func() error {
+			return fmt.Errorf("emu: %s: argument %d (%s .%s) has type %T", fp.name, i, p.Name, p.Type, args[i])
+		}
+		var u uint64
+		w := typeBits(string(p.Type))
+		switch a := args[i].(type) {
+		case uint64:
+			u = a
+		case int64:
+			u = uint64(a)
+		case int:
+			u = uint64(a)
+			if w == 32 && int(int32(a)) != a && int(uint32(a)) != a {
+				return nil, fmt.Errorf("emu: %s: argument %s = %d overflows .%s", fp.name, p.Name, a, p.Type)
+			}
+		case uint:
+			u = uint64(a)
+		case int32:
+			u = uint64(uint32(a))
+		case uint32:
+			u = uint64(a)
+		case float32:
+			if p.Type != "f32" {
+				return nil, bad()
+			}
+			u = uint64(math.Float32bits(a))
+		case float64:
+			if p.Type != "f64" {
+				return nil, bad()
+			}
+			u = math.Float64bits(a)
+		default:
+			return nil, bad()
+		}
+		switch args[i].(type) {
+		case uint64, int64:
+			if w != 64 {
+				return nil, bad()
+			}
+		case int32, uint32:
+			if w != 32 || p.Type == "f32" {
+				return nil, bad()
+			}
+		case int, uint:
+			if w != 32 && w != 64 || p.Type == "f32" || p.Type == "f64" {
+				return nil, bad()
+			}
+		}
+		if w < 64 {
+			u &= 1<<w - 1
+		}
+		v[i] = u
+	}
+	return v, nil
+}
+
+// ---- running ----
+
+// runner holds the per-launch state reused from CTA to CTA.
+type runner struct {
+	fp     *fprog
+	l      *Launch
+	mem    *Memory
+	params []uint64
+	c      cta
+	epoch  uint32 // barrier intervals, counted across the whole launch
+}
+
+func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {
+	r := &runner{fp: fp, l: l, mem: mem, params: params}
+	c := &r.c
+	c.fp, c.r, c.mem = fp, r, mem
+	c.size = fp.static + l.SharedBytes
+	c.smem = make([]byte, c.size)
+	c.race = !l.NoRaceCheck
+	c.uninit = !l.AllowUninit
+	if c.race || c.uninit {
+		c.shadow = make([]shadow, c.size)
+	}
+	if fp.usesAsync {
+		c.pending = make([]uint64, (c.size+3)/4)
+		c.pendBits = make([]uint64, (c.size+63)/64)
+		c.async = make([]asyncQueue, l.Block)
+	}
+	nw := (l.Block + 31) / 32
+	for i := 0; i < nw; i++ {
+		w := &warp{c: c, id: i, r: make([]uint64, fp.nslots*32), p: make([]uint32, fp.npred)}
+		c.warps = append(c.warps, w)
+	}
+	return r
+}
+
+// shadow is the race checker's record of one shared byte.
+type shadow struct {
+	wEpoch uint32 // interval of the last write
+	rEpoch uint32 // interval of the readers below
+	wTid   int32  // last writer
+	rTid   int32  // a reader in rEpoch
+	rTid2  int32  // a second, different reader in rEpoch, -1 if none
+}
+
+type barrier struct {
+	arrived  int
+	expected int
+	pc       int // instruction of the first arrival
+}
+
+type cta struct {
+	fp       *fprog
+	r        *runner
+	mem      *Memory
+	id       [3]int
+	size     int
+	smem     []byte
+	shadow   []shadow
+	race     bool
+	uninit   bool
+	epoch    uint32   // current barrier interval
+	start    uint32   // first interval of this CTA
+	pending  []uint64 // per 4-byte granule: who issued the cp.async it awaits (valid where pendBits is set)
+	pendBits []uint64 // per byte: awaiting a cp.async
+	nAsync   int      // cp.async operations in flight in this CTA
+	async    []asyncQueue
+	warps    []*warp
+	bars     [16]barrier
+	gcache   *buffer
+	steps    int64
+}
+
+func (r *runner) runCTA(id [3]int) error {
+	c := &r.c
+	fp := r.fp
+	c.id = id
+	clear(c.smem)
+	r.epoch++
+	c.epoch, c.start = r.epoch, r.epoch
+	c.nAsync = 0
+	clear(c.pendBits)
+	for i := range c.async {
+		c.async[i].reset()
+	}
+	c.bars = [16]barrier{}
+	c.steps = 0
+	nw := len(c.warps)
+	for _, w := range c.warps {
+		clear(w.r)
+		clear(w.p)
+		w.pc, w.state = 0, running
+		n := r.l.Block - w.id*32
+		if n >= 32 {
+			w.active = fullMask
+		} else {
+			w.active = 1<<n - 1
+		}
+		for _, si := range fp.inits {
+			var v uint64
+			s := w.slot(si.slot)
+			switch si.kind {
+			case initConst:
+				v = si.val
+			case initParam:
+				v = r.params[si.dim]
+			case initNtid:
+				v = 1
+				if si.dim == 0 {
+					v = uint64(r.l.Block)
+				}
+			case initCtaid:
+				v = uint64(id[si.dim])
+			case initNctaid:
+				v = uint64(r.l.Grid[si.dim])
+			case initWarpid:
+				v = uint64(w.id)
+			case initTid:
+				for l := range s {
+					if si.dim == 0 {
+						s[l] = uint64(w.id*32 + l)
+					} else {
+						s[l] = 0
+					}
+				}
+				continue
+			case initLaneid:
+				for l := range s {
+					s[l] = uint64(l)
+				}
+				continue
+			}
+			for l := range s {
+				s[l] = v
+			}
+		}
+	}
+	_ = nw
+	for {
+		ran := false
+		for _, w := range c.warps {
+			if w.state != running {
+				continue
+			}
+			ran = true
+			if err := w.run(); err != nil {
+				return err
+			}
+		}
+		if !ran {
+			break
+		}
+	}
+	// Every warp has exited or waits at a barrier.
+	var waiting []string
+	var gone []int
+	for _, w := range c.warps {
+		switch w.state {
+		case blocked:
+			b := &c.bars[w.bar]
+			waiting = append(waiting, fmt.Sprintf("warp %d at `%s` (barrier %d: %d of %d threads arrived)",
+				w.id, fp.code[w.barPC].text(), w.bar, b.arrived, b.expected))
+		case exited:
+			gone = append(gone, w.id)
+		}
+	}
+	if len(waiting) > 0 {
+		w := c.warps[0]
+		e := w.fault(nil, -1, "deadlock: %s; exited warps %v", strings.Join(waiting, "; "), gone)
+		e.Warp = -1
+		return e
+	}
+	return nil
+}
+
+// run executes the warp until it blocks at a barrier, exits or faults.
+func (w *warp) run() error {
+	code := w.c.fp.code
+	limit := w.c.r.l.MaxWarpInstrs
+	for w.state == running {
+		if w.pc >= len(code) {
+			w.active = 0
+			w.state = exited
+			break
+		}
+		in := &code[w.pc]
+		w.pc++
+		mask := w.active
+		if in.guard >= 0 {
+			g := w.p[in.guard]
+			if in.neg {
+				g = ^g
+			}
+			mask &= g
+		}
+		if mask == 0 {
+			continue
+		}
+		if err := in.exec(w, mask); err != nil {
+			return err
+		}
+		if limit > 0 {
+			w.c.steps++
+			if w.c.steps > limit {
+				return w.fault(in, -1, "more than %d warp instructions executed in this CTA", limit)
+			}
+		}
+	}
+	return nil
+}
+
+// full checks that a collective runs with all 32 lanes of the warp.
+func (w *warp) full(in *instr, mask uint32) error {
+	if mask == fullMask {
+		return nil
+	}
+	if w.active != fullMask {
+		return w.fault(in, -1, "collective executed by a partial warp (active lanes %s)", laneList(w.active))
+	}
+	return w.fault(in, -1, "collective under a non-uniform guard (lanes %s execute, %s do not)",
+		laneList(mask), laneList(w.active&^mask))
+}
+
+// uniform checks that an instruction required to be warp-uniform runs with every
+// active lane.
+func (w *warp) uniform(in *instr, mask uint32, what string) error {
+	if mask == w.active {
+		return nil
+	}
+	return w.fault(in, -1, "%s: guard is not uniform (lanes %s true, %s false)",
+		what, laneList(mask), laneList(w.active&^mask))
+}
+
+// forLanes calls f for each lane in mask.
+func forLanes(mask uint32, f func(l int)) {
+	for m := mask; m != 0; m &= m - 1 {
+		f(bits.TrailingZeros32(m))
+	}
+}
