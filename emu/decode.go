@@ -123,7 +123,7 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		f, err = d.ldst(in, m)
 	case "cp":
 		f, err = d.cpAsync(in, m)
-	case "ldmatrix":
+	case "ldmatrix", "stmatrix":
 		f, err = d.ldmatrix(in, m)
 	case "mma":
 		f, err = d.mma(in, m)

@@ -67,10 +67,18 @@ type Launch struct {
 	// float32 for .f32 and float64 for .f64.
 	Args []any
 
-	NoRaceCheck   bool // turn off the shared-memory race checker
-	AllowUninit   bool // allow reads of shared bytes not written in this CTA
+	NoRaceCheck bool // turn off the shared-memory race checker
+	AllowUninit bool // allow reads of shared bytes not written in this CTA
+	// MaxWarpInstrs bounds the warp instructions one CTA may execute, so that a
+	// kernel that never terminates fails instead of hanging: 0 means
+	// DefaultMaxWarpInstrs, a negative value means no limit.
 	MaxWarpInstrs int64
 }
+
+// DefaultMaxWarpInstrs is the per-CTA instruction budget when Launch.MaxWarpInstrs
+// is 0: about 50 times what one CTA of the MLA decode kernel executes, and around
+// ten seconds of emulation.
+const DefaultMaxWarpInstrs = 1 << 27
 
 // Error is a runtime fault. It names the kernel, the instruction, the CTA and the
 // thread and, for memory faults, the state space and address.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // TestVecAddWarpSum: c = a + b under a bounds predicate, then a warp sum of c with
@@ -486,4 +488,42 @@ func TestMaxWarpInstrs(t *testing.T) {
 L:
 	bra.uni L;`)
 	wantErr(t, run(t, src, Launch{Block: 32, MaxWarpInstrs: 1000}, nil), "more than 1000 warp instructions")
+}
+
+func TestRunKernel(t *testing.T) {
+	src := kernel(".param .u64 pin, .param .u64 pout, .param .s32 n", `
+	ld.param.u64 %rd0, [pin];
+	ld.param.u64 %rd1, [pout];
+	mov.u32 %r0, %tid.x;
+	mul.wide.u32 %rd2, %r0, 4;
+	add.u64 %rd3, %rd0, %rd2;
+	ld.global.u32 %r1, [%rd3];
+	add.u64 %rd4, %rd1, %rd2;
+	st.global.u32 [%rd4], %r1;`)
+	m := parse(t, src)
+	k := &ptx.Kernel{Module: m, Name: "k", Grid: [3]int{1, 1, 1}, Block: 32, Params: []ptx.KParam{
+		{Name: "pin", Kind: "ptr", Elem: "u32", Bytes: 128, Align: 16},
+		{Name: "pout", Kind: "ptr", Elem: "u32", Bytes: 128, Align: 16, Written: true},
+		{Name: "n", Kind: "i32"},
+	}}
+	mem := NewMemory()
+	vals := make([]uint32, 32)
+	for i := range vals {
+		vals[i] = uint32(i + 1)
+	}
+	in := mem.Alloc("in", u32Bytes(vals))
+	out := mem.Alloc("out", make([]byte, 128))
+	if err := RunKernel(k, []any{in, out, int32(32)}, mem); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytesU32(mem.Bytes("out")); got[31] != 32 {
+		t.Fatalf("out = %v", got)
+	}
+	clear(mem.Bytes("out"))
+	small := mem.Alloc("small", make([]byte, 64))
+	wantErr(t, RunKernel(k, []any{in, small, int32(32)}, mem), "pout", "128 bytes needed")
+	wantErr(t, RunKernel(k, []any{in + 4, out, int32(32)}, mem), "not 16-byte aligned")
+	// Swapping the buffers makes the kernel write through a read-only parameter.
+	k.Params[0].Written, k.Params[1].Written = true, false
+	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "read-only parameter pout changed")
 }

@@ -667,6 +667,9 @@ func (r *runner) runCTA(id [3]int) error {
 func (w *warp) run() error {
 	code := w.c.fp.code
 	limit := w.c.r.l.MaxWarpInstrs
+	if limit == 0 {
+		limit = DefaultMaxWarpInstrs
+	}
 	for w.state == running {
 		if w.pc >= len(code) {
 			w.active = 0

@@ -119,47 +119,55 @@ func TestMMA16816(t *testing.T) {
 	}
 }
 
-func TestMMA16832E4M3(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	code := func() dtype.E4M3 {
-		for {
-			e := dtype.E4M3(rng.IntN(256))
-			if !e.IsNaN() {
-				return e
+func TestMMA16832FP8(t *testing.T) {
+	// e4m3 and e5m2 values (e5m2 is the upper byte of a binary16), NaN and Inf excluded.
+	val := map[string]func(b byte) float64{
+		"e4m3": func(b byte) float64 { return dtype.E4M3(b).F64() },
+		"e5m2": func(b byte) float64 { return dtype.F16(uint16(b) << 8).F64() },
+	}
+	for _, types := range [][2]string{{"e4m3", "e4m3"}, {"e5m2", "e4m3"}, {"e4m3", "e5m2"}, {"e5m2", "e5m2"}} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		code := func(typ string) byte {
+			for {
+				b := byte(rng.IntN(256))
+				if v := val[typ](b); !math.IsNaN(v) && !math.IsInf(v, 0) {
+					return b
+				}
 			}
 		}
-	}
-	var A [16][32]dtype.E4M3
-	var B [32][8]dtype.E4M3
-	a := make([]byte, 16*32)
-	b := make([]byte, 8*32)
-	c := make([]float32, 128)
-	for i := range A {
-		for k := range A[i] {
-			A[i][k] = code()
-			a[i*32+k] = byte(A[i][k])
-		}
-	}
-	for k := range B {
-		for j := range B[k] {
-			B[k][j] = code()
-			b[j*32+k] = byte(B[k][j])
-		}
-	}
-	for i := range c {
-		c[i] = float32(i) - 60
-	}
-	d := runMMA(t, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", a, b, c)
-	for i := 0; i < 16; i++ {
-		for j := 0; j < 8; j++ {
-			want, mag := float64(c[i*8+j]), math.Abs(float64(c[i*8+j]))
-			for k := 0; k < 32; k++ {
-				p := A[i][k].F64() * B[k][j].F64()
-				want += p
-				mag += math.Abs(p)
+		var A [16][32]float64
+		var B [32][8]float64
+		a := make([]byte, 16*32)
+		b := make([]byte, 8*32)
+		c := make([]float32, 128)
+		for i := range A {
+			for k := range A[i] {
+				a[i*32+k] = code(types[0])
+				A[i][k] = val[types[0]](a[i*32+k])
 			}
-			if got := float64(d[i*8+j]); math.Abs(got-want) > 1e-6*mag {
-				t.Errorf("D[%d][%d] = %v, want %v", i, j, got, want)
+		}
+		for k := range B {
+			for j := range B[k] {
+				b[j*32+k] = code(types[1])
+				B[k][j] = val[types[1]](b[j*32+k])
+			}
+		}
+		for i := range c {
+			c[i] = float32(i) - 60
+		}
+		op := fmt.Sprintf("mma.sync.aligned.m16n8k32.row.col.f32.%s.%s.f32", types[0], types[1])
+		d := runMMA(t, op, a, b, c)
+		for i := 0; i < 16; i++ {
+			for j := 0; j < 8; j++ {
+				want, mag := float64(c[i*8+j]), math.Abs(float64(c[i*8+j]))
+				for k := 0; k < 32; k++ {
+					p := A[i][k] * B[k][j]
+					want += p
+					mag += math.Abs(p)
+				}
+				if got := float64(d[i*8+j]); math.Abs(got-want) > 1e-6*mag {
+					t.Errorf("%s: D[%d][%d] = %v, want %v", op, i, j, got, want)
+				}
 			}
 		}
 	}
@@ -369,6 +377,58 @@ COPY:
 			}
 			if float64(out[128+i*8+j]) != o {
 				t.Errorf("O[%d][%d] = %v, want %v", i, j, out[128+i*8+j], o)
+			}
+		}
+	}
+}
+
+// TestStmatrix stores 4 fragments with stmatrix (sm_90) and checks the shared
+// memory image against the ldmatrix layout it inverts.
+func TestStmatrix(t *testing.T) {
+	for _, trans := range []bool{false, true} {
+		op := "stmatrix.sync.aligned.m8n8.x4.shared.b16"
+		if trans {
+			op = "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
+		}
+		src := kernel(".param .u64 pout", `
+	ld.param.u64 %rd0, [pout];
+	mov.u32 %r0, %laneid;
+	mov.u32 %r1, smem;
+	shl.b32 %r2, %r0, 1;              // lo = j<<8 | 2l, hi = lo | 1
+	or.b32 %r3, %r2, 1;
+	shl.b32 %r3, %r3, 16;
+	or.b32 %r10, %r2, %r3;
+	or.b32 %r11, %r10, 0x01000100;
+	or.b32 %r12, %r10, 0x02000200;
+	or.b32 %r13, %r10, 0x03000300;
+	shl.b32 %r4, %r0, 4;
+	add.u32 %r5, %r1, %r4;
+	`+op+` [%r5], {%r10, %r11, %r12, %r13};
+	bar.sync 0;
+	ld.shared.v4.u32 {%r20, %r21, %r22, %r23}, [%r5];
+	mul.wide.u32 %rd1, %r0, 16;
+	add.u64 %rd2, %rd0, %rd1;
+	st.global.v4.u32 [%rd2], {%r20, %r21, %r22, %r23};`)
+		mem := NewMemory()
+		po := mem.Alloc("out", make([]byte, 512))
+		if err := run(t, src, Launch{Block: 32, SharedBytes: 512, Args: []any{po}}, mem); err != nil {
+			t.Fatal(err)
+		}
+		out := mem.Bytes("out")
+		for j := 0; j < 4; j++ {
+			for r := 0; r < 8; r++ {
+				for c := 0; c < 8; c++ {
+					got := uint16(out[2*((8*j+r)*8+c)]) | uint16(out[2*((8*j+r)*8+c)+1])<<8
+					// Which lane and half holds M_j[r][c]?
+					lane, half := r*4+c/2, c%2
+					if trans {
+						lane, half = c*4+r/2, r%2
+					}
+					want := uint16(j<<8 | 2*lane | half)
+					if got != want {
+						t.Errorf("%s: matrix %d [%d][%d] = %#x, want %#x", op, j, r, c, got, want)
+					}
+				}
 			}
 		}
 	}

@@ -10,9 +10,13 @@ import (
 
 // ---- ldmatrix ----
 
+// ldmatrix and stmatrix (its inverse, sm_90+): lane 8j+r supplies the address of
+// row r of matrix j; register j of lane l holds halfwords 2(l&3), 2(l&3)+1 of row
+// l>>2 (.trans: of column l>>2, rows 2(l&3) and 2(l&3)+1).
 func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
+	store := m.base == "stmatrix"
 	if !m.has("sync") || !m.has("aligned") || !m.has("m8n8") {
-		return nil, fmt.Errorf("ldmatrix needs .sync.aligned.m8n8")
+		return nil, fmt.Errorf("%s needs .sync.aligned.m8n8", m.base)
 	}
 	num := map[string]int{"x1": 1, "x2": 2, "x4": 4}[m.one("x1", "x2", "x4")]
 	if num == 0 {
@@ -25,18 +29,62 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 	if err := nargs(in.src, 2); err != nil {
 		return nil, err
 	}
-	dsts, err := d.vecDst(in.src.Args[0], num)
+	regOp, addrOp := in.src.Args[0], in.src.Args[1]
+	var dsts []int
+	var err error
+	if store {
+		regOp, addrOp = addrOp, regOp
+		dsts, err = d.vecSrc(regOp, num)
+	} else {
+		dsts, err = d.vecDst(regOp, num)
+	}
 	if err != nil {
 		return nil, err
 	}
-	base, off, isParam, err := d.addr(in.src.Args[1])
+	base, off, isParam, err := d.addr(addrOp)
 	if err != nil {
 		return nil, err
 	}
 	if isParam {
-		return nil, fmt.Errorf("ldmatrix from a parameter")
+		return nil, fmt.Errorf("%s on a parameter", m.base)
 	}
 	uoff := uint64(off)
+	if store {
+		return func(w *warp, mask uint32) error {
+			if err := w.full(in, mask); err != nil {
+				return err
+			}
+			c := w.c
+			A := w.slot(base)
+			var rows [4][8][8]uint16
+			for j := 0; j < num; j++ {
+				S := w.slot(dsts[j])
+				M := &rows[j]
+				for l := range S {
+					g, t := l>>2, l&3
+					lo, hi := uint16(S[l]), uint16(S[l]>>16)
+					if trans {
+						M[2*t][g], M[2*t+1][g] = lo, hi
+					} else {
+						M[g][2*t], M[g][2*t+1] = lo, hi
+					}
+				}
+			}
+			for j := 0; j < num; j++ {
+				for r := 0; r < 8; r++ {
+					lane := 8*j + r
+					p, err := c.shared(w, in, lane, A[lane]+uoff, 16, 16, true)
+					if err != nil {
+						return err
+					}
+					for h, v := range rows[j][r] {
+						binary.LittleEndian.PutUint16(p[2*h:], v)
+					}
+				}
+			}
+			return nil
+		}, nil
+	}
 	return func(w *warp, mask uint32) error {
 		if err := w.full(in, mask); err != nil {
 			return err
