@@ -415,7 +415,7 @@ func TestDeadlock(t *testing.T) {
 	bar.sync 0;
 	ret;`)
 	err := run(t, src, Launch{Block: 64}, nil)
-	wantErr(t, err, "deadlock", "warp 0 at `bar.sync 0;`", "32 of 64 threads arrived", "exited warps [1]")
+	wantErr(t, err, "deadlock", "warp 0 at line 23 `bar.sync 0;`", "32 of 64 threads arrived", "exited warps [1]")
 	// A barrier under a divergent guard.
 	src = kernel("", `
 	mov.u32 %r0, %tid.x;

@@ -648,8 +648,9 @@ func (r *runner) runCTA(id [3]int) error {
 		switch w.state {
 		case blocked:
 			b := &c.bars[w.bar]
-			waiting = append(waiting, fmt.Sprintf("warp %d at `%s` (barrier %d: %d of %d threads arrived)",
-				w.id, fp.code[w.barPC].text(), w.bar, b.arrived, b.expected))
+			in := &fp.code[w.barPC]
+			waiting = append(waiting, fmt.Sprintf("warp %d at line %d `%s` (barrier %d: %d of %d threads arrived)",
+				w.id, fp.lines.line(in.src), in.text(), w.bar, b.arrived, b.expected))
 		case exited:
 			gone = append(gone, w.id)
 		}

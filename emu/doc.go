@@ -1,0 +1,111 @@
+// Package emu executes the PTX that ptxgen ships, on the CPU, so that CI machines
+// without a GPU can test generated kernels: bit for bit where PTX is exact, within
+// documented tolerances where it is not, and with precise errors for the bugs a GPU
+// would hide (races, missing waits, out-of-bounds and misaligned accesses).
+//
+// # Use
+//
+//	mem := emu.NewMemory()
+//	a := mem.Alloc("a", aBytes)                  // device address of a copy of aBytes
+//	c := mem.Alloc("c", make([]byte, n))
+//	err := emu.Run(mod, "gemm", emu.Launch{Grid: [3]int{4, 1, 1}, Block: 128,
+//		SharedBytes: 16384, Args: []any{a, c, int64(k)}}, mem)
+//	out := mem.Bytes("c")
+//
+// Load decodes a module once into a Program whose Run can be called many times (and
+// concurrently, with distinct Memory values). RunKernel launches a *ptx.Kernel with
+// its own grid, block and shared size after checking the arguments against its
+// parameter facts, and fails if a buffer the kernel does not declare Written changed.
+// Errors are *Error (runtime) or *DecodeError (unsupported PTX); both name the
+// instruction and its line in Module.Print, which is the line in a shipped .ptx file.
+//
+// # Model
+//
+// A launch runs its CTAs one at a time, x fastest. A CTA is warps of 32 lanes; a warp
+// runs in lockstep with one program counter and an active mask. Control flow must be
+// warp-uniform (the generator only emits uniform branches and masks lanes with
+// predicates): a branch whose guard differs between active lanes is an error, and
+// collectives (mma, ldmatrix, stmatrix, shfl) need all 32 lanes; bar needs every
+// live lane of the warp. `@p exit`/`@p ret` may retire some lanes. Warps are
+// scheduled round-robin, each running until it blocks at a barrier or exits; a
+// barrier completes when every thread of the CTA (or the count given) arrived. If
+// no warp can run while a barrier waits, that is a deadlock error.
+//
+// Registers are per-lane uint64 slots, resolved to dense indices at load time;
+// immediates, special registers and kernel parameters are slots too. Every
+// instruction reads the low bits its type names; f32 values are held as their bits.
+// Predicates are per-warp 32-bit masks. Shared memory is a per-CTA window of static
+// .shared arrays followed by SharedBytes of dynamic memory, addressed by 32-bit
+// offsets (zeroed per CTA); cvta.shared maps it to generic addresses at 1<<48.
+// Global memory is the buffers of a Memory, above 4 GiB, 256-byte aligned, with 64
+// KiB unmapped gaps between them.
+//
+// # Checks
+//
+//   - every access is bounds-checked and must be naturally aligned for its whole
+//     size (16 bytes for ld.v4.b32; each ldmatrix/stmatrix row; cp-size for cp.async);
+//   - cp.async: each thread has a FIFO of commit groups; the source is read at issue
+//     (src-size bytes only: src-size 0 or ignore-src reads and checks nothing), the
+//     destination bytes are pending until wait_group/wait_all retires the group, and
+//     any access to a pending byte, by any thread, is an error naming the cp.async;
+//   - a race checker records per shared byte the barrier interval and thread of the
+//     last write and the readers of the current interval: a read after another
+//     thread's write, or a write after another thread's read or write, with no
+//     barrier between, is an error naming both threads (cp.async writes count as the
+//     issuing thread's, at retirement); Launch.NoRaceCheck turns it off;
+//   - reading a shared byte no thread of the CTA wrote is an error
+//     (Launch.AllowUninit turns it off);
+//   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
+//
+// # Instructions
+//
+//	integer   add sub (.sat.s32) mul.{lo,hi,wide} mad.{lo,hi,wide} div rem min max neg abs
+//	          and or xor not shl shr popc clz brev prmt(default mode)
+//	          on .s/.u/.b 16, 32, 64 bits; and/or/xor/not/mov .pred
+//	float     add sub mul (.rn .ftz .sat) fma.rn mad.rn div.{rn,full,approx} min max
+//	          (.NaN .ftz) neg abs copysign ex2 lg2 rcp.{rn,approx} sqrt.{rn,approx} rsqrt
+//	          sin cos tanh (.approx .ftz) on .f32; add sub mul fma div min max neg abs
+//	          sqrt rcp (.rn) on .f64
+//	compare   setp.{eq,ne,lt,le,gt,ge,lo,ls,hi,hs,equ,neu,ltu,leu,gtu,geu,num,nan}
+//	          {.and,.or,.xor}{.ftz} with p or p|q destinations; selp
+//	move      mov (registers, immediates, special registers, shared symbols,
+//	          pack {a, b} and unpack), cvta{.to}.{global,shared}
+//	convert   cvt between integer widths (.sat); int <-> f32/f64 (.rn; .rzi .rni
+//	          .rmi .rpi, saturating, NaN -> 0); f32 <-> f64; f32 .rni/.rzi/.rmi/.rpi,
+//	          .ftz, .sat; f32 <- bf16/f16 (exact); bf16/f16 <- f32 (.rn .relu
+//	          .satfinite); bf16x2/f16x2 <- f32 pair (a -> upper half); e4m3x2 <- f32
+//	          pair and <- f16x2 (.rn.satfinite .relu); f16x2 <- e4m3x2 (exact)
+//	memory    ld/st .global .shared .param (ld only) and generic, .nc, cache and
+//	          L2 hints, .v2 .v4, all 8- to 64-bit types; cp.async.{ca,cg}.shared.global
+//	          (.L2::64B/128B/256B) with src-size or ignore-src; cp.async.commit_group,
+//	          wait_group, wait_all; membar/fence (no-ops)
+//	warp      ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
+//	          mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 and
+//	          m16n8k32.row.col{.kind::f8f6f4}.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32;
+//	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p)
+//	control   bra{.uni}, ret, exit, bar.sync/barrier.sync{.aligned} a{, b},
+//	          bar.arrive a, b, bar.warp.sync; @p/@!p guards on anything
+//	special   %tid.* %ntid.* %ctaid.* %nctaid.* %laneid %warpid
+//
+// Anything else, or an unknown modifier, is a *DecodeError when the module loads.
+//
+// # Numerics
+//
+// Integer ops, f32/f64 add, sub, mul, div, sqrt, rcp with .rn, min/max, setp, selp,
+// cvt and shfl are bit-exact. fma.rn.f32 rounds once: the product is exact in
+// float64 and the sum is rounded to odd (TwoSum), so the final rounding to f32 is
+// correct. Integer division by zero gives all ones (remainder: the dividend), as the
+// hardware does; PTX leaves it undefined.
+//
+// Approximate instructions (ex2, lg2, rcp.approx, rsqrt, sqrt.approx, sin, cos,
+// tanh, div.approx/full) return the float64 math-library result rounded once to f32:
+// the correctly rounded value or 1 ulp from it. Hardware is only within 2 ulp for
+// ex2.approx.f32, 1 ulp for rcp.approx.f32, and further for lg2, rsqrt, sin, cos and
+// tanh (ptx.md 3.4), so compare results that depend on them with a tolerance.
+//
+// mma.sync gathers A, B and C into float64, sums each dot product in k order in
+// float64 (the products of bf16, f16, e4m3 and e5m2 inputs are exact, and so is the
+// sum unless its terms span more than about 2^30 in magnitude), adds C and rounds
+// once to f32. Hardware truncates and normalises in blocks (ptx.md 3.10), so mma
+// results agree with it to about 1e-6 relative for bf16; compare with a tolerance.
+package emu
