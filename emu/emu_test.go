@@ -256,6 +256,20 @@ func TestCpAsyncErrors(t *testing.T) {
 	mov.u32 %r2, 9;
 	cp.async.ca.shared.global [%r1], [%rd0], 8, %r2;`), l, mem)
 	wantErr(t, err, "src-size 9 exceeds cp-size 8")
+	// Refilling a stage that another thread is still reading (no barrier between
+	// its read and the refill) is caught when the cp.async is issued.
+	err = run(t, kernel(".param .u64 psrc", `
+	ld.param.u64 %rd0, [psrc];
+	mov.u32 %r0, %tid.x;
+	mov.u32 %r1, smem;
+	setp.eq.u32 %p0, %r0, 0;
+	@%p0 cp.async.ca.shared.global [%r1], [%rd0], 16;
+	cp.async.wait_all;
+	bar.sync 0;
+	setp.eq.u32 %p1, %r0, 1;
+	@%p1 ld.shared.u32 %r2, [%r1+4];
+	@%p0 cp.async.ca.shared.global [%r1], [%rd0+16], 16;`), Launch{Block: 32, SharedBytes: 64, Args: []any{ps}}, mem)
+	wantErr(t, err, "[%r1], [%rd0+16], 16", "thread 0 (warp 0 lane 0)", "shared address 0x4", "thread 1 read this byte with no bar.sync")
 }
 
 func TestRaceDetection(t *testing.T) {
