@@ -114,3 +114,70 @@ func (g *gemmFlags) Value() (any, error) { return g.config() }
 func (g *gemmFlags) Args() []string {
 	return []string{"-kernel", "gemm", "-m", fmt.Sprint(g.M), "-n", fmt.Sprint(g.N), "-k", fmt.Sprint(g.K), "-out", g.out}
 }
+
+func init() {
+	Register(Spec{
+		Name: "mla_decode",
+		Doc:  "DeepSeek-V4 sparse MLA decode: paged fp8ds/bf16 KV gathered through index lists, online softmax, sink, LSE",
+		Bind: func(fs *flag.FlagSet) Config {
+			m := &mlaFlags{}
+			fs.IntVar(&m.T, "tokens", 1, "query rows T (decode tokens, 1..1048576)")
+			fs.IntVar(&m.H, "heads", 64, "query heads H (1..128)")
+			fs.IntVar(&m.k[0], "k0", 128, "candidates per row in segment 0 (1..1048576)")
+			fs.IntVar(&m.k[1], "k1", 512, "candidates per row in segment 1 (0 = no segment 1, else 1..1048576)")
+			fs.IntVar(&m.page[0], "page0", 64, "tokens per cache page in segment 0 (1..65536)")
+			fs.IntVar(&m.page[1], "page1", 64, "tokens per cache page in segment 1 (1..65536)")
+			fs.BoolVar(&m.hasLen[0], "len0", true, "segment 0 has a per-row valid length")
+			fs.BoolVar(&m.hasLen[1], "len1", true, "segment 1 has a per-row valid length")
+			fs.StringVar(&m.Cache, "cache", CacheFP8DS, "KV cache format: fp8ds (584 B/token) or bf16 ([pages, B, D])")
+			fs.IntVar(&m.Nope, "nope", fp8dsNope, "quantized (nope) width of K/V (fp8ds: 448)")
+			fs.IntVar(&m.Rope, "rope", fp8dsRope, "rope width of K/V (fp8ds: 64)")
+			fs.BoolVar(&m.Sink, "sink", true, "a per-head f32 attention sink is given")
+			fs.Float64Var(&m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
+			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..64)")
+			fs.IntVar(&m.SMs, "sms", 0, "SM count to plan the split for (0 = the target's: sm_120 188, sm_90 132, sm_80 108)")
+			return m
+		},
+	})
+}
+
+type mlaFlags struct {
+	MLAConfig
+	k, page [2]int
+	hasLen  [2]bool
+}
+
+func (m *mlaFlags) config() (MLAConfig, error) {
+	c := m.MLAConfig
+	c.Segments = nil
+	for s := 0; s < 2; s++ {
+		if s == 1 && m.k[1] == 0 {
+			break
+		}
+		c.Segments = append(c.Segments, MLASegment{K: m.k[s], PageSize: m.page[s], HasLen: m.hasLen[s]})
+	}
+	return c, c.Validate()
+}
+
+func (m *mlaFlags) Build(target string) (*ir.Program, error) {
+	c, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	return MLA(c, target)
+}
+
+// Value returns the validated configuration (an MLAConfig).
+func (m *mlaFlags) Value() (any, error) { return m.config() }
+
+func (m *mlaFlags) Args() []string {
+	a := []string{"-kernel", "mla_decode", "-tokens", fmt.Sprint(m.T), "-heads", fmt.Sprint(m.H),
+		"-k0", fmt.Sprint(m.k[0]), "-page0", fmt.Sprint(m.page[0]), fmt.Sprintf("-len0=%v", m.hasLen[0]),
+		"-k1", fmt.Sprint(m.k[1])}
+	if m.k[1] != 0 {
+		a = append(a, "-page1", fmt.Sprint(m.page[1]), fmt.Sprintf("-len1=%v", m.hasLen[1]))
+	}
+	a = append(a, "-cache", m.Cache, "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
+		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs))
+	return a
+}

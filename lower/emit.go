@@ -51,19 +51,24 @@ type emitter struct {
 	prologueTail []ptx.Stmt
 	prologueEnd  int
 	written      []bool
-	pending      bool // cp.async writes issued and not yet waited for
-	version      int
-	labels       int
-	params       map[*ir.Value]ptx.Operand
-	tid, lane    ptx.Operand
-	warp, g, t   ptx.Operand
-	smem         ptx.Operand
-	nthreads     int
+	// Shared-memory hazards: cp.async writes not yet waited for, plain writes not
+	// yet followed by a barrier, and arrays read since the last barrier (an array
+	// whose bytes are reused must not be overwritten before all reads are done).
+	pendingAsync  bool
+	pendingWrites bool
+	readSince     map[*ir.Value]bool
+	version       int
+	labels        int
+	params        map[*ir.Value]ptx.Operand
+	tid, lane     ptx.Operand
+	warp, g, t    ptx.Operand
+	smem          ptx.Operand
+	nthreads      int
 }
 
 func emit(f *fn) error {
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[4]int]*coords{},
-		params: map[*ir.Value]ptx.Operand{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, Block: e.nthreads}
@@ -209,6 +214,18 @@ func (e *emitter) block(b *ir.Block) error {
 func (e *emitter) layout(v *ir.Value) layout { return e.f.layouts[v] }
 
 func (e *emitter) op(o *ir.Op) error {
+	if err := e.opCompute(o); err != nil {
+		return err
+	}
+	if len(o.Results) == 1 {
+		if _, ok := e.f.staged[o.Result()]; ok {
+			return e.stage(o.Result())
+		}
+	}
+	return nil
+}
+
+func (e *emitter) opCompute(o *ir.Op) error {
 	switch o.Kind {
 	case ir.OpFor:
 		return e.loop(o)
@@ -718,10 +735,10 @@ func (e *emitter) loop(o *ir.Op) error {
 			return err
 		}
 	}
-	if hasSharedLoads(body) {
+	if e.writesShared(body) {
 		e.comment("all warps are done with this iteration's shared tiles")
 		e.flush()
-		e.ins("bar.sync", ptx.Imm(0))
+		e.barrier()
 	}
 	e.popScope()
 	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
@@ -735,11 +752,18 @@ func (e *emitter) loop(o *ir.Op) error {
 	return nil
 }
 
-func hasSharedLoads(b *ir.Block) bool {
+// writesShared reports whether a loop body writes shared memory (loads, staged
+// tiles, reduction scratch), so the next iteration needs a barrier first.
+func (e *emitter) writesShared(b *ir.Block) bool {
 	found := false
 	walkOps(b, func(o *ir.Op) {
-		if o.Kind == ir.OpLoad && o.Result().Type.Rank() == 2 {
-			found = true
+		for _, r := range o.Results {
+			if _, ok := e.f.sharedHome(r); ok && o.Kind != ir.OpTrans {
+				found = true
+			}
+			if _, ok := e.f.scratch[r]; ok {
+				found = true
+			}
 		}
 	})
 	return found

@@ -34,6 +34,12 @@ func (f *fn) divisor(v *ir.Value) int64 {
 		return min(f.divisor(o.Args[0]), f.divisor(o.Args[1]))
 	case ir.OpCast, ir.OpBroadcast:
 		return f.divisor(o.Args[0])
+	case ir.OpDiv:
+		if c := o.Args[1].Def; c != nil && c.Kind == ir.OpConst && c.Int > 0 {
+			if d := f.divisor(o.Args[0]); d%c.Int == 0 {
+				return d / c.Int
+			}
+		}
 	case ir.OpShl:
 		if c := o.Args[1].Def; c != nil && c.Kind == ir.OpConst && c.Int >= 0 && c.Int < 16 {
 			return min(f.divisor(o.Args[0])<<c.Int, limit)
@@ -192,16 +198,46 @@ func zeroOf(elem ir.Elem) ptx.Operand {
 	return ptx.Imm(0)
 }
 
-// flush makes issued cp.async writes visible to every thread of the CTA.
+// flush makes shared-memory writes (cp.async or plain) visible to every thread of
+// the CTA before a read.
 func (e *emitter) flush() {
-	if !e.pending {
-		return
+	if e.pendingAsync {
+		e.ins("cp.async.commit_group")
+		e.ins("cp.async.wait_group", ptx.Imm(0))
 	}
-	e.ins("cp.async.commit_group")
-	e.ins("cp.async.wait_group", ptx.Imm(0))
-	e.ins("bar.sync", ptx.Imm(0))
-	e.pending = false
+	if e.pendingAsync || e.pendingWrites {
+		e.barrier()
+	}
 }
+
+// barrier emits bar.sync 0: every earlier shared access of the CTA is done.
+func (e *emitter) barrier() {
+	e.ins("bar.sync", ptx.Imm(0))
+	e.pendingAsync, e.pendingWrites = false, false
+	clear(e.readSince)
+}
+
+// storageOf is the value that owns v's shared bytes (a transpose is a view).
+func storageOf(v *ir.Value) *ir.Value {
+	for v.Def != nil && v.Def.Kind == ir.OpTrans {
+		v = v.Def.Args[0]
+	}
+	return v
+}
+
+// beforeWrite is called before writing v's shared array: if the bytes were used by
+// another array that some thread read since the last barrier, wait for those reads.
+func (e *emitter) beforeWrite(v *ir.Value) {
+	for _, a := range e.f.aliases[v] {
+		if e.readSince[a] {
+			e.comment("%s reuses the bytes of %s", v, a)
+			e.barrier()
+			return
+		}
+	}
+}
+
+func (e *emitter) noteRead(v *ir.Value) { e.readSince[storageOf(v)] = true }
 
 // loadShared copies a rank-2 tile into its shared-memory home. Threads take 16-byte
 // (or 8/4-byte) chunks round-robin; a chunk's source row comes from the rows tile
@@ -234,6 +270,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	if vw == 16 {
 		kind = "cg"
 	}
+	e.beforeWrite(v)
 	for i := 0; i < per; i++ {
 		chunk := e.reg(ir.I32)
 		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
@@ -292,7 +329,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
 		e.popScope()
 	}
-	e.pending = true
+	e.pendingAsync = true
 	return nil
 }
 
@@ -310,6 +347,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.chunkBytes(m))
 	base := e.scalar(m.ptr)
 	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	e.beforeWrite(v)
 	for i := 0; i < per; i++ {
 		idx := e.reg(ir.I32)
 		e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
@@ -352,14 +390,15 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
 		e.popScope()
 	}
-	e.pending = true
+	e.pendingWrites = true
 	return nil
 }
 
 // sharedElem reads one element of a shared tile.
 func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
 	e.flush()
-	l := e.layout(v)
+	l, _ := e.f.sharedHome(v)
+	e.noteRead(v)
 	r, c := idx[0], idx[1]
 	if l.trans {
 		r, c = c, r

@@ -206,9 +206,6 @@ func (e *emitter) reduce(o *ir.Op) error {
 	sl := e.layout(x)
 	r := o.Result()
 	rl := e.layout(r)
-	if o.Int == 1 && sl.wn > 1 || o.Int == 0 && sl.wm > 1 {
-		return fmt.Errorf("the reduced axis is split over several warps (%dx%d); cross-warp reductions are not supported yet", sl.wm, sl.wn)
-	}
 	mt, nt := x.Type.Shape[0]/granuleM/sl.wm, x.Type.Shape[1]/granuleN/sl.wn
 	combine := func(a, b ptx.Operand) ptx.Operand {
 		d := e.reg(ir.F32)
@@ -255,7 +252,74 @@ func (e *emitter) reduce(o *ir.Op) error {
 		}
 	}
 	_ = rl
+	if off, ok := e.f.scratch[r]; ok {
+		if err := e.reduceAcrossWarps(o, out, off); err != nil {
+			return err
+		}
+	}
 	e.v[r] = out
+	return nil
+}
+
+// reduceAcrossWarps finishes a reduction whose axis is split over warps: one lane
+// per row (column) and warp writes its partial to shared scratch [warps][extent],
+// and after a barrier every thread combines the partials in warp order, so all
+// warps hold the same result.
+func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
+	x, r := o.Args[0], o.Result()
+	sl := e.layout(x)
+	extent := x.Type.Shape[1-int(o.Int)]
+	var c *coords
+	var parts int
+	var who, lanePos ptx.Operand
+	if o.Int == 1 {
+		c, parts = e.rowsOf(extent, sl), sl.wn
+		who, lanePos = e.t, e.reg(ir.I32)
+		e.ins("rem.u32", lanePos, e.warp, ptx.Imm(sl.wn))
+	} else {
+		c, parts = e.colsOf(extent, sl), sl.wm
+		who, lanePos = e.g, e.reg(ir.I32)
+		e.ins("div.u32", lanePos, e.warp, ptx.Imm(sl.wn))
+	}
+	writer := e.reg(ir.I1)
+	e.ins("setp.eq.s32", writer, who, ptx.Imm(0))
+	e.comment("%s: combine partials of %d warps through shared[%d]", r, parts, off)
+	e.beforeWrite(r)
+	base := e.reg(ir.I32)
+	e.ins("mad.lo.s32", base, lanePos, ptx.Imm(extent*4), e.smem)
+	for i := range out.vec {
+		for h := 0; h < 2; h++ {
+			a := e.reg(ir.I32)
+			e.ins("mad.lo.s32", a, c.idx[i][h], ptx.Imm(4), base)
+			e.insIf(writer, false, "st.shared.f32", ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32))
+		}
+	}
+	e.pendingWrites = true
+	e.flush()
+	for i := range out.vec {
+		for h := 0; h < 2; h++ {
+			a := e.reg(ir.I32)
+			e.ins("mad.lo.s32", a, c.idx[i][h], ptx.Imm(4), e.smem)
+			var acc ptx.Operand
+			for w := 0; w < parts; w++ {
+				x := e.reg(ir.F32)
+				e.ins("ld.shared.f32", x, ptx.Addr{Base: a, Off: int64(off + w*extent*4)})
+				if acc == nil {
+					acc = x
+					continue
+				}
+				d := e.reg(ir.F32)
+				if o.Pred == "max" {
+					e.ins("max.f32", d, acc, x)
+				} else {
+					e.ins("add.rn.f32", d, acc, x)
+				}
+				acc = d
+			}
+			out.vec[i][h] = acc
+		}
+	}
+	e.readSince[r] = true
 	return nil
 }
 
@@ -316,11 +380,19 @@ func (e *emitter) dot(o *ir.Op) error {
 	r := o.Result()
 	l := e.layout(r)
 	al, bl := e.layout(a), e.layout(b)
+	if h, ok := e.f.sharedHome(a); ok && !(al.kind == lAcc && al.wn == 1 && al.wm == l.wm) {
+		al = h
+	}
+	bl, _ = e.f.sharedHome(b)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	mt, nt := rows.n, cols.n
 	ks := a.Type.Shape[1] / granuleK
 	in := a.Type.Elem.String()
 	e.flush()
+	e.noteRead(b)
+	if al.kind == lShared {
+		e.noteRead(a)
+	}
 	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, ks, mt, nt)
 
 	// Accumulators.

@@ -76,6 +76,8 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 // assignLayouts places every value and allocates shared memory.
 func assignLayouts(f *fn) error {
 	f.layouts = map[*ir.Value]layout{}
+	f.staged = map[*ir.Value]layout{}
+	f.scratch = map[*ir.Value]int{}
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
@@ -207,9 +209,12 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		return layout{kind: lShared}, nil
 	case ir.OpTrans:
-		src := f.layouts[o.Args[0]]
-		if src.kind != lShared {
-			return layout{}, fmt.Errorf("only tiles in shared memory can be transposed (operand is %v)", src)
+		src, ok := f.sharedHome(o.Args[0])
+		if !ok {
+			src, ok = f.stage(o.Args[0])
+		}
+		if !ok {
+			return layout{}, fmt.Errorf("cannot transpose a tile in %v", f.layouts[o.Args[0]])
 		}
 		src.trans = !src.trans
 		return src, nil
@@ -220,14 +225,20 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{}, err
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
+		// Operands that are neither in shared memory nor (for A) fragments of whole
+		// rows split like the result are staged through shared memory.
 		switch {
 		case a.kind == lShared && !a.trans:
 		case a.kind == lAcc && a.wn == 1 && a.wm == wm:
+		case a.kind == lExpr || a.kind == lAcc:
+			f.stage(o.Args[0])
 		default:
-			return layout{}, fmt.Errorf("operand a (%v) must be a row-major tile in shared memory or mma fragments of whole rows split like the result (%dx1 warps)", a, wm)
+			return layout{}, fmt.Errorf("operand a (%v) must be a row-major tile", a)
 		}
 		if b.kind != lShared {
-			return layout{}, fmt.Errorf("operand b (%v) must be in shared memory", b)
+			if _, ok := f.stage(o.Args[1]); !ok {
+				return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
+			}
 		}
 		if c.kind != lExpr && (c.kind != lAcc || c.wm != wm || c.wn != wn) {
 			return layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
@@ -281,13 +292,6 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			res = want
 		}
 	}
-	if res.kind == lExpr && r.Type.Rank() == 2 {
-		for _, a := range o.Args {
-			if f.layouts[a].kind == lShared {
-				return layout{}, fmt.Errorf("elementwise ops on tiles in shared memory need an mma-fragment operand to give them a distribution")
-			}
-		}
-	}
 	return res, nil
 }
 
@@ -313,34 +317,224 @@ func sharedPitch(rowBytes int) int {
 	return p
 }
 
+// stage gives a recomputed or fragment tile a home in shared memory, where a dot
+// (through ldmatrix) or a transpose can read it. The emitter writes it there right
+// after computing it.
+func (f *fn) stage(v *ir.Value) (layout, bool) {
+	l := f.layouts[v]
+	if l.kind != lExpr && l.kind != lAcc || v.Type.Rank() != 2 {
+		return layout{}, false
+	}
+	if f.staged == nil {
+		f.staged = map[*ir.Value]layout{}
+	}
+	h, ok := f.staged[v]
+	if !ok {
+		h = layout{kind: lShared}
+		f.staged[v] = h
+	}
+	return h, true
+}
+
+// sharedHome is where v's elements live in shared memory, if anywhere: its own
+// layout, or its staging area.
+func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
+	if l := f.layouts[v]; l.kind == lShared {
+		return l, true
+	}
+	h, ok := f.staged[v]
+	return h, ok
+}
+
+// sharedItem is one array to place in shared memory: a tile's home or a reduction's
+// scratch, live from its defining op to its last use (positions in program order).
+type sharedItem struct {
+	v          *ir.Value
+	scratch    bool
+	size       int
+	start, end int
+	offset     int
+}
+
+// allocShared places every shared array. Arrays whose lifetimes do not overlap may
+// share bytes; the emitter puts a barrier between the last read of one and the first
+// write of the next (f.aliases records who overlaps whom).
 func (f *fn) allocShared() error {
-	off := 0
-	var err error
+	pos := map[*ir.Op]int{}
+	loopEnd := map[*ir.Op]int{}
+	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
+	n := 0
+	var number func(b *ir.Block, loop *ir.Op)
+	number = func(b *ir.Block, loop *ir.Op) {
+		for _, o := range b.Ops {
+			pos[o] = n
+			n++
+			inLoop[o] = loop
+			if o.Body != nil {
+				number(o.Body, o)
+				loopEnd[o] = n
+				n++
+			}
+		}
+	}
+	number(f.k.Body, nil)
+	// storage maps a value to the value owning its shared bytes (a transpose is a view).
+	storage := func(v *ir.Value) *ir.Value {
+		for v.Def != nil && v.Def.Kind == ir.OpTrans {
+			v = v.Def.Args[0]
+		}
+		return v
+	}
+	items := map[*ir.Value]*sharedItem{}
+	var order []*sharedItem
+	add := func(v *ir.Value, size int, scratch bool) {
+		it := &sharedItem{v: v, size: size, start: pos[v.Def], end: pos[v.Def], scratch: scratch}
+		order = append(order, it)
+		if !scratch {
+			items[v] = it
+		}
+	}
 	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind != ir.OpLoad || err != nil {
-			return
+		for _, r := range o.Results {
+			if o.Kind == ir.OpTrans || r.Type.Rank() != 2 {
+				if o.Kind == ir.OpReduce {
+					if sz := f.reduceScratch(o); sz > 0 {
+						add(r, sz, true)
+					}
+				}
+				continue
+			}
+			if h, ok := f.sharedHome(r); ok {
+				h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
+				f.setHome(r, h)
+				add(r, h.pitch*r.Type.Shape[0], false)
+			}
 		}
-		r := o.Result()
-		l := f.layouts[r]
-		if l.kind != lShared {
-			return
-		}
-		l.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
-		l.offset = roundUp(off, 128)
-		off = l.offset + l.pitch*r.Type.Shape[0]
-		f.layouts[r] = l
 	})
+	// A recomputed value is evaluated where its consumers are, so a use by one
+	// counts at its consumers' positions, transitively.
+	users := map[*ir.Value][]*ir.Op{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			users[a] = append(users[a], o)
+		}
+		if o.Body != nil {
+			for _, y := range o.Body.Yield {
+				users[y] = append(users[y], o)
+			}
+		}
+	})
+	var usesOf func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op
+	usesOf = func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op {
+		var out []*ir.Op
+		for _, o := range users[v] {
+			if len(o.Results) == 1 && f.layouts[o.Result()].kind == lExpr && !seen[o.Result()] {
+				seen[o.Result()] = true
+				out = append(out, usesOf(o.Result(), seen)...)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	// A use extends a lifetime to the use, or to the end of the outermost loop that
+	// encloses the use but not the definition (the array must survive iterations).
+	for v, it := range items {
+		defLoop := inLoop[it.v.Def]
+		for _, o := range usesOf(v, map[*ir.Value]bool{}) {
+			end := pos[o]
+			for l := inLoop[o]; l != nil && l != defLoop; l = inLoop[l] {
+				end = max(end, loopEnd[l])
+			}
+			it.end = max(it.end, end)
+		}
+	}
+	// Views: uses of a transpose are uses of its source.
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpTrans {
+			return
+		}
+		it := items[storage(o.Args[0])]
+		if it == nil {
+			return
+		}
+		defLoop := inLoop[it.v.Def]
+		for _, u := range usesOf(o.Result(), map[*ir.Value]bool{}) {
+			end := pos[u]
+			for l := inLoop[u]; l != nil && l != defLoop; l = inLoop[l] {
+				end = max(end, loopEnd[l])
+			}
+			it.end = max(it.end, end)
+		}
+	})
+	top := 0
+	var placed []*sharedItem
+	f.aliases = map[*ir.Value][]*ir.Value{}
+	for _, it := range order {
+		off := 0
+		for {
+			clash := false
+			for _, p := range placed {
+				if p.end >= it.start && p.start <= it.end && off < p.offset+p.size && p.offset < off+it.size {
+					off = roundUp(p.offset+p.size, 128)
+					clash = true
+				}
+			}
+			if !clash {
+				break
+			}
+		}
+		it.offset = off
+		for _, p := range placed {
+			if off < p.offset+p.size && p.offset < off+it.size {
+				f.aliases[it.v] = append(f.aliases[it.v], p.v)
+			}
+		}
+		placed = append(placed, it)
+		top = max(top, off+it.size)
+		if it.scratch {
+			f.scratch[it.v] = off
+		} else {
+			h, _ := f.sharedHome(it.v)
+			h.offset = off
+			f.setHome(it.v, h)
+		}
+	}
 	// Transposed views share their source's storage.
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpTrans {
-			src := f.layouts[o.Args[0]]
+			src, _ := f.sharedHome(o.Args[0])
 			src.trans = !src.trans
 			f.layouts[o.Result()] = src
 		}
 	})
-	f.smem = roundUp(off, 128)
+	f.smem = roundUp(top, 128)
 	if f.smem > f.target.MaxSharedPerBlock {
 		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target.Name, f.target.MaxSharedPerBlock)
 	}
-	return err
+	return nil
+}
+
+func (f *fn) setHome(v *ir.Value, h layout) {
+	if f.layouts[v].kind == lShared {
+		f.layouts[v] = h
+	} else {
+		f.staged[v] = h
+	}
+}
+
+// reduceScratch is the shared memory a reduction needs to combine partial results
+// across warps (0 when the reduced axis is inside one warp).
+func (f *fn) reduceScratch(o *ir.Op) int {
+	x := o.Args[0]
+	l := f.layouts[x]
+	if l.kind != lAcc {
+		return 0
+	}
+	if o.Int == 1 && l.wn > 1 {
+		return l.wn * x.Type.Shape[0] * 4
+	}
+	if o.Int == 0 && l.wm > 1 {
+		return l.wm * x.Type.Shape[1] * 4
+	}
+	return 0
 }

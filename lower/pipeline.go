@@ -15,6 +15,9 @@ type fn struct {
 	target  Target
 	logical map[*ir.Value][]int // shapes before legalize padded them
 	layouts map[*ir.Value]layout
+	staged  map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
+	scratch map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
+	aliases map[*ir.Value][]*ir.Value
 	smem    int // dynamic shared memory bytes
 	names   map[string]bool
 	nextID  int

@@ -3,6 +3,7 @@
 //	ptxgen dump  [-kernel K] [kernel flags] [-target T] [-ir | -after PASS]
 //	ptxgen list
 //	ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
+//	ptxgen gen   [-kernel K] [kernel flags] -targets T1,T2 -pkg P -o FILE.go
 //
 // Exit status: 0 on success, 1 when a check fails, 2 for bad usage (a bad flag or
 // a configuration that cannot be generated).
@@ -21,7 +22,7 @@ import (
 	"github.com/ptxgen/ptxgen/lower"
 )
 
-const defaultKernel = "gemm"
+const defaultKernel = "mla_decode"
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -69,6 +70,8 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return list(stdout)
 	case "check":
 		return check(args[1:], stdout, stderr)
+	case "gen":
+		return gen(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -77,7 +80,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		// Flags without a command mean dump.
 		return dump(args, stdout, stderr)
 	}
-	return &usageError{fmt.Sprintf("unknown command %q: want dump, list or check (see ptxgen help)", args[0])}
+	return &usageError{fmt.Sprintf("unknown command %q: want gen, dump, list or check (see ptxgen help)", args[0])}
 }
 
 const usage = `ptxgen generates PTX from kernels written in a tile IR.
@@ -89,6 +92,9 @@ Commands:
   ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
                run the generated PTX in the emulator on seeded inputs and compare
                with the float64 reference
+  ptxgen gen   [-kernel K] [kernel flags] -targets T1,T2 -pkg P -o FILE.go
+               write a typed Go launcher and one PTX file per target beside it,
+               embedded with //go:embed (for go generate in other modules)
 
 Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `

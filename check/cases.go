@@ -1,0 +1,194 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+func sortedNames[V any](m map[string]V) []string {
+	var n []string
+	for k := range m {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// GEMM returns a seeded gemm case: dense row-major A, B, C (strides K, N, N).
+func GEMM(cfg kernels.GEMMConfig, target string, seed uint64) (*Case, error) {
+	k, err := kernels.GEMM(cfg)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, target)
+	if err != nil {
+		return nil, err
+	}
+	gc := golden.GemmConfig{M: cfg.M, N: cfg.N, K: cfg.K}
+	a, b, err := golden.GenGemm(gc, seed)
+	if err != nil {
+		return nil, err
+	}
+	want, err := golden.Gemm(gc, a, b)
+	if err != nil {
+		return nil, err
+	}
+	bf16Out := cfg.Out == ir.BF16
+	c := &Case{
+		Name:     fmt.Sprintf("gemm m=%d n=%d k=%d out=%s target=%s seed=%d", cfg.M, cfg.N, cfg.K, cfg.Out, target, seed),
+		Compiled: comp,
+		Buffers: map[string][]byte{
+			"a": bytesOf(a), "b": bytesOf(b),
+			"c": poison(int64(cfg.M) * int64(cfg.N) * int64(cfg.Out.Size())),
+		},
+		Scalars: map[string]any{"lda": int64(cfg.K), "ldb": int64(cfg.N), "ldc": int64(cfg.N)},
+	}
+	tol := golden.GemmTolerance(cfg.K, 1, bf16Out)
+	shape := []int{cfg.M, cfg.N}
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		if bf16Out {
+			got := make([]dtype.BF16, cfg.M*cfg.N)
+			for i, u := range u16s(final["c"]) {
+				got[i] = dtype.BF16(u)
+			}
+			return []golden.Report{golden.Compare("c", got, want, shape, tol)}
+		}
+		return []golden.Report{golden.Compare("c", f32s(final["c"]), want, shape, tol)}
+	}
+	return c, nil
+}
+
+// MLAGoldenConfig is the reference's view of a kernel configuration with dense q
+// and idx and the smallest page strides the cache format allows (rounded up to 16
+// bytes), over pools of the given number of pages per segment.
+func MLAGoldenConfig(c kernels.MLAConfig, pages []int) golden.MLAConfig {
+	g := golden.MLAConfig{T: c.T, H: c.H, Nope: c.Nope, Rope: c.Rope, Scale: c.Scale, Cache: golden.CacheFormat(c.Cache), Sink: c.Sink}
+	for i, s := range c.Segments {
+		sc := golden.SegmentConfig{K: s.K, PageSize: s.PageSize, Pages: pages[i], HasLen: s.HasLen}
+		sc.PageStride = roundUp(g.PageBytes(s.PageSize), 16)
+		g.Segments = append(g.Segments, sc)
+	}
+	return g
+}
+
+func roundUp(x, g int) int { return (x + g - 1) / g * g }
+
+// KernelMLAConfig is the kernel configuration for a reference configuration.
+func KernelMLAConfig(g golden.MLAConfig) kernels.MLAConfig {
+	c := kernels.MLAConfig{T: g.T, H: g.H, Nope: g.Nope, Rope: g.Rope, Scale: g.Scale, Cache: string(g.Cache), Sink: g.Sink}
+	for _, s := range g.Segments {
+		c.Segments = append(c.Segments, kernels.MLASegment{K: s.K, PageSize: s.PageSize, HasLen: s.HasLen})
+	}
+	return c
+}
+
+// MLA returns a seeded mla_decode case.
+func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
+	pages := make([]int, len(cfg.Segments))
+	for i, s := range cfg.Segments {
+		// Enough slots for every candidate to be distinct, plus room for poison pages.
+		pages[i] = (s.K+s.PageSize-1)/s.PageSize + 2
+	}
+	g := MLAGoldenConfig(cfg, pages)
+	in, err := golden.GenMLA(g, opt)
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("mla_decode %s target=%s seed=%d", describeMLA(cfg), target, opt.Seed)
+	return mlaCase(name, cfg, g, in, nil, nil, target)
+}
+
+// Vectors returns a case for a test-vector folder: its inputs and its own float64
+// reference outputs.
+func Vectors(dir, target string, split, sms int) (*Case, error) {
+	v, err := golden.LoadVectors(dir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := KernelMLAConfig(v.Config)
+	cfg.Split, cfg.SMs = split, sms
+	name := fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), target)
+	return mlaCase(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, target)
+}
+
+func describeMLA(c kernels.MLAConfig) string {
+	s := fmt.Sprintf("T=%d H=%d D=%d+%d cache=%s sink=%v", c.T, c.H, c.Nope, c.Rope, c.Cache, c.Sink)
+	for i, seg := range c.Segments {
+		s += fmt.Sprintf(" K%d=%d B%d=%d", i, seg.K, i, seg.PageSize)
+		if !seg.HasLen {
+			s += fmt.Sprintf(" nolen%d", i)
+		}
+	}
+	if c.Split > 0 {
+		s += fmt.Sprintf(" split=%d", c.Split)
+	}
+	if c.SMs > 0 {
+		s += fmt.Sprintf(" sms=%d", c.SMs)
+	}
+	return s
+}
+
+// mlaCase binds inputs to the kernels' parameters. wantOut and wantLSE are the
+// expected outputs; nil means compute them with the package's float64 reference.
+func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, target string) (*Case, error) {
+	prog, err := kernels.MLA(cfg, target)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(prog, target)
+	if err != nil {
+		return nil, err
+	}
+	if wantOut == nil {
+		if wantOut, wantLSE, err = golden.MLADecode(g, in); err != nil {
+			return nil, err
+		}
+	}
+	D := cfg.D()
+	qt, qh := g.QStrides()
+	c := &Case{
+		Name:     name,
+		Compiled: comp,
+		Buffers: map[string][]byte{
+			"q":   bytesOf(in.Q),
+			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),
+			"lse": poison(int64(cfg.T) * int64(cfg.H) * 4),
+		},
+		Scalars: map[string]any{"q_stride_t": int64(qt), "q_stride_h": int64(qh)},
+	}
+	if cfg.Sink {
+		c.Buffers["sink"] = bytesOf(in.Sink)
+	}
+	for s, seg := range g.Segments {
+		si := in.Segments[s]
+		c.Buffers[fmt.Sprintf("cache%d", s)] = si.Cache
+		c.Buffers[fmt.Sprintf("idx%d", s)] = bytesOf(si.Idx)
+		if seg.HasLen {
+			c.Buffers[fmt.Sprintf("len%d", s)] = bytesOf(si.Len)
+		}
+		stride := seg.IdxStride
+		if stride == 0 {
+			stride = seg.K
+		}
+		c.Scalars[fmt.Sprintf("page_stride%d", s)] = int64(seg.PageStride)
+		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
+	}
+	addWorkspace(c)
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		got := make([]dtype.BF16, cfg.T*cfg.H*D)
+		for i, u := range u16s(final["out"]) {
+			got[i] = dtype.BF16(u)
+		}
+		return []golden.Report{
+			golden.Compare("out", got, wantOut, []int{cfg.T, cfg.H, D}, golden.MLAOutTolerance),
+			golden.Compare("lse", f32s(final["lse"]), wantLSE, []int{cfg.T, cfg.H}, golden.MLALSETolerance),
+		}
+	}
+	return c, nil
+}

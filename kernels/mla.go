@@ -1,0 +1,439 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+// MLAConfig configures mla_decode, DeepSeek-V4's sparse MLA decode: for each query
+// row t and head h, softmax attention over the union of the candidates that one or
+// two index lists (segments) select from paged KV caches, where V is the same
+// vector as K (shared/spec/dsv4-sparse-mla-decode.md).
+type MLAConfig struct {
+	T, H       int // query rows, heads
+	Nope, Rope int // K/V width = Nope + Rope (fp8ds: 448 + 64)
+	Cache      string
+	Sink       bool
+	Scale      float64 // softmax scale; 0 means 1/sqrt(Nope+Rope)
+	Segments   []MLASegment
+	// Split is the number of chunks the candidate list is split into across CTAs
+	// (each writes a partial result that mla_combine merges); 0 picks it from the
+	// shape and SMs.
+	Split int
+	// SMs is the SM count the split is planned for; 0 means the target's.
+	SMs int
+}
+
+// MLASegment is one candidate list: K candidates per row into a cache with
+// PageSize tokens per page; HasLen adds a per-row valid-prefix length.
+type MLASegment struct {
+	K, PageSize int
+	HasLen      bool
+}
+
+// Cache formats.
+const (
+	CacheFP8DS = "fp8ds" // 584 B/token: 448 e4m3 + 64 bf16 rope + 8 UE8M0 scale bytes
+	CacheBF16  = "bf16"  // [pages, B, D] bf16
+)
+
+// fp8ds layout constants (spec section 4).
+const (
+	fp8dsNope        = 448
+	fp8dsRope        = 64
+	fp8dsRecordBytes = 576 // per token: nope e4m3 then rope bf16
+	fp8dsScaleBytes  = 8   // per token, after the page's B records
+	fp8dsScaleBlock  = 64  // dims per scale byte
+)
+
+// mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
+// m16 tile) and a range of candidate tiles of mlaTile candidates; K/V columns go in
+// chunks of mlaChunk so that every dot and every output accumulator is one 64-wide
+// slice (a chunk is also one fp8ds scale block). Four warps split each slice's
+// columns, which keeps the fp32 output accumulator at 64 registers per thread for
+// D = 512 and needs slice widths that are multiples of 32.
+const (
+	mlaHeadBlock = 16
+	mlaTile      = 32
+	mlaChunk     = 64
+	mlaWarps     = 4
+	mlaMaxSplit  = 64
+	// MaxMLAHeads etc. bound the configuration.
+	MaxMLAHeads = 128
+	MaxMLAK     = 1 << 20
+	MaxMLADim   = 1024
+)
+
+// D is the K/V width.
+func (c MLAConfig) D() int { return c.Nope + c.Rope }
+
+// SoftmaxScale is the scale applied to q·k.
+func (c MLAConfig) SoftmaxScale() float64 {
+	if c.Scale != 0 {
+		return c.Scale
+	}
+	return 1 / math.Sqrt(float64(c.D()))
+}
+
+// Validate reports the first bad field, naming its flag and the accepted range.
+func (c MLAConfig) Validate() error {
+	bad := func(flag string, v any, want string) error {
+		return &ConfigError{Flag: flag, Value: fmt.Sprint(v), Want: want}
+	}
+	switch {
+	case c.T < 1 || c.T > 1<<20:
+		return bad("tokens", c.T, "an integer in 1..1048576")
+	case c.H < 1 || c.H > MaxMLAHeads:
+		return bad("heads", c.H, fmt.Sprintf("an integer in 1..%d", MaxMLAHeads))
+	case c.Cache != CacheFP8DS && c.Cache != CacheBF16:
+		return bad("cache", c.Cache, "fp8ds or bf16")
+	case c.Cache == CacheFP8DS && c.Nope != fp8dsNope:
+		return bad("nope", c.Nope, "448 with -cache fp8ds (the 584-byte layout is defined for 448+64; use -cache bf16 for other widths)")
+	case c.Cache == CacheFP8DS && c.Rope != fp8dsRope:
+		return bad("rope", c.Rope, "64 with -cache fp8ds (use -cache bf16 for other widths)")
+	case c.Nope < 0 || c.Nope > MaxMLADim:
+		return bad("nope", c.Nope, fmt.Sprintf("an integer in 0..%d", MaxMLADim))
+	case c.Rope < 0 || c.Rope > MaxMLADim:
+		return bad("rope", c.Rope, fmt.Sprintf("an integer in 0..%d", MaxMLADim))
+	case c.D() < 1 || c.D() > MaxMLADim:
+		return bad("nope", c.Nope, fmt.Sprintf("a width with 1 <= nope+rope <= %d (have %d)", MaxMLADim, c.D()))
+	case math.IsNaN(c.Scale) || math.IsInf(c.Scale, 0) || c.Scale < 0:
+		return bad("scale", c.Scale, "0 (1/sqrt(nope+rope)) or a finite positive number")
+	case c.Split < 0 || c.Split > mlaMaxSplit:
+		return bad("split", c.Split, fmt.Sprintf("0 (automatic) or 1..%d", mlaMaxSplit))
+	case c.SMs < 0 || c.SMs > 4096:
+		return bad("sms", c.SMs, "0 (the target's) or 1..4096")
+	case len(c.Segments) < 1 || len(c.Segments) > 2:
+		return bad("k0", len(c.Segments), "one or two segments")
+	}
+	for i, s := range c.Segments {
+		switch {
+		case s.K < 1 || s.K > MaxMLAK:
+			return bad(fmt.Sprintf("k%d", i), s.K, fmt.Sprintf("an integer in 1..%d", MaxMLAK))
+		case s.PageSize < 1 || s.PageSize > 1<<16:
+			return bad(fmt.Sprintf("page%d", i), s.PageSize, "an integer in 1..65536")
+		}
+	}
+	return nil
+}
+
+// tiles is the number of candidate tiles of segment s.
+func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, mlaTile) }
+
+func (c MLAConfig) totalTiles() int {
+	n := 0
+	for s := range c.Segments {
+		n += c.tiles(s)
+	}
+	return n
+}
+
+// headBlocks is the number of head blocks per row.
+func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, mlaHeadBlock) }
+
+// PlanSplit returns the number of candidate chunks per row: 1 when rows x head
+// blocks already fill the GPU, otherwise enough chunks to give every SM a CTA,
+// but at least two candidate tiles per chunk, since each chunk costs a partial
+// write and a share of the combine.
+func (c MLAConfig) PlanSplit(sms int) int {
+	if c.Split > 0 {
+		return min(c.Split, c.totalTiles())
+	}
+	ctas := c.T * c.headBlocks()
+	if ctas >= sms {
+		return 1
+	}
+	s := ceilDiv(sms, ctas)
+	s = min(s, max(1, c.totalTiles()/2), mlaMaxSplit)
+	return max(s, 1)
+}
+
+// dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
+// last slice rounds its tile up to a multiple of 32 (four warps split it in n8
+// tiles); its padding is masked off on load and never stored.
+func (c MLAConfig) dChunks() [][3]int {
+	var out [][3]int
+	for d := 0; d < c.D(); d += mlaChunk {
+		w := min(mlaChunk, c.D()-d)
+		out = append(out, [3]int{d, w, roundUpInt(w, 32)})
+	}
+	return out
+}
+
+func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
+
+// MLA builds the mla_decode program for target: the decode kernel, and when the
+// candidates are split, the mla_combine kernel and the partial-result workspace.
+func MLA(c MLAConfig, target string) (*ir.Program, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := lower.LookupTarget(target)
+	if err != nil {
+		return nil, &ConfigError{Flag: "target", Value: target, Want: "a known target"}
+	}
+	sms := c.SMs
+	if sms == 0 {
+		sms = t.SMs
+	}
+	split := c.PlanSplit(sms)
+	p := &ir.Program{Name: "mla_decode"}
+	dec, err := mlaDecodeKernel(c, split)
+	if err != nil {
+		return nil, err
+	}
+	p.Kernels = append(p.Kernels, dec)
+	if split > 1 {
+		comb, err := mlaCombineKernel(c, split)
+		if err != nil {
+			return nil, err
+		}
+		p.Kernels = append(p.Kernels, comb)
+		p.Workspace = []ir.Workspace{
+			{Name: "ws_o", Bytes: int64(c.T) * int64(split) * int64(c.H) * int64(c.D()) * 4},
+			{Name: "ws_lse", Bytes: int64(c.T) * int64(split) * int64(c.H) * 4},
+		}
+	}
+	return p, nil
+}
+
+const log2e = 1.4426950408889634
+
+// mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, splits).
+func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
+	b := ir.NewBuilder("mla_decode")
+	b.SetGrid(c.headBlocks(), c.T, split)
+	b.SetWarps(mlaWarps)
+	D := c.D()
+	i64 := ir.ScalarOf(ir.I64)
+	HB, N := mlaHeadBlock, mlaTile
+
+	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
+	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
+	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
+	type segParams struct{ cache, pageStride, idx, idxStride, length *ir.Value }
+	segs := make([]segParams, len(c.Segments))
+	for s, sc := range c.Segments {
+		pageDiv := 16
+		if c.Cache == CacheBF16 {
+			pageDiv = strideDiv(D) * 2
+		}
+		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
+		segs[s].pageStride = b.Param(fmt.Sprintf("page_stride%d", s), i64, pageDiv, 0)
+		segs[s].idx = b.Param(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(c.T)*int64(sc.K)*4)
+		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
+		if sc.HasLen {
+			segs[s].length = b.Param(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, int64(c.T)*4)
+		}
+	}
+	var sink, out, lse, wsO, wsL *ir.Value
+	if c.Sink && split == 1 {
+		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
+	}
+	if split == 1 {
+		out = b.Param("out", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
+		lse = b.Param("lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(c.H)*4)
+	} else {
+		wsO = b.Param("ws_o", ir.PtrTo(ir.F32), 16, int64(c.T)*int64(split)*int64(c.H)*int64(D)*4)
+		wsL = b.Param("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(split)*int64(c.H)*4)
+	}
+
+	h0 := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(HB))), "h0")
+	row := b.Name(b.ProgramID(1), "t")
+	heads := b.Name(b.Add(h0, b.Iota(HB)), "heads")
+	headOK := b.Name(b.Cmp(ir.CmpLT, heads, b.I32(int64(c.H))), "head_ok")
+	row64 := b.Cast(row, ir.I64)
+	qRows := b.Name(b.Add(b.Mul(row64, qst), b.Mul(b.Cast(heads, ir.I64), qsh)), "q_rows")
+
+	chunks := c.dChunks()
+	qs := make([]*ir.Value, len(chunks))
+	for i, ch := range chunks {
+		qs[i] = b.Name(b.Load2(q, qRows, b.I64(int64(ch[0])), ch[2], headOK, b.I32(int64(ch[1]))), fmt.Sprintf("q%d", i))
+	}
+
+	// Loop-carried softmax state: running max (log2 domain), sum, and one output
+	// accumulator per column slice.
+	carried := []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
+	for _, ch := range chunks {
+		carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
+	}
+	scaleLog2 := c.SoftmaxScale() * log2e
+
+	// This CTA's share of the concatenated tile list of the segments.
+	total := c.totalTiles()
+	per := ceilDiv(total, split)
+	lo := b.Name(b.Mul(b.ProgramID(2), b.I32(int64(per))), "tile_lo")
+	hi := b.Name(b.Min(b.Add(lo, b.I32(int64(per))), b.I32(int64(total))), "tile_hi")
+	first := 0
+	for s, sc := range c.Segments {
+		sp := segs[s]
+		nt := c.tiles(s)
+		jlo := b.Max(b.Sub(lo, b.I32(int64(first))), b.I32(0))
+		jhi := b.Min(b.Sub(hi, b.I32(int64(first))), b.I32(int64(nt)))
+		first += nt
+		limit := b.I32(int64(sc.K))
+		if sp.length != nil {
+			n := b.Load1(sp.length, row64, nil)
+			limit = b.Min(b.Max(n, b.I32(0)), b.I32(int64(sc.K)))
+		}
+		b.Name(limit, fmt.Sprintf("limit%d", s))
+		idxRow := b.Mul(row64, sp.idxStride)
+		carried = b.For(jlo, jhi, 1, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+			pos := b.Name(b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N)), fmt.Sprintf("pos%d", s))
+			inK := b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K)))
+			ids := b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), inK), fmt.Sprintf("ids%d", s))
+			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), b.Cmp(ir.CmpGE, ids, b.I32(0))), fmt.Sprintf("valid%d", s))
+			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
+			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
+			pageBase := b.Mul(page, sp.pageStride)
+			ks := mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s))
+
+			// Scores in the log2 domain; invalid candidates get -inf by selection, so
+			// nothing loaded for them (zero-filled anyway) can matter.
+			sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
+			for i := range chunks {
+				sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
+			}
+			sc2 = b.Mul(sc2, b.F32(scaleLog2))
+			sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
+			m, l := st[0], st[1]
+			mNew := b.Max(m, b.Reduce("max", sc2, 1))
+			// A row with no valid candidate yet keeps max -inf; subtract 0 instead so
+			// exp2 sees -inf - 0 = -inf, never -inf - -inf = NaN.
+			mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
+			p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 1, HB, N)))
+			alpha := b.Exp2(b.Sub(m, mUse))
+			lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 1))
+			// P goes to the tensor cores as two bf16 terms, hi + lo: one bf16 P
+			// (8 bits) lets sum_j p_j v_j drift by up to 2^-9 of sum_j |p_j v_j|,
+			// which fails the spec's output thresholds when the terms cancel;
+			// with the residual term the error is about 2^-17 of it.
+			pHi := b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
+			pLo := b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+			next := []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+			for i, ch := range chunks {
+				scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
+				next = append(next, b.Dot(pLo, ks[i], b.Dot(pHi, ks[i], scaled)))
+			}
+			return next
+		})
+	}
+	m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
+	nonEmpty := b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
+	inv := b.Select(nonEmpty, b.Div(b.F32(1), l), b.F32(0))
+	lse2 := b.Name(b.Add(m, b.Log2(l)), "lse2")
+	if split == 1 {
+		// Final output: out = o / l * g with the sink gate g = 1 / (1 + e^(sink - lse)).
+		scale := inv
+		if sink != nil {
+			sk := b.Load1(sink, heads, headOK)
+			g := b.Div(b.F32(1), b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
+			scale = b.Mul(inv, g)
+		}
+		outRows := b.Add(b.Mul(row64, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
+		for i, ch := range chunks {
+			o := b.Select(b.Broadcast(nonEmpty, 1, HB, ch[2]), b.Mul(carried[2+i], b.Broadcast(scale, 1, HB, ch[2])), b.F32(0))
+			b.Store2(out, outRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), b.Cast(o, ir.BF16))
+		}
+		lseNat := b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1)))
+		b.Store1(lse, b.Add(b.Mul(row64, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK, lseNat)
+	} else {
+		// Partial output for mla_combine: o / l and the log2 LSE (-inf when empty).
+		part := b.Add(b.Mul(row64, b.I64(int64(split))), b.Cast(b.ProgramID(2), ir.I64))
+		wsRows := b.Add(b.Mul(part, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
+		for i, ch := range chunks {
+			o := b.Mul(carried[2+i], b.Broadcast(inv, 1, HB, ch[2]))
+			b.Store2(wsO, wsRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), o)
+		}
+		b.Store1(wsL, b.Add(b.Mul(part, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK,
+			b.Select(nonEmpty, lse2, b.F32(ir.NegInf)))
+	}
+	return b.Finish()
+}
+
+// mlaLoadK gathers one candidate tile of K (= V) as bf16 column slices in shared
+// memory: fp8ds slices are dequantized exactly (e4m3 x 2^(e-127) is exact in bf16),
+// the rope slice is loaded as is; a bf16 cache is loaded directly.
+func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, valid *ir.Value, chunks [][3]int, tag string) []*ir.Value {
+	var ks []*ir.Value
+	if c.Cache == CacheBF16 {
+		kp := b.Bitcast(cache, ir.BF16)
+		rows := b.Add(b.Div(pageBase, b.I64(2)), b.Mul(slot, b.I64(int64(c.D()))))
+		for i, ch := range chunks {
+			ks = append(ks, b.Name(b.Load2(kp, rows, b.I64(int64(ch[0])), ch[2], valid, b.I32(int64(ch[1]))), fmt.Sprintf("k%s_%d", tag, i)))
+		}
+		return ks
+	}
+	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(fp8dsRecordBytes))), "rec"+tag)
+	scaleAt := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
+	nope := b.Bitcast(cache, ir.E4M3)
+	for i := 0; i < fp8dsNope/fp8dsScaleBlock; i++ {
+		raw := b.Load2(nope, rec, b.I64(int64(i*fp8dsScaleBlock)), fp8dsScaleBlock, valid, nil)
+		e := b.Cast(b.Load1(cache, b.Add(scaleAt, b.I64(int64(i))), valid), ir.I32)
+		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte
+		// meaningfully holds.
+		scale := b.Bitcast(b.Shl(e, b.I32(23)), ir.F32)
+		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, mlaTile, fp8dsScaleBlock))
+		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k%s_%d", tag, i)))
+	}
+	rope := b.Bitcast(cache, ir.BF16)
+	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(fp8dsNope/2))
+	ks = append(ks, b.Name(b.Load2(rope, ropeRows, b.I64(0), fp8dsRope, valid, nil), "rope"+tag))
+	return ks
+}
+
+// mlaCombineKernel merges the split partials of one (row, head) per CTA: the
+// partials are weighted by 2^(lse_s - max), and the sink gate is applied here.
+// Grid: (heads, rows); each thread handles elements d = tid, tid + 128, ...
+func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
+	b := ir.NewBuilder("mla_combine")
+	b.SetGrid(c.H, c.T, 1)
+	b.SetWarps(mlaWarps)
+	D := c.D()
+	wsO := b.Param("ws_o", ir.PtrTo(ir.F32), 16, int64(c.T)*int64(split)*int64(c.H)*int64(D)*4)
+	wsL := b.Param("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(split)*int64(c.H)*4)
+	var sink *ir.Value
+	if c.Sink {
+		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
+	}
+	out := b.Param("out", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
+	lse := b.Param("lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(c.H)*4)
+	h := b.Cast(b.ProgramID(0), ir.I64)
+	t := b.Cast(b.ProgramID(1), ir.I64)
+	H := int64(c.H)
+	lses := make([]*ir.Value, split)
+	m := b.F32(ir.NegInf)
+	for s := 0; s < split; s++ {
+		off := b.Add(b.Mul(b.Add(b.Mul(t, b.I64(int64(split))), b.I64(int64(s))), b.I64(H)), h)
+		lses[s] = b.Load1(wsL, off, nil)
+		m = b.Max(m, lses[s])
+	}
+	mUse := b.Select(b.Cmp(ir.CmpEQ, m, b.F32(ir.NegInf)), b.F32(0), m)
+	d := b.Iota(D)
+	d64 := b.Cast(d, ir.I64)
+	total := b.F32(0)
+	acc := b.ConstFloat(0, ir.TileOf(ir.F32, D))
+	for s := 0; s < split; s++ {
+		w := b.Exp2(b.Sub(lses[s], mUse))
+		total = b.Add(total, w)
+		base := b.Mul(b.Add(b.Mul(b.Add(b.Mul(t, b.I64(int64(split))), b.I64(int64(s))), b.I64(H)), h), b.I64(int64(D)))
+		o := b.Load1(wsO, b.Add(base, d64), nil)
+		acc = b.Add(acc, b.Mul(o, w))
+	}
+	nonEmpty := b.Cmp(ir.CmpGT, total, b.F32(0))
+	lse2 := b.Add(mUse, b.Log2(total))
+	scale := b.Select(nonEmpty, b.Div(b.F32(1), total), b.F32(0))
+	if sink != nil {
+		sk := b.Load1(sink, h, nil)
+		g := b.Div(b.F32(1), b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
+		scale = b.Mul(scale, g)
+	}
+	o := b.Select(nonEmpty, b.Mul(acc, scale), b.F32(0))
+	outBase := b.Mul(b.Add(b.Mul(t, b.I64(H)), h), b.I64(int64(D)))
+	b.Store1(out, b.Add(outBase, d64), nil, b.Cast(o, ir.BF16))
+	b.Store1(lse, b.Add(b.Mul(t, b.I64(H)), h), nil, b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1))))
+	return b.Finish()
+}
