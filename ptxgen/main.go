@@ -17,6 +17,8 @@ import (
 	"os"
 	"strings"
 
+	pcheck "github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
@@ -89,9 +91,9 @@ Commands:
   ptxgen dump  [-kernel K] [kernel flags] [-target T] [-ir | -after PASS]
                print the PTX (or the IR, or the IR after a pass)
   ptxgen list  list kernels, targets and passes
-  ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
-               run the generated PTX in the emulator on seeded inputs and compare
-               with the float64 reference
+  ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N] [-vectors DIR]
+               run the generated PTX in the emulator on seeded inputs (or a
+               test-vector folder) and compare with the float64 reference
   ptxgen gen   [-kernel K] [kernel flags] -targets T1,T2 -pkg P -o FILE.go
                write a typed Go launcher and one PTX file per target beside it,
                embedded with //go:embed (for go generate in other modules)
@@ -232,5 +234,68 @@ func list(stdout io.Writer) error {
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
-	return &usageError{"check: not available yet"}
+	fs, cfg, target, err := kernelFlags("check", args, stderr)
+	if err != nil {
+		return err
+	}
+	useEmu := fs.Bool("emu", false, "run the PTX in the CPU emulator (the GPU check is ptxgen-gpu check -gpu)")
+	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
+	seed := fs.Uint64("seed", 1, "seed of the random inputs")
+	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
+	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
+	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkTarget(*target); err != nil {
+		return err
+	}
+	if *useGPU {
+		return &usageError{"-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
+	}
+	if !*useEmu {
+		return &usageError{"check: say -emu (the CPU emulator); GPU checks run with ptxgen-gpu check -gpu"}
+	}
+	if *invalid < 0 || *invalid > 1 {
+		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(*invalid), Want: "a fraction in 0..1"}
+	}
+	c, err := buildCase(cfg, *target, *vectors, *seed, *invalid, *poison)
+	if err != nil {
+		return err
+	}
+	res, err := pcheck.Run(pcheck.Emulator{}, c)
+	if err != nil {
+		return &failure{err.Error()}
+	}
+	fmt.Fprint(stdout, res.String())
+	if !res.OK() {
+		return &failure{"outputs outside tolerance"}
+	}
+	fmt.Fprintln(stdout, "PASS")
+	return nil
+}
+
+// buildCase makes the check case the flags describe.
+func buildCase(cfg kernels.Config, target, vectors string, seed uint64, invalid float64, poison bool) (*pcheck.Case, error) {
+	v, err := cfg.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case kernels.GEMMConfig:
+		if vectors != "" {
+			return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "test vectors exist for mla_decode only"}
+		}
+		return pcheck.GEMM(v, target, seed)
+	case kernels.MLAConfig:
+		if vectors != "" {
+			c, err := pcheck.Vectors(vectors, target, v.Split, v.SMs)
+			if err != nil {
+				return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
+			}
+			return c, nil
+		}
+		return pcheck.MLA(v, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: invalid, Poison: poison})
+	}
+	return nil, fmt.Errorf("check: no reference for %T", v)
 }
