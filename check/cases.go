@@ -92,8 +92,9 @@ func KernelMLAConfig(g golden.MLAConfig) kernels.MLAConfig {
 func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
 	pages := make([]int, len(cfg.Segments))
 	for i, s := range cfg.Segments {
-		// Enough slots for every candidate to be distinct, plus room for poison pages.
-		pages[i] = (s.K+s.PageSize-1)/s.PageSize + 2
+		// Enough slots for every candidate to be distinct, plus room for the pages
+		// the generator reserves for poison.
+		pages[i] = 2*((s.K+s.PageSize-1)/s.PageSize) + 4
 	}
 	g := MLAGoldenConfig(cfg, pages)
 	in, err := golden.GenMLA(g, opt)

@@ -46,12 +46,70 @@ func compileGEMM(t *testing.T, c kernels.GEMMConfig, target string) string {
 	return res.Kernel.Module.Print()
 }
 
+// goldenMLA pins mla_decode PTX: the DeepSeek-V4-Flash default (split for each
+// target's SM count), a small padded head count with one segment and no split,
+// and a bf16 cache of an odd width.
+var goldenMLA = []struct {
+	name string
+	cfg  kernels.MLAConfig
+}{
+	{"mla_default", mlaDefault()},
+	{"mla_h8_k63_page53_unsplit", kernels.MLAConfig{T: 3, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
+		Segments: []kernels.MLASegment{{K: 63, PageSize: 53, HasLen: true}}, Split: 1}},
+	{"mla_bf16_200x40", kernels.MLAConfig{T: 2, H: 24, Nope: 200, Rope: 40, Cache: kernels.CacheBF16,
+		Segments: []kernels.MLASegment{{K: 100, PageSize: 2}, {K: 64, PageSize: 256, HasLen: true}}}},
+}
+
+func mlaDefault() kernels.MLAConfig {
+	return kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
+		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
+}
+
+func compileMLA(t *testing.T, c kernels.MLAConfig, target string) string {
+	t.Helper()
+	p, err := kernels.MLA(c, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := lower.CompileProgram(p, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp.Module.Print()
+}
+
+// goldenCases lists every pinned configuration as (file name, PTX generator).
+func goldenCases() []struct {
+	name string
+	gen  func(t *testing.T) string
+} {
+	var out []struct {
+		name string
+		gen  func(t *testing.T) string
+	}
+	for _, target := range goldenTargets {
+		for _, c := range goldenGEMM {
+			out = append(out, struct {
+				name string
+				gen  func(t *testing.T) string
+			}{gemmName(c, target), func(t *testing.T) string { return compileGEMM(t, c, target) }})
+		}
+		for _, m := range goldenMLA {
+			out = append(out, struct {
+				name string
+				gen  func(t *testing.T) string
+			}{m.name + "_" + target, func(t *testing.T) string { return compileMLA(t, m.cfg, target) }})
+		}
+	}
+	return out
+}
+
 func TestGoldenPTX(t *testing.T) {
-	for _, c := range goldenGEMM {
-		for _, target := range goldenTargets {
-			name := gemmName(c, target)
+	for _, gc := range goldenCases() {
+		{
+			name := gc.name
 			t.Run(name, func(t *testing.T) {
-				got := compileGEMM(t, c, target)
+				got := gc.gen(t)
 				path := filepath.Join("testdata", name+".ptx")
 				if *update {
 					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -67,6 +125,34 @@ func TestGoldenPTX(t *testing.T) {
 					t.Errorf("PTX differs from %s (-want +got); if intended, run go test ./kernels -update:\n%s", path, d)
 				}
 			})
+		}
+	}
+}
+
+// TestCodegenMLA: the default decode uses bf16 mma.sync, 16-byte cp.async
+// gathers, ldmatrix, and no local memory, on every target; fp8 dequantization
+// converts e4m3 in hardware where the target has it.
+func TestCodegenMLA(t *testing.T) {
+	for _, target := range lower.TargetNames() {
+		got := compileMLA(t, mlaDefault(), target)
+		for _, s := range []string{
+			"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+			"cp.async.cg.shared.global",
+			"ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+			"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+			".entry mla_decode(", ".entry mla_combine(",
+			"ex2.approx.f32",
+		} {
+			if !strings.Contains(got, s) {
+				t.Errorf("%s: missing %q", target, s)
+			}
+		}
+		if strings.Contains(got, ".local") {
+			t.Errorf("%s: uses local memory", target)
+		}
+		hw := strings.Contains(got, "cvt.rn.f16x2.e4m3x2")
+		if want := target != "sm_80" && target != "sm_86"; hw != want {
+			t.Errorf("%s: hardware e4m3 conversion = %v, want %v", target, hw, want)
 		}
 	}
 }

@@ -494,8 +494,14 @@ func (e *emitter) store(o *ir.Op) error {
 		for i := 0; i < (n+e.nthreads-1)/e.nthreads; i++ {
 			idx := e.reg(ir.I32)
 			e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
-			live := e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
+			var live ptx.Operand
+			if (i+1)*e.nthreads > n {
+				// Threads past the end compute element n-1 (every address they form is
+				// one the tile uses) and store nothing.
+				live = e.reg(ir.I1)
+				e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
+				e.ins("min.u32", idx, idx, ptx.Imm(n-1))
+			}
 			if err := e.storeElem(o, m, idx, live, func() (ptx.Operand, error) { return e.at(v, []ptx.Operand{idx}) }); err != nil {
 				return err
 			}
@@ -529,9 +535,13 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 		if err != nil {
 			return err
 		}
-		p := e.reg(ir.I1)
-		e.ins("and.pred", p, e.inReg(mk, ir.I1), guard)
-		ok = p
+		if guard == nil {
+			ok = mk
+		} else {
+			p := e.reg(ir.I1)
+			e.ins("and.pred", p, e.inReg(mk, ir.I1), guard)
+			ok = p
+		}
 	}
 	x, err := val()
 	if err != nil {
@@ -539,6 +549,6 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 	}
 	elem := m.val.Type.Elem
 	addr := e.elemAddr(e.scalar(m.ptr), e.toI64(off, m.offs.Type.Elem), elem.Size())
-	e.insIf(ok, false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem))
+	e.insIf(guardOf(ok), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem))
 	return nil
 }
