@@ -1,0 +1,881 @@
+// Package gogen writes typed Go launchers for ptxgen kernel configurations: the Go file
+// behind `ptxgen gen`, which downstream modules run through `go generate`.
+//
+// For one configuration (an ir.Program: kernels launched in order plus shared workspace)
+// and a list of targets, Generate lowers the program for every target and returns one PTX
+// file per target and one Go file that embeds them with //go:embed. The Go file holds, for
+// a type name T:
+//
+//   - constants TField for every scalar field of the configuration struct (kernels.Config
+//     Value: M, N, K, Out for gemm), and TParamBytes for the minimum size of every buffer
+//     argument when it is the same on all targets;
+//   - type T, a configuration loaded on one device, with NewT(dev) (picks the newest
+//     generated target the device runs through runtime.Device.Pick, JIT-loads that
+//     target's PTX through runtime.Device.LoadPTX, allocates the workspace), Launch with
+//     one typed argument per caller parameter (*runtime.Buffer for pointers, int32, int64,
+//     float32 ... for scalars), Target, Kernels and Close;
+//   - unexported per-target tables (the embedded PTX and each kernel's launch facts as
+//     ptx.Kernel literals), all named with T's unexported prefix (gemm for GEMM) so that
+//     several generated files can share a package.
+//
+// Kernel parameters whose name is a workspace buffer's are bound to that buffer; all
+// others are the caller's, in first-appearance order over the kernels, and a name that
+// appears in several kernels is one argument. Launch checks every kernel's arguments
+// against its launch facts (runtime.CheckArgs: buffer sizes, alignment, divisibility)
+// before it launches the first, so a bad argument never leaves a half-run program.
+//
+// The generated code imports only ptxgen's runtime and ptx packages and the standard
+// library, so it builds without cgo (through the runtime stub, where NewT returns
+// runtime.ErrNoCUDA from the caller's runtime.Open) and runs on a GPU in `-tags cuda`
+// builds. Output is deterministic: no maps are iterated, no time, no absolute paths.
+package gogen
+
+import (
+	"bytes"
+	"fmt"
+	"go/token"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// Version is the generator version recorded in every generated file's header. It is a
+// constant rather than the module version from debug.ReadBuildInfo so that `go run`,
+// `go tool` and a built binary write the same bytes; bump it when the generated API or
+// layout changes.
+const Version = "0.1.0"
+
+const (
+	runtimePath = "github.com/ptxgen/ptxgen/runtime"
+	ptxPath     = "github.com/ptxgen/ptxgen/ptx"
+)
+
+// Options describe the Go file to write.
+type Options struct {
+	// Package is the Go package name of the generated file.
+	Package string
+	// Type names the generated type; "" derives it from the program name (TypeName).
+	Type string
+	// File is the base name of the Go file ("gemm_gen.go"). The PTX files are named after
+	// it: FILE_TARGET.ptx ("gemm_gen_sm_90.ptx"), in the same directory.
+	File string
+	// Command is the command line recorded in the header; it must hold no absolute paths.
+	Command string
+	// Config is the configuration as flags ("-kernel gemm -m 128 ..."), for doc comments.
+	Config string
+	// Doc is a one-line description of the kernel family, for the type's doc comment.
+	Doc string
+	// Shape is the validated configuration struct (kernels.Config.Value, e.g. a
+	// kernels.GEMMConfig). Its scalar fields (integers, floats, bools, strings and
+	// fmt.Stringers such as ir.Elem), nested structs flattened, become constants; other
+	// fields are left out. nil generates no shape constants.
+	Shape any
+}
+
+// File is one generated file, named relative to the Go file's directory.
+type File struct {
+	Name string
+	Data []byte
+}
+
+// TypeName is the type name Generate uses when Options.Type is empty: the program name in
+// Go's exported form (gemm: GEMM, mla_decode: MLADecode).
+func TypeName(program string) string { return exportedName(program) }
+
+// PTXName is the name of the PTX file for target beside the Go file goFile.
+func PTXName(goFile, target string) string {
+	return strings.TrimSuffix(goFile, ".go") + "_" + target + ".ptx"
+}
+
+// Generate builds cfg's program for every target (programs may differ per target: split
+// counts, tiles), lowers it and returns the Go file followed by one PTX file per target,
+// in the order of targets. Empty Options.Type, Config, Doc and Shape are filled in from
+// the configuration.
+func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error) {
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("gogen: no targets")
+	}
+	var cs []*lower.Compiled
+	for _, t := range targets {
+		p, err := cfg.Build(t)
+		if err != nil {
+			return nil, err
+		}
+		if opt.Type == "" {
+			opt.Type = TypeName(p.Name)
+		}
+		if opt.Doc == "" {
+			if s, err := kernels.Lookup(p.Name); err == nil {
+				opt.Doc = s.Doc
+			}
+		}
+		c, err := lower.CompileProgram(p, t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t, err)
+		}
+		cs = append(cs, c)
+	}
+	if opt.Config == "" {
+		opt.Config = strings.Join(cfg.Args(), " ")
+	}
+	if opt.Shape == nil {
+		v, err := cfg.Value()
+		if err != nil {
+			return nil, err
+		}
+		opt.Shape = v
+	}
+	return Render(cs, opt)
+}
+
+// Render writes the Go file and the PTX files for a program already lowered for each
+// target. Every target must have the same kernels, parameters and workspace buffers;
+// launch facts (grid, shared memory, sizes) may differ.
+func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
+	m, err := newModel(cs, opt)
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	goSrc, err := m.render()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, File{Name: opt.File, Data: goSrc})
+	for _, c := range cs {
+		files = append(files, File{Name: PTXName(opt.File, c.Target), Data: []byte(c.Module.Print())})
+	}
+	return files, nil
+}
+
+// param is one of Launch's arguments: a kernel parameter that is not workspace.
+type param struct {
+	name    string // as in the IR and ptx.KParam
+	ident   string // Go identifier in Launch
+	kind    string // ptx.KParam.Kind
+	elem    string
+	written bool
+	bytes   []int64 // per target, the most any kernel may access
+	align   []int   // per target, the strictest alignment or divisor any kernel needs
+}
+
+type model struct {
+	opt    Options
+	cs     []*lower.Compiled
+	typ    string // exported type
+	pre    string // unexported prefix
+	recv   string // receiver name
+	params []*param
+	// bind holds, per target, per kernel, per parameter, the index of its argument in
+	// Launch's arguments followed by the workspace buffers.
+	bind   [][][]int
+	idents map[string]string // package-level identifiers generated, for collisions
+}
+
+func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("gogen: no targets")
+	}
+	if !token.IsIdentifier(opt.Package) || opt.Package == "_" {
+		return nil, fmt.Errorf("gogen: package name %q is not a Go identifier", opt.Package)
+	}
+	if !isExportedIdent(opt.Type) {
+		return nil, fmt.Errorf("gogen: type name %q is not an exported Go identifier", opt.Type)
+	}
+	if !strings.HasSuffix(opt.File, ".go") || strings.ContainsAny(opt.File, `/\`) {
+		return nil, fmt.Errorf("gogen: file name %q must be a base name ending in .go", opt.File)
+	}
+	m := &model{opt: opt, cs: cs, typ: opt.Type, pre: unexportedPrefix(opt.Type), idents: map[string]string{}}
+	m.recv = receiverName(m.typ, m.pre)
+	seen := map[string]bool{}
+	pIndex := map[string]int{}
+	for t, c := range cs {
+		if seen[c.Target] {
+			return nil, fmt.Errorf("gogen: target %s given twice", c.Target)
+		}
+		seen[c.Target] = true
+		if len(c.Kernels) == 0 {
+			return nil, fmt.Errorf("gogen: %s: program has no kernels", c.Target)
+		}
+		wsIndex := map[string]int{}
+		for i, w := range c.Workspace {
+			if _, dup := wsIndex[w.Name]; dup {
+				return nil, fmt.Errorf("gogen: %s: workspace buffer %s declared twice", c.Target, w.Name)
+			}
+			wsIndex[w.Name] = i
+		}
+		// Launch's parameters are the first target's; every other target must take the
+		// same ones (the order in which its kernels name them may differ).
+		mine := map[string]bool{}
+		for _, k := range c.Kernels {
+			for _, kp := range k.Params {
+				if _, ok := wsIndex[kp.Name]; ok {
+					if kp.Kind != "ptr" {
+						return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s names a workspace buffer but is a %s, not a pointer", c.Target, k.Name, kp.Name, kp.Kind)
+					}
+					continue
+				}
+				if goType(kp.Kind) == "" {
+					return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s has kind %q, which has no Go type", c.Target, k.Name, kp.Name, kp.Kind)
+				}
+				i, ok := pIndex[kp.Name]
+				if !ok {
+					if t > 0 {
+						return nil, fmt.Errorf("gogen: kernel %s takes %s on %s, which %s does not take", k.Name, kp.Name, c.Target, cs[0].Target)
+					}
+					i = len(m.params)
+					pIndex[kp.Name] = i
+					m.params = append(m.params, &param{name: kp.Name, kind: kp.Kind, elem: kp.Elem,
+						bytes: make([]int64, len(cs)), align: make([]int, len(cs))})
+				}
+				p := m.params[i]
+				if p.kind != kp.Kind || p.elem != kp.Elem {
+					return nil, fmt.Errorf("gogen: parameter %s is %s in kernel %s (%s) but %s elsewhere", kp.Name, kindDesc(kp.Kind, kp.Elem), k.Name, c.Target, kindDesc(p.kind, p.elem))
+				}
+				mine[kp.Name] = true
+				p.bytes[t] = max(p.bytes[t], kp.Bytes)
+				p.align[t] = max(p.align[t], kp.Align)
+				p.written = p.written || kp.Written
+			}
+		}
+		for _, p := range m.params {
+			if !mine[p.name] {
+				return nil, fmt.Errorf("gogen: no kernel takes %s on %s, but %s does", p.name, c.Target, cs[0].Target)
+			}
+		}
+		var bind [][]int
+		for _, k := range c.Kernels {
+			var b []int
+			for _, kp := range k.Params {
+				if w, ok := wsIndex[kp.Name]; ok {
+					b = append(b, len(pIndex)+w)
+				} else {
+					b = append(b, pIndex[kp.Name])
+				}
+			}
+			bind = append(bind, b)
+		}
+		m.bind = append(m.bind, bind)
+	}
+	if err := m.nameParams(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// bodyLocals are the local names the generated methods use; the receiver avoids them.
+var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j": true, "b": true, "buf": true, "c": true, "dev": true,
+	"err": true, "errs": true, "facts": true, "i": true, "k": true, "mod": true, "n": true,
+	"target": true, "targets": true}
+
+// receiverName is the first letter of the type in lower case (g for GEMM), or a longer
+// name where that letter is one of the methods' local names.
+func receiverName(typ, pre string) string {
+	for _, r := range []string{strings.ToLower(typ[:1]), pre, "the" + typ} {
+		if !bodyLocals[r] && !token.IsKeyword(r) && !predeclared[r] {
+			return r
+		}
+	}
+	return "the" + typ
+}
+
+// nameParams picks Launch's parameter identifiers: the IR names in Go's form, renamed
+// (with an Arg suffix) where they would hide the receiver, an import, a keyword or a
+// predeclared identifier.
+func (m *model) nameParams() error {
+	reserved := map[string]bool{m.recv: true, "runtime": true, "ptx": true, "fmt": true, "errors": true}
+	used := map[string]string{}
+	for _, p := range m.params {
+		id := localName(p.name)
+		if id == "" || !token.IsIdentifier(id) && !token.IsKeyword(id) {
+			return fmt.Errorf("gogen: parameter name %q has no Go form", p.name)
+		}
+		if reserved[id] || token.IsKeyword(id) || predeclared[id] {
+			id += "Arg"
+		}
+		if other, ok := used[id]; ok {
+			return fmt.Errorf("gogen: parameters %s and %s would both be called %s in Go", other, p.name, id)
+		}
+		used[id] = p.name
+		p.ident = id
+	}
+	return nil
+}
+
+// declare records a package-level identifier and reports a clash with an earlier one.
+func (m *model) declare(id, what string) error {
+	if other, ok := m.idents[id]; ok {
+		return fmt.Errorf("gogen: %s and %s would both be called %s", other, what, id)
+	}
+	m.idents[id] = what
+	return nil
+}
+
+// goType is the Go type of a scalar kind, or *runtime.Buffer's marker "ptr".
+func goType(kind string) string {
+	switch kind {
+	case "ptr":
+		return "ptr"
+	case "i32":
+		return "int32"
+	case "u32":
+		return "uint32"
+	case "i64":
+		return "int64"
+	case "u64":
+		return "uint64"
+	case "f32":
+		return "float32"
+	case "f64":
+		return "float64"
+	}
+	return ""
+}
+
+// argFunc is the runtime constructor of an argument of this kind.
+func argFunc(kind string) string {
+	if kind == "ptr" {
+		return "Ptr"
+	}
+	return strings.ToUpper(kind)
+}
+
+func kindDesc(kind, elem string) string {
+	if kind == "ptr" {
+		return "a pointer to " + elem
+	}
+	return kind
+}
+
+// perTarget renders a value that may differ between targets: once when it does not,
+// else per target ("4096 (sm_120), 8192 (sm_90)").
+func (m *model) perTarget(vals []string, sep ...string) string {
+	same := true
+	for _, v := range vals {
+		same = same && v == vals[0]
+	}
+	if same {
+		return vals[0]
+	}
+	var parts []string
+	for i, v := range vals {
+		parts = append(parts, fmt.Sprintf("%s (%s)", v, m.cs[i].Target))
+	}
+	if len(sep) > 0 {
+		return strings.Join(parts, sep[0])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describe is a parameter's line in Launch's doc comment.
+func (m *model) describe(p *param) string {
+	if p.kind != "ptr" {
+		s := goType(p.kind)
+		var div []string
+		some := false
+		for _, a := range p.align {
+			div = append(div, strconv.Itoa(a))
+			some = some || a > 1
+		}
+		if some {
+			s += ", a multiple of " + m.perTarget(div)
+		}
+		return s
+	}
+	s := p.elem + " buffer, "
+	if p.written {
+		s += "written"
+	} else {
+		s += "read"
+	}
+	var sizes, aligns []string
+	anySize, anyAlign := false, false
+	for t := range m.cs {
+		sizes = append(sizes, strconv.FormatInt(p.bytes[t], 10))
+		aligns = append(aligns, strconv.Itoa(p.align[t]))
+		anySize = anySize || p.bytes[t] > 0
+		anyAlign = anyAlign || p.align[t] > 1
+	}
+	if anySize {
+		s += ", at least " + m.perTarget(sizes) + " bytes"
+	}
+	if anyAlign {
+		s += ", " + m.perTarget(aligns) + "-byte aligned"
+	}
+	return s
+}
+
+// doc renders doc comment lines as one raw comment ("" is an empty comment line).
+func doc(lines ...string) *jen.Statement {
+	var b strings.Builder
+	for i, l := range lines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if l == "" {
+			b.WriteString("//")
+		} else {
+			b.WriteString("// " + l)
+		}
+	}
+	return jen.Comment(b.String())
+}
+
+// wrap breaks text into comment lines of at most about 90 columns.
+func wrap(text string) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(text) {
+		if cur != "" && len(cur)+1+len(w) > 90 {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += w
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+func (m *model) targetList() string {
+	var ts []string
+	for _, c := range m.cs {
+		ts = append(ts, c.Target)
+	}
+	return strings.Join(ts, ", ")
+}
+
+// kernelList names the kernels in launch order, per target where they differ.
+func (m *model) kernelList() string {
+	var ks []string
+	for _, c := range m.cs {
+		var names []string
+		for _, k := range c.Kernels {
+			names = append(names, k.Name)
+		}
+		ks = append(ks, strings.Join(names, ", "))
+	}
+	return m.perTarget(ks, "; ")
+}
+
+// workspaceList names the workspace buffers, per target where they differ; "" for none.
+func (m *model) workspaceList() string {
+	var ws []string
+	some := false
+	for _, c := range m.cs {
+		var names []string
+		for _, w := range c.Workspace {
+			names = append(names, w.Name)
+		}
+		if len(names) == 0 {
+			names = []string{"none"}
+		} else {
+			some = true
+		}
+		ws = append(ws, strings.Join(names, ", "))
+	}
+	if !some {
+		return ""
+	}
+	return m.perTarget(ws, "; ")
+}
+
+// shapeConst is one configuration field as a constant.
+type shapeConst struct {
+	field string // Go path in the configuration struct, "M" or "Seg0.K"
+	ident string
+	value jen.Code
+}
+
+// shapeConsts flattens the configuration's scalar values into constants: struct fields
+// by name (anonymous ones without), slice and array elements by index (Segments[1].K).
+func shapeConsts(v reflect.Value, path string, out *[]shapeConst) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	add := func(c jen.Code) { *out = append(*out, shapeConst{field: path, value: c}) }
+	if s, ok := v.Interface().(fmt.Stringer); ok && v.Kind() != reflect.Struct && path != "" {
+		add(jen.Lit(s.String())) // ir.Elem: "bf16"
+		return
+	}
+	switch v.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		add(jen.Op(strconv.FormatInt(v.Int(), 10)))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		add(jen.Op(strconv.FormatUint(v.Uint(), 10)))
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return // no constant can hold it
+		}
+		lit := strconv.FormatFloat(f, 'g', -1, 64)
+		if !strings.ContainsAny(lit, ".e") {
+			lit += ".0" // keep it a float constant
+		}
+		add(jen.Op(lit))
+	case reflect.Bool:
+		add(jen.Lit(v.Bool()))
+	case reflect.String:
+		add(jen.Lit(v.String()))
+	case reflect.Slice, reflect.Array:
+		for i := 0; i < v.Len(); i++ {
+			shapeConsts(v.Index(i), fmt.Sprintf("%s[%d]", path, i), out)
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			p := path
+			if !f.Anonymous {
+				if p != "" {
+					p += "."
+				}
+				p += f.Name
+			}
+			shapeConsts(v.Field(i), p, out)
+		}
+	}
+}
+
+func (m *model) render() ([]byte, error) {
+	f := jen.NewFile(m.opt.Package)
+	f.ImportName(runtimePath, "runtime")
+	f.ImportName(ptxPath, "ptx")
+	f.HeaderComment(fmt.Sprintf("Code generated by %q (ptxgen %s); DO NOT EDIT.", m.opt.Command, Version))
+	f.Anon("embed")
+
+	T, pre, r := m.typ, m.pre, m.recv
+	rt := func(name string) *jen.Statement { return jen.Qual(runtimePath, name) }
+	errorf := func(format string, args ...jen.Code) *jen.Statement {
+		return jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format)}, args...)...)
+	}
+	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+	for _, id := range []string{T, "New" + T, pre + "Build", pre + "Builds"} {
+		if err := m.declare(id, "a generated name"); err != nil {
+			return nil, err
+		}
+	}
+
+	// Shape constants.
+	var shape []shapeConst
+	if m.opt.Shape != nil {
+		shapeConsts(reflect.ValueOf(m.opt.Shape), "", &shape)
+	}
+	if len(shape) > 0 {
+		cfgType := reflect.TypeOf(m.opt.Shape)
+		for cfgType.Kind() == reflect.Pointer {
+			cfgType = cfgType.Elem()
+		}
+		var defs []jen.Code
+		for i := range shape {
+			s := &shape[i]
+			s.ident = T + strings.NewReplacer(".", "", "[", "", "]", "").Replace(s.field)
+			if err := m.declare(s.ident, "configuration field "+s.field); err != nil {
+				return nil, err
+			}
+			defs = append(defs, doc(fmt.Sprintf("%s is %s in the configuration.", s.ident, s.field)), jen.Id(s.ident).Op("=").Add(s.value))
+		}
+		pkg := cfgType.PkgPath()
+		pkg = pkg[strings.LastIndex(pkg, "/")+1:]
+		f.Add(doc(fmt.Sprintf("The configuration %s was generated for (%s.%s).", T, pkg, cfgType.Name())))
+		f.Const().Defs(defs...)
+		f.Line()
+	}
+
+	// Buffer sizes that do not depend on the target.
+	var sizes []jen.Code
+	for _, p := range m.params {
+		if p.kind != "ptr" || p.bytes[0] == 0 || slices.ContainsFunc(p.bytes, func(b int64) bool { return b != p.bytes[0] }) {
+			continue
+		}
+		id := T + exportedName(p.name) + "Bytes"
+		if err := m.declare(id, "the size of parameter "+p.name); err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, doc(fmt.Sprintf("%s is the least size of Launch's %s buffer %s.", id, p.elem, p.ident)), jen.Id(id).Op("=").Op(strconv.FormatInt(p.bytes[0], 10)))
+	}
+	if len(sizes) > 0 {
+		f.Add(doc("Buffer sizes, in bytes, that " + T + ".Launch checks."))
+		f.Const().Defs(sizes...)
+		f.Line()
+	}
+
+	// The type.
+	intro := fmt.Sprintf("%s is the ptxgen configuration `%s` loaded on one GPU.", T, m.opt.Config)
+	if m.opt.Doc != "" {
+		intro += " " + m.opt.Doc + "."
+	}
+	typeDoc := wrap(intro)
+	held := "no workspace"
+	if ws := m.workspaceList(); ws != "" {
+		held = "its workspace buffers (" + ws + ")"
+	}
+	typeDoc = append(typeDoc, "")
+	typeDoc = append(typeDoc, wrap(fmt.Sprintf("It holds the kernels (%s) JIT-loaded from the PTX of the newest of the generated targets (%s) that the device runs, and %s. Create it with New%s, run it with Launch and release it with Close.", m.kernelList(), m.targetList(), held, T))...)
+	f.Add(doc(typeDoc...))
+	f.Type().Id(T).Struct(
+		jen.Id("target").String(),
+		jen.Id("kernels").Index().Op("*").Add(rt("Kernel")),
+		jen.Id("workspace").Index().Op("*").Add(rt("Buffer")),
+		jen.Id("args").Index().Index().Int().Comment("see "+pre+"Build"),
+	)
+	f.Line()
+
+	// Per-target tables.
+	f.Add(doc(fmt.Sprintf("%sBuild is %s generated for one target.", pre, T)))
+	f.Type().Id(pre+"Build").Struct(
+		jen.Id("target").String(),
+		jen.Id("text").String().Comment("the PTX module"),
+		jen.Id("kernels").Index().Qual(ptxPath, "Kernel").Comment("launch facts, in launch order"),
+		jen.Id("workspace").Index().Int64().Comment("workspace buffer sizes in bytes"),
+		jen.Comment("args holds, per kernel and parameter, the index of its argument in Launch's"),
+		jen.Comment("arguments followed by the workspace buffers."),
+		jen.Id("args").Index().Index().Int(),
+	)
+	f.Line()
+	for _, c := range m.cs {
+		id := m.ptxVar(c.Target)
+		if err := m.declare(id, "the PTX of "+c.Target); err != nil {
+			return nil, err
+		}
+		f.Add(doc(fmt.Sprintf("%s is the PTX module for %s.", id, c.Target)))
+		f.Comment("//go:embed " + PTXName(m.opt.File, c.Target))
+		f.Var().Id(id).String()
+		f.Line()
+	}
+	var builds []jen.Code
+	for t, c := range m.cs {
+		var ks []jen.Code
+		for _, k := range c.Kernels {
+			ks = append(ks, factsLit(k))
+		}
+		var ws []jen.Code
+		for _, w := range c.Workspace {
+			ws = append(ws, jen.Op(strconv.FormatInt(w.Bytes, 10)))
+		}
+		wsVal := jen.Null()
+		if len(ws) > 0 {
+			wsVal = jen.Id("workspace").Op(":").Index().Int64().Values(ws...)
+		}
+		var bind []jen.Code
+		for _, b := range m.bind[t] {
+			var idx []jen.Code
+			for _, i := range b {
+				idx = append(idx, jen.Lit(i))
+			}
+			bind = append(bind, jen.Values(idx...))
+		}
+		builds = append(builds, jen.Custom(multi,
+			jen.Id("target").Op(":").Lit(c.Target),
+			jen.Id("text").Op(":").Id(m.ptxVar(c.Target)),
+			jen.Id("kernels").Op(":").Index().Qual(ptxPath, "Kernel").Custom(multi, ks...),
+			wsVal,
+			jen.Id("args").Op(":").Index().Index().Int().Values(bind...),
+		))
+	}
+	f.Add(doc(fmt.Sprintf("%sBuilds lists the targets %s was generated for, newest first.", pre, T)))
+	f.Var().Id(pre+"Builds").Op("=").Index().Id(pre+"Build").Custom(multi, builds...)
+	f.Line()
+
+	// Constructor.
+	newName := "New" + T
+	f.Add(doc(append(wrap(fmt.Sprintf("%s loads %s on dev: it picks the newest of the generated targets (%s) that dev runs (runtime.Device.Pick), JIT-compiles that target's PTX for each kernel (runtime.Device.LoadPTX, which checks the launch facts against the PTX and the device) and allocates the workspace, zeroed. Close releases them.", newName, T, m.targetList())),
+		"", "Without CUDA support (a build without `-tags cuda` and cgo) runtime.Open fails with",
+		"runtime.ErrNoCUDA, so there is no device to pass.")...))
+	f.Func().Id(newName).Params(jen.Id("dev").Op("*").Add(rt("Device"))).Params(jen.Op("*").Id(T), jen.Error()).Block(
+		jen.If(jen.Id("dev").Op("==").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual("errors", "New").Call(jen.Lit(newName+": nil device"))),
+		),
+		jen.Var().Id("targets").Index().String(),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id(pre+"Builds")).Block(
+			jen.Id("targets").Op("=").Append(jen.Id("targets"), jen.Id("b").Dot("target")),
+		),
+		jen.List(jen.Id("target"), jen.Err()).Op(":=").Id("dev").Dot("Pick").Call(jen.Id("targets")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), errorf(newName+": %w", jen.Err())),
+		),
+		jen.Var().Id("b").Id(pre+"Build"),
+		jen.For(jen.List(jen.Id("_"), jen.Id("c")).Op(":=").Range().Id(pre+"Builds")).Block(
+			jen.If(jen.Id("c").Dot("target").Op("==").Id("target")).Block(
+				jen.Id("b").Op("=").Id("c"),
+			),
+		),
+		jen.Comment("With the parsed module attached to the facts, LoadPTX checks each entry's"),
+		jen.Comment("parameters against them, and the target against the device."),
+		jen.List(jen.Id("mod"), jen.Err()).Op(":=").Qual(ptxPath, "Parse").Call(jen.Id("b").Dot("text")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), errorf(newName+": embedded %s PTX: %w", jen.Id("target"), jen.Err())),
+		),
+		jen.Id(r).Op(":=").Op("&").Id(T).Values(jen.Id("target").Op(":").Id("target"), jen.Id("args").Op(":").Id("b").Dot("args")),
+		jen.For(jen.Id("i").Op(":=").Range().Id("b").Dot("kernels")).Block(
+			jen.Id("facts").Op(":=").Id("b").Dot("kernels").Index(jen.Id("i")),
+			jen.Id("facts").Dot("Module").Op("=").Id("mod"),
+			jen.List(jen.Id("k"), jen.Err()).Op(":=").Id("dev").Dot("LoadPTX").Call(jen.Id("b").Dot("text"), jen.Op("&").Id("facts")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Id(r).Dot("Close").Call(),
+				jen.Return(jen.Nil(), errorf(newName+": %w", jen.Err())),
+			),
+			jen.Id(r).Dot("kernels").Op("=").Append(jen.Id(r).Dot("kernels"), jen.Id("k")),
+		),
+		jen.For(jen.List(jen.Id("_"), jen.Id("n")).Op(":=").Range().Id("b").Dot("workspace")).Block(
+			jen.List(jen.Id("buf"), jen.Err()).Op(":=").Id("dev").Dot("Alloc").Call(jen.Id("n")),
+			jen.If(jen.Err().Op("==").Nil()).Block(
+				jen.Id(r).Dot("workspace").Op("=").Append(jen.Id(r).Dot("workspace"), jen.Id("buf")),
+				jen.Err().Op("=").Id("buf").Dot("Zero").Call(),
+			),
+			jen.If(jen.Err().Op("!=").Nil()).Block(
+				jen.Id(r).Dot("Close").Call(),
+				jen.Return(jen.Nil(), errorf(newName+": workspace: %w", jen.Err())),
+			),
+		),
+		jen.Return(jen.Id(r), jen.Nil()),
+	)
+	f.Line()
+
+	// Launch.
+	launchText := fmt.Sprintf("Launch queues the kernels (%s) on the device's default stream, in order, and returns without waiting: errors inside a kernel surface at the next Device.Sync or copy. Before the first launch it checks every kernel's arguments against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes, alignment, divisibility of integers), so a bad argument launches nothing.", m.kernelList())
+	if ws := m.workspaceList(); ws != "" {
+		launchText += fmt.Sprintf(" %s passes its own workspace buffers (%s) between the kernels.", T, ws)
+	}
+	launchDoc := wrap(launchText)
+	launchDoc = append(launchDoc, "", "Arguments:", "")
+	width := 0
+	for _, p := range m.params {
+		width = max(width, len(p.ident))
+	}
+	for _, p := range m.params {
+		launchDoc = append(launchDoc, fmt.Sprintf("\t%-*s  %s", width, p.ident, m.describe(p)))
+	}
+	// A long parameter list goes one parameter a line, each with its type.
+	long := len(m.params) > 6
+	var sig, args []jen.Code
+	for i, p := range m.params {
+		id := jen.Id(p.ident)
+		args = append(args, rt(argFunc(p.kind)).Call(jen.Id(p.ident)))
+		if !long && i+1 < len(m.params) && m.params[i+1].kind == p.kind {
+			sig = append(sig, id) // the same type as the next: `a, b, c *runtime.Buffer`
+			continue
+		}
+		if p.kind == "ptr" {
+			sig = append(sig, id.Op("*").Add(rt("Buffer")))
+		} else {
+			sig = append(sig, id.Id(goType(p.kind)))
+		}
+	}
+	list := jen.Options{Open: "(", Close: ")", Separator: ",", Multi: long}
+	f.Add(doc(launchDoc...))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Launch").Custom(list, sig...).Error().Block(
+		jen.Return(jen.Id(r).Dot("launch").Custom(list, args...)),
+	)
+	f.Line()
+
+	f.Add(doc("launch binds each kernel's parameters to Launch's arguments and the workspace,",
+		"checks them all, then launches the kernels in order."))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("launch").Params(jen.Id("caller").Op("...").Add(rt("Arg"))).Error().Block(
+		jen.If(jen.Id(r).Dot("kernels").Op("==").Nil()).Block(
+			jen.Return(errorf(T+".Launch: %w", rt("ErrClosed"))),
+		),
+		jen.Id("all").Op(":=").Id("caller"),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id(r).Dot("workspace")).Block(
+			jen.Id("all").Op("=").Append(jen.Id("all"), rt("Ptr").Call(jen.Id("b"))),
+		),
+		jen.Id("args").Op(":=").Make(jen.Index().Index().Add(rt("Arg")), jen.Len(jen.Id(r).Dot("kernels"))),
+		jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id(r).Dot("kernels")).Block(
+			jen.For(jen.List(jen.Id("_"), jen.Id("j")).Op(":=").Range().Id(r).Dot("args").Index(jen.Id("i"))).Block(
+				jen.Id("args").Index(jen.Id("i")).Op("=").Append(jen.Id("args").Index(jen.Id("i")), jen.Id("all").Index(jen.Id("j"))),
+			),
+			jen.If(jen.Err().Op(":=").Add(rt("CheckArgs")).Call(jen.Id("k").Dot("Facts"), jen.Id("args").Index(jen.Id("i"))), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(errorf(T+".Launch: %w", jen.Err())),
+			),
+		),
+		jen.For(jen.List(jen.Id("i"), jen.Id("k")).Op(":=").Range().Id(r).Dot("kernels")).Block(
+			jen.If(jen.Err().Op(":=").Id("k").Dot("Launch").Call(jen.Id("args").Index(jen.Id("i")).Op("...")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(errorf(T+".Launch: %w", jen.Err())),
+			),
+		),
+		jen.Return(jen.Nil()),
+	)
+	f.Line()
+
+	f.Add(doc(`Target is the target whose PTX was loaded ("sm_90").`))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Target").Params().String().Block(jen.Return(jen.Id(r).Dot("target")))
+	f.Line()
+
+	f.Add(doc("Kernels returns the loaded kernels in launch order, for their launch facts, JIT logs",
+		"and register counts."))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Kernels").Params().Index().Op("*").Add(rt("Kernel")).Block(jen.Return(jen.Id(r).Dot("kernels")))
+	f.Line()
+
+	f.Add(doc(fmt.Sprintf("Close unloads the kernels and frees the workspace; %s cannot launch afterwards.", T)))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Close").Params().Error().Block(
+		jen.Var().Id("errs").Index().Error(),
+		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(r).Dot("kernels")).Block(
+			jen.Id("errs").Op("=").Append(jen.Id("errs"), jen.Id("k").Dot("Unload").Call()),
+		),
+		jen.For(jen.List(jen.Id("_"), jen.Id("b")).Op(":=").Range().Id(r).Dot("workspace")).Block(
+			jen.Id("errs").Op("=").Append(jen.Id("errs"), jen.Id("b").Dot("Free").Call()),
+		),
+		jen.List(jen.Id(r).Dot("kernels"), jen.Id(r).Dot("workspace")).Op("=").List(jen.Nil(), jen.Nil()),
+		jen.Return(jen.Qual("errors", "Join").Call(jen.Id("errs").Op("..."))),
+	)
+
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("gogen: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// ptxVar names the string the PTX for target is embedded in.
+func (m *model) ptxVar(target string) string {
+	return m.pre + "PTX" + strings.ReplaceAll(target, "_", "")
+}
+
+// factsLit renders a kernel's launch facts (without the module) as a ptx.Kernel literal.
+func factsLit(k *ptx.Kernel) jen.Code {
+	var params []jen.Code
+	for _, p := range k.Params {
+		fields := []jen.Code{
+			jen.Id("Name").Op(":").Lit(p.Name),
+			jen.Id("Kind").Op(":").Lit(p.Kind),
+		}
+		if p.Elem != "" {
+			fields = append(fields, jen.Id("Elem").Op(":").Lit(p.Elem))
+		}
+		if p.Bytes != 0 {
+			fields = append(fields, jen.Id("Bytes").Op(":").Op(strconv.FormatInt(p.Bytes, 10)))
+		}
+		if p.Align != 0 {
+			fields = append(fields, jen.Id("Align").Op(":").Lit(p.Align))
+		}
+		if p.Written {
+			fields = append(fields, jen.Id("Written").Op(":").True())
+		}
+		params = append(params, jen.Values(fields...))
+	}
+	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true},
+		jen.Id("Name").Op(":").Lit(k.Name),
+		jen.Id("Grid").Op(":").Index(jen.Lit(3)).Int().Values(jen.Lit(k.Grid[0]), jen.Lit(k.Grid[1]), jen.Lit(k.Grid[2])),
+		jen.Id("Block").Op(":").Lit(k.Block),
+		jen.Id("SharedBytes").Op(":").Lit(k.SharedBytes),
+		jen.Id("Params").Op(":").Index().Qual(ptxPath, "KParam").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, params...),
+	)
+}

@@ -1,0 +1,443 @@
+package gogen
+
+import (
+	"bytes"
+	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// config binds a kernel family's flags and parses args, as `ptxgen gen` does.
+func config(t testing.TB, kernel string, args ...string) kernels.Config {
+	t.Helper()
+	spec, err := kernels.Lookup(kernel)
+	if err != nil {
+		t.Skipf("kernel %s is not registered: %v", kernel, err)
+	}
+	fs := flag.NewFlagSet(kernel, flag.ContinueOnError)
+	cfg := spec.Bind(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// goldens are the configurations whose generated Go is pinned in testdata. The PTX they
+// embed is pinned by the kernels package's goldens, so only the Go file is kept here.
+var goldens = []struct {
+	name, kernel string
+	args         []string
+	targets      []string
+}{
+	{"gemm_100x72x448", "gemm", []string{"-m", "100", "-n", "72", "-k", "448"}, []string{"sm_120", "sm_90"}},
+	{"mla_decode_default", "mla_decode", nil, []string{"sm_120", "sm_90"}},
+}
+
+func generate(t testing.TB, kernel string, args, targets []string, pkg, file string) []File {
+	t.Helper()
+	cfg := config(t, kernel, args...)
+	files, err := Generate(cfg, targets, Options{Package: pkg, File: file,
+		Command: "ptxgen gen " + strings.Join(cfg.Args(), " ") + " -targets " + strings.Join(targets, ",") + " -pkg " + pkg + " -o " + file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestGolden compares the generated Go with testdata/NAME.go.golden (go test ./gogen
+// -update rewrites them), and checks that it vets and builds as a package of a downstream
+// module (see TestGoldenBuilds).
+func TestGolden(t *testing.T) {
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			files := generate(t, g.kernel, g.args, g.targets, "kern", g.name+".go")
+			path := filepath.Join("testdata", g.name+".go.golden")
+			if *update {
+				if err := os.WriteFile(path, files[0].Data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./gogen -update to create it)", err)
+			}
+			if d := cmp.Diff(string(want), string(files[0].Data)); d != "" {
+				t.Errorf("generated Go differs from %s (-want +got); if intended, run go test ./gogen -update:\n%s", path, d)
+			}
+		})
+	}
+}
+
+var headerRE = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
+
+// TestGeneratedFile checks what every generated Go file must be: a header go generate
+// recognises, recording the version and a command with no absolute path, and a doc
+// comment on every exported name.
+func TestGeneratedFile(t *testing.T) {
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			files := generate(t, g.kernel, g.args, g.targets, "kern", "kern_gen.go")
+			checkFile(t, files[0].Data)
+			if len(files) != 1+len(g.targets) {
+				t.Fatalf("%d files, want the Go file and %d PTX files", len(files), len(g.targets))
+			}
+			for i, tg := range g.targets {
+				f := files[1+i]
+				if f.Name != "kern_gen_"+tg+".ptx" || !bytes.Contains(f.Data, []byte(".target "+tg+"\n")) {
+					t.Errorf("file %d is %s, want the %s PTX", 1+i, f.Name, tg)
+				}
+				if !bytes.Contains(files[0].Data, []byte("//go:embed "+f.Name+"\n")) {
+					t.Errorf("the Go file does not embed %s", f.Name)
+				}
+			}
+		})
+	}
+}
+
+func checkFile(t *testing.T, src []byte) {
+	t.Helper()
+	first, _, _ := strings.Cut(string(src), "\n")
+	if !headerRE.MatchString(first) {
+		t.Errorf("first line %q does not match %s", first, headerRE)
+	}
+	if !strings.Contains(first, "(ptxgen "+Version+")") {
+		t.Errorf("header %q does not record the generator version %s", first, Version)
+	}
+	if strings.Contains(first, " /") {
+		t.Errorf("header %q holds an absolute path", first)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "gen.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undocumented := func(name string, doc *ast.CommentGroup, pos token.Pos) {
+		if ast.IsExported(name) && (doc == nil || strings.TrimSpace(doc.Text()) == "") {
+			t.Errorf("%s: exported %s has no doc comment", fset.Position(pos), name)
+		}
+	}
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			undocumented(d.Name.Name, d.Doc, d.Pos())
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					doc := s.Doc
+					if doc == nil {
+						doc = d.Doc
+					}
+					undocumented(s.Name.Name, doc, s.Pos())
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						doc := s.Doc
+						if doc == nil && len(d.Specs) == 1 {
+							doc = d.Doc
+						}
+						undocumented(n.Name, doc, n.Pos())
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDeterministic: the same configuration gives the same bytes, also when another
+// configuration was generated in between.
+func TestDeterministic(t *testing.T) {
+	g := goldens[0]
+	a := generate(t, g.kernel, g.args, g.targets, "kern", "x.go")
+	generate(t, "gemm", []string{"-m", "17", "-n", "9", "-k", "33", "-out", "f32"}, []string{"sm_80"}, "other", "y.go")
+	b := generate(t, g.kernel, g.args, g.targets, "kern", "x.go")
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("two generations differ:\n%s", d)
+	}
+}
+
+// twoKernels is a program like split-KV decode: a first kernel writes a workspace buffer
+// that a second one reads, the kernels name their parameters in different orders, and n
+// is one argument although both take it.
+func twoKernels(t testing.TB) *ir.Program {
+	t.Helper()
+	part := ir.NewBuilder("part")
+	x := part.Param("x", ir.PtrTo(ir.F32), 16, 256)
+	ws := part.Param("ws", ir.PtrTo(ir.F32), 16, 256)
+	n := part.Param("n", ir.ScalarOf(ir.I32), 4, 0)
+	offs := part.Iota(64)
+	ok := part.Cmp(ir.CmpLT, offs, n)
+	part.Store1(ws, offs, ok, part.Load1(x, offs, ok))
+	k1, err := part.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	comb := ir.NewBuilder("combine")
+	n2 := comb.Param("n", ir.ScalarOf(ir.I32), 4, 0)
+	ws2 := comb.Param("ws", ir.PtrTo(ir.F32), 16, 256)
+	y := comb.Param("y", ir.PtrTo(ir.F32), 16, 256)
+	offs2 := comb.Iota(64)
+	ok2 := comb.Cmp(ir.CmpLT, offs2, n2)
+	comb.Store1(y, offs2, ok2, comb.Load1(ws2, offs2, ok2))
+	k2, err := comb.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &ir.Program{Name: "two_step", Kernels: []*ir.Kernel{k1, k2}, Workspace: []ir.Workspace{{Name: "ws", Bytes: 256}}}
+}
+
+func TestWorkspaceBinding(t *testing.T) {
+	p := twoKernels(t)
+	var cs []*lower.Compiled
+	for _, tg := range []string{"sm_90", "sm_80"} {
+		c, err := lower.CompileProgram(p, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	files, err := Render(cs, Options{Package: "two", Type: TypeName(p.Name), File: "two_gen.go", Command: "test", Config: "-kernel two_step"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[0].Data)
+	checkFile(t, files[0].Data)
+	for _, want := range []string{
+		"type TwoStep struct",
+		"func NewTwoStep(dev *runtime.Device) (*TwoStep, error)",
+		// x, n, y are the caller's in first-appearance order; ws is bound to the workspace.
+		"func (t *TwoStep) Launch(x *runtime.Buffer, n int32, y *runtime.Buffer) error",
+		"return t.launch(runtime.Ptr(x), runtime.I32(n), runtime.Ptr(y))",
+		// Launch's arguments are 0..2, the workspace buffer 3.
+		"args:      [][]int{{0, 3, 1}, {1, 3, 2}},",
+		"workspace: []int64{256},",
+		"and its workspace buffers (ws)",
+		"//\tn  int32, a multiple of 4",
+		"//\ty  f32 buffer, written, at least 256 bytes, 16-byte aligned",
+		"TwoStepXBytes = 256",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated Go lacks %q", want)
+		}
+	}
+	if strings.Contains(src, "TwoStepWsBytes") {
+		t.Errorf("the workspace buffer got a size constant as if it were an argument")
+	}
+	if t.Failed() {
+		t.Log(src)
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	p := twoKernels(t)
+	c, err := lower.CompileProgram(p, "sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := Options{Package: "two", Type: "TwoStep", File: "two_gen.go"}
+	cases := []struct {
+		name string
+		edit func(o *Options, c *lower.Compiled)
+		want string
+	}{
+		{"package", func(o *Options, c *lower.Compiled) { o.Package = "two-step" }, "package name"},
+		{"type", func(o *Options, c *lower.Compiled) { o.Type = "twoStep" }, "exported"},
+		{"file", func(o *Options, c *lower.Compiled) { o.File = "sub/two.go" }, "base name"},
+		{"kind", func(o *Options, c *lower.Compiled) {
+			c.Kernels[1].Params[0].Kind = "i64" // n: i32 in part, i64 in combine
+		}, "parameter n is i64 in kernel combine"},
+		{"workspace", func(o *Options, c *lower.Compiled) {
+			c.Workspace = []ir.Workspace{{Name: "n", Bytes: 4}}
+		}, "names a workspace buffer but is a i32"},
+		{"clash", func(o *Options, c *lower.Compiled) {
+			c.Kernels[0].Params[0].Name = "y_"
+			c.Kernels[1].Params[2].Name = "Y"
+		}, "would both be called"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := *c
+			cc.Kernels = nil
+			for _, k := range c.Kernels {
+				kk := *k
+				kk.Params = append(kk.Params[:0:0], k.Params...)
+				cc.Kernels = append(cc.Kernels, &kk)
+			}
+			o := ok
+			tc.edit(&o, &cc)
+			_, err := Render([]*lower.Compiled{&cc}, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTargetsMustAgree(t *testing.T) {
+	p := twoKernels(t)
+	a, err := lower.CompileProgram(p, "sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := twoKernels(t)
+	q.Kernels = q.Kernels[:1] // no kernel takes y on sm_80
+	b, err := lower.CompileProgram(q, "sm_80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Render([]*lower.Compiled{a, b}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
+	if err == nil || !strings.Contains(err.Error(), "no kernel takes y on sm_80") {
+		t.Errorf("error %v, want one saying sm_80 lacks y", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, c := range []struct{ in, exported, local string }{
+		{"gemm", "GEMM", "gemm"},
+		{"mla_decode", "MLADecode", "mlaDecode"},
+		{"kv_cache", "KVCache", "kvCache"},
+		{"q_stride_t", "QStrideT", "qStrideT"},
+		{"idx0", "Idx0", "idx0"},
+		{"lse", "LSE", "lse"},
+		{"page-size", "PageSize", "pageSize"},
+	} {
+		if got := exportedName(c.in); got != c.exported {
+			t.Errorf("exportedName(%q) = %q, want %q", c.in, got, c.exported)
+		}
+		if got := localName(c.in); got != c.local {
+			t.Errorf("localName(%q) = %q, want %q", c.in, got, c.local)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"GEMM", "gemm"}, {"MLADecode", "mlaDecode"}, {"Proj", "proj"}, {"GEMM128", "gemm128"}, {"X", "x"},
+	} {
+		if got := unexportedPrefix(c.in); got != c.want {
+			t.Errorf("unexportedPrefix(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	for _, c := range []struct{ typ, want string }{
+		{"GEMM", "g"}, {"Batch", "batch"}, {"K", "theK"},
+	} {
+		if got := receiverName(c.typ, unexportedPrefix(c.typ)); got != c.want {
+			t.Errorf("receiverName(%q) = %q, want %q", c.typ, got, c.want)
+		}
+	}
+}
+
+// TestGoldenBuilds vets the generated files (Go and PTX) as a package of a throwaway
+// downstream module that requires this one through a replace, the way examples/ use it:
+// without cgo (the runtime stub), and with -tags cuda when the CUDA headers of
+// `make tools-cuda` are there.
+func TestGoldenBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", []byte("module downstream\n\ngo 1.26\n\nrequire github.com/ptxgen/ptxgen v0.0.0\n\nreplace github.com/ptxgen/ptxgen => "+root+"\n"))
+	write("go.sum", sum)
+	var pkgs []string
+	for _, g := range goldens {
+		if _, err := kernels.Lookup(g.kernel); err != nil {
+			continue
+		}
+		for _, f := range generate(t, g.kernel, g.args, g.targets, "kern", "kern_gen.go") {
+			write(filepath.Join(g.name, f.Name), f.Data)
+		}
+		pkgs = append(pkgs, "./"+g.name)
+	}
+	var cs []*lower.Compiled
+	for _, tg := range []string{"sm_90", "sm_80"} {
+		c, err := lower.CompileProgram(twoKernels(t), tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	files, err := Render(cs, Options{Package: "two", Type: "TwoStep", File: "two_gen.go", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		write(filepath.Join("two", f.Name), f.Data)
+	}
+	pkgs = append(pkgs, "./two")
+
+	run := func(env []string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(gobin, args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off", "GOPROXY=off")
+		cmd.Env = append(cmd.Env, env...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run([]string{"CGO_ENABLED=0"}, append([]string{"vet"}, pkgs...)...)
+	cudadev := filepath.Join(root, ".tools", "cudadev")
+	if _, err := os.Stat(filepath.Join(cudadev, "usr", "include", "cuda.h")); err != nil {
+		t.Log("no CUDA headers (make tools-cuda): the -tags cuda build is not checked")
+		return
+	}
+	run([]string{"CGO_ENABLED=1",
+		"CGO_CFLAGS=-I" + filepath.Join(cudadev, "usr", "include"),
+		"CGO_LDFLAGS=-L" + filepath.Join(cudadev, "usr", "lib", "x86_64-linux-gnu", "stubs")},
+		append([]string{"vet", "-tags", "cuda"}, pkgs...)...)
+}
+
+// BenchmarkGenerate times one configuration's generation for one target: building the
+// IR, lowering, printing the PTX and writing the Go file, which is what one
+// `ptxgen gen` costs per configuration and target (plus process start).
+// Run: go test ./gogen -run '^$' -bench Generate -cpu 1
+func BenchmarkGenerate(b *testing.B) {
+	for _, c := range []struct {
+		name, kernel string
+		args         []string
+	}{
+		{"gemm_default", "gemm", nil},
+		{"gemm_100x72x448", "gemm", []string{"-m", "100", "-n", "72", "-k", "448"}},
+		{"mla_decode_default", "mla_decode", nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := config(b, c.kernel, c.args...)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Generate(cfg, []string{"sm_120"}, Options{Package: "kern", File: "kern_gen.go", Command: "bench"}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
