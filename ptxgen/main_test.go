@@ -29,7 +29,7 @@ func TestDumpIRAndAfter(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "kernel gemm(") {
 		t.Fatalf("-ir: exit %d, stderr %q, out %.80q", code, errOut, out)
 	}
-	code, out, _ = runCLI("dump", "-m", "17", "-n", "9", "-k", "33", "-after", "layout")
+	code, out, _ = runCLI("dump", "-kernel", "gemm", "-m", "17", "-n", "9", "-k", "33", "-after", "layout")
 	if code != 0 || !strings.Contains(out, "mma fragments") || !strings.Contains(out, "logical 17x9") {
 		t.Fatalf("-after layout: exit %d, out:\n%s", code, out)
 	}
@@ -43,11 +43,23 @@ func TestBadUsage(t *testing.T) {
 		want []string
 	}{
 		{[]string{"dump", "-kernel", "gemm", "-m", "0"}, []string{"-m 0", "1..16777216"}},
-		{[]string{"dump", "-n", "-5"}, []string{"-n -5", "1..16777216"}},
-		{[]string{"dump", "-k", "abc"}, []string{"-k", "abc"}},
+		{[]string{"dump", "-kernel", "gemm", "-n", "-5"}, []string{"-n -5", "1..16777216"}},
+		{[]string{"dump", "-kernel=gemm", "-k", "abc"}, []string{"-k", "abc"}},
 		{[]string{"dump", "-target", "sm_70"}, []string{"-target sm_70", "sm_80, sm_86, sm_89, sm_90, sm_120"}},
 		{[]string{"dump", "-kernel", "conv"}, []string{"-kernel conv", "gemm"}},
-		{[]string{"dump", "-out", "f16"}, []string{"-out f16", "bf16 or f32"}},
+		{[]string{"dump", "-kernel", "gemm", "-out", "f16"}, []string{"-out f16", "bf16 or f32"}},
+		{[]string{"dump", "-heads", "0"}, []string{"-heads 0", "1..128"}},
+		{[]string{"dump", "-heads", "129"}, []string{"-heads 129", "1..128"}},
+		{[]string{"dump", "-k0", "0"}, []string{"-k0 0", "1..1048576"}},
+		{[]string{"dump", "-page1", "0"}, []string{"-page1 0"}},
+		{[]string{"dump", "-cache", "fp4"}, []string{"-cache fp4", "fp8ds or bf16"}},
+		{[]string{"dump", "-nope", "512"}, []string{"-nope 512", "-cache bf16"}},
+		{[]string{"dump", "-tokens", "0"}, []string{"-tokens 0"}},
+		{[]string{"dump", "-split", "65"}, []string{"-split 65", "1..64"}},
+		{[]string{"dump", "-cache", "bf16", "-nope", "2000"}, []string{"-nope 2000"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-vectors", "x"}, []string{"-vectors x", "mla_decode only"}},
+		{[]string{"check", "-emu", "-vectors", "/nonexistent"}, []string{"-vectors /nonexistent"}},
+		{[]string{"check"}, []string{"-emu"}},
 		{[]string{"dump", "-after", "regalloc"}, []string{"-after regalloc", "legalize"}},
 		{[]string{"dump", "-bogus"}, []string{"-bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate", "dump, list or check"}},
@@ -71,6 +83,32 @@ func TestBadUsage(t *testing.T) {
 	}
 }
 
+// TestDumpDefault: with no flags, dump prints mla_decode for DeepSeek-V4-Flash on
+// sm_120.
+func TestDumpDefault(t *testing.T) {
+	code, out, errOut := runCLI()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{".version 8.7", ".target sm_120", ".entry mla_decode(", ".entry mla_combine(", "mma.sync.aligned.m16n8k16"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("default dump lacks %q", s)
+		}
+	}
+}
+
+// TestCheckEmu runs the command: gemm 100x72x448 through the emulator.
+func TestCheckEmu(t *testing.T) {
+	code, out, errOut := runCLI("check", "-emu", "-kernel", "gemm", "-m", "100", "-n", "72", "-k", "448", "-seed", "1")
+	if code != 0 || !strings.Contains(out, "max abs err") || !strings.Contains(out, "PASS") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI("check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges")
+	if code != 0 || !strings.Contains(out, "lse: ok") {
+		t.Fatalf("vectors: exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
 func TestList(t *testing.T) {
 	code, out, _ := runCLI("list")
 	if code != 0 {
@@ -85,7 +123,7 @@ func TestList(t *testing.T) {
 
 func TestHelpExitsZero(t *testing.T) {
 	code, _, errOut := runCLI("dump", "-help")
-	if code != 0 || !strings.Contains(errOut, "-m int") {
+	if code != 0 || !strings.Contains(errOut, "-heads int") || !strings.Contains(errOut, "-k1 int") {
 		t.Fatalf("exit %d, help:\n%s", code, errOut)
 	}
 }
