@@ -57,6 +57,8 @@ type emitter struct {
 	pendingAsync  bool
 	pendingWrites bool
 	readSince     map[*ir.Value]bool
+	// runCache holds vector evaluations (see atRun) for the current staging run.
+	runCache map[string]*run
 	version       int
 	labels        int
 	params        map[*ir.Value]ptx.Operand
@@ -68,7 +70,7 @@ type emitter struct {
 
 func emit(f *fn) error {
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[4]int]*coords{},
-		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, runCache: map[string]*run{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, Block: e.nthreads}

@@ -100,36 +100,243 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 			e.ins("mul.lo.s32", col0, col0, ptx.Imm(vec))
 		}
 		e.pushScope()
-		xs := make([]ptx.Operand, vec)
-		for j := 0; j < vec; j++ {
-			col := ptx.Operand(col0)
-			if j > 0 {
-				c := e.reg(ir.I32)
-				e.ins("add.s32", c, col0, ptx.Imm(j))
-				col = c
-			}
-			x, err := e.at(v, []ptx.Operand{row, col})
-			if err != nil {
-				return err
-			}
-			xs[j] = e.inReg(x, elem)
+		run, err := e.atRun(v, row, col0, vec)
+		if err != nil {
+			return err
 		}
 		addr := e.sharedAddr(h, row, col0, es)
 		switch {
 		case vec == 1:
-			e.insIf(live, false, "st.shared."+memSuffix(elem), addr, xs[0])
+			e.insIf(live, false, "st.shared."+memSuffix(elem), addr, e.inReg(run.elem(e, 0), elem))
 		case es == 2:
 			var packed ptx.Vec
 			for j := 0; j < vec; j += 2 {
-				p := e.reg(ir.I32)
-				e.ins("mov.b32", p, ptx.Vec{xs[j], xs[j+1]})
-				packed = append(packed, p)
+				packed = append(packed, run.pair(e, j/2))
 			}
 			e.insIf(live, false, "st.shared.v4.b32", addr, packed)
 		default:
-			e.insIf(live, false, "st.shared.v4."+bitsSuffix(elem), addr, ptx.Vec(xs))
+			xs := make(ptx.Vec, vec)
+			for j := range xs {
+				xs[j] = e.inReg(run.elem(e, j), elem)
+			}
+			e.insIf(live, false, "st.shared.v4."+bitsSuffix(elem), addr, xs)
 		}
+		clear(e.runCache)
 		e.popScope()
 	}
 	return nil
+}
+
+// run is n adjacent elements of one row of a tile, as evaluated for staging. The
+// elements may exist individually, as packed pairs (two 16-bit values in a b32) or
+// as raw 32-bit words of 8-bit values; each form is made from another on demand.
+type run struct {
+	elem16 bool          // pairs hold 16-bit values
+	ty     ir.Elem       // element type
+	elems  []ptx.Operand // per element, or nil
+	pairs  []ptx.Operand // b32 per two 16-bit elements, or nil
+	words  []ptx.Operand // b32 per four 8-bit elements, or nil
+}
+
+func (r *run) elem(e *emitter, j int) ptx.Operand {
+	if r.elems == nil {
+		r.elems = make([]ptx.Operand, r.n())
+	}
+	if r.elems[j] != nil {
+		return r.elems[j]
+	}
+	switch {
+	case r.pairs != nil:
+		lo, hi := e.reg(r.ty), e.reg(r.ty)
+		e.ins("mov.b32", ptx.Vec{lo, hi}, r.pairs[j/2])
+		r.elems[j&^1], r.elems[j|1] = lo, hi
+	case r.words != nil:
+		w := r.words[j/4]
+		for k := 0; k < 4; k++ {
+			x := e.reg(ir.I32)
+			e.ins("shr.u32", x, w, ptx.Imm(8*k))
+			e.ins("and.b32", x, x, ptx.Imm(255))
+			r.elems[j&^3+k] = x
+		}
+	}
+	return r.elems[j]
+}
+
+func (r *run) n() int {
+	switch {
+	case r.elems != nil:
+		return len(r.elems)
+	case r.pairs != nil:
+		return 2 * len(r.pairs)
+	}
+	return 4 * len(r.words)
+}
+
+// pair returns elements 2i and 2i+1 packed in a b32 (low element in the low half).
+func (r *run) pair(e *emitter, i int) ptx.Operand {
+	if r.pairs != nil && r.pairs[i] != nil {
+		return r.pairs[i]
+	}
+	p := e.reg(ir.I32)
+	e.ins("mov.b32", p, ptx.Vec{e.inReg(r.elem(e, 2*i), r.ty), e.inReg(r.elem(e, 2*i+1), r.ty)})
+	return p
+}
+
+// atRun evaluates n adjacent elements (row, col0 .. col0+n-1) of v, using vector
+// loads and paired conversions where the chain allows: 16-byte shared loads,
+// cvt.rn.f16x2.e4m3x2 two bytes at a time, cvt.rn.bf16x2.f32 two floats at a time.
+// Anything else is evaluated element by element.
+func (e *emitter) atRun(v *ir.Value, row, col0 ptx.Operand, n int) (*run, error) {
+	key := "run:" + v.Name + "@" + operandKey([]ptx.Operand{row, col0}) + fmt.Sprint("/", n)
+	if x, ok := e.runCache[key]; ok {
+		return x, nil
+	}
+	r, err := e.atRunUncached(v, row, col0, n)
+	if err == nil {
+		e.runCache[key] = r
+	}
+	return r, err
+}
+
+func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run, error) {
+	elem := v.Type.Elem
+	es := elem.Size()
+	r := &run{ty: elem}
+	l := e.layout(v)
+	o := v.Def
+	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && (es == 1 || es == 2) {
+		e.flush()
+		e.noteRead(v)
+		addr := e.sharedAddr(l, row, col0, es)
+		words := make(ptx.Vec, n*es/4)
+		for i := range words {
+			words[i] = e.reg(ir.I32)
+		}
+		op := "ld.shared.b32"
+		var dst ptx.Operand = words[0]
+		if len(words) > 1 {
+			op = fmt.Sprintf("ld.shared.v%d.b32", len(words))
+			dst = words
+		}
+		e.ins(op, dst, addr)
+		if es == 1 {
+			r.words = words
+		} else {
+			r.pairs = words
+		}
+		return r, nil
+	}
+	if o != nil && l.kind == lExpr {
+		switch {
+		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.E4M3 && elem == ir.F32 && e.f.target.FP8Convert && n%4 == 0:
+			src, err := e.atRun(o.Args[0], row, col0, n)
+			if err != nil {
+				return nil, err
+			}
+			if src.words != nil {
+				e.needVersion(e4m3Version(e.f.target))
+				r.elems = make([]ptx.Operand, n)
+				for w, word := range src.words {
+					halves := [2]ptx.Reg{e.reg(ir.BF16), e.reg(ir.BF16)}
+					e.ins("mov.b32", ptx.Vec{halves[0], halves[1]}, word)
+					for k, h := range halves {
+						f16x2 := e.reg(ir.I32)
+						e.ins("cvt.rn.f16x2.e4m3x2", f16x2, h)
+						lo, hi := e.reg(ir.F16), e.reg(ir.F16)
+						e.ins("mov.b32", ptx.Vec{lo, hi}, f16x2)
+						for m, x := range []ptx.Reg{lo, hi} {
+							f := e.reg(ir.F32)
+							e.ins("cvt.f32.f16", f, x)
+							r.elems[4*w+2*k+m] = f
+						}
+					}
+				}
+				return r, nil
+			}
+		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.F32 && elem == ir.BF16 && n%2 == 0:
+			src, err := e.atRun(o.Args[0], row, col0, n)
+			if err != nil {
+				return nil, err
+			}
+			r.pairs = make([]ptx.Operand, n/2)
+			for i := range r.pairs {
+				p := e.reg(ir.I32)
+				e.ins("cvt.rn.bf16x2.f32", p, e.inReg(src.elem(e, 2*i+1), ir.F32), e.inReg(src.elem(e, 2*i), ir.F32))
+				r.pairs[i] = p
+			}
+			return r, nil
+		case isElementwise(o.Kind):
+			args := make([]func(j int) (ptx.Operand, error), len(o.Args))
+			for k, a := range o.Args {
+				a := a
+				switch {
+				case a.Type.Kind != ir.Tile:
+					x := e.scalar(a)
+					args[k] = func(int) (ptx.Operand, error) { return x, nil }
+				case a.Def != nil && a.Def.Kind == ir.OpBroadcast && a.Def.Int == 1 && e.layout(a).kind == lExpr:
+					// A row vector broadcast along the row: one value for the run.
+					x, err := e.at(a, []ptx.Operand{row, col0})
+					if err != nil {
+						return nil, err
+					}
+					args[k] = func(int) (ptx.Operand, error) { return x, nil }
+				default:
+					sub, err := e.atRun(a, row, col0, n)
+					if err != nil {
+						return nil, err
+					}
+					args[k] = func(j int) (ptx.Operand, error) { return sub.elem(e, j), nil }
+				}
+			}
+			r.elems = make([]ptx.Operand, n)
+			for j := 0; j < n; j++ {
+				in := make([]ptx.Operand, len(args))
+				for k := range args {
+					var err error
+					if in[k], err = args[k](j); err != nil {
+						return nil, err
+					}
+				}
+				x, err := e.elem(o, in)
+				if err != nil {
+					return nil, err
+				}
+				r.elems[j] = x
+			}
+			return r, nil
+		}
+	}
+	r.elems = make([]ptx.Operand, n)
+	for j := 0; j < n; j++ {
+		col := col0
+		if j > 0 {
+			c := e.reg(ir.I32)
+			e.ins("add.s32", c, col0, ptx.Imm(j))
+			col = c
+		}
+		x, err := e.at(v, []ptx.Operand{row, col})
+		if err != nil {
+			return nil, err
+		}
+		r.elems[j] = x
+	}
+	return r, nil
+}
+
+func isElementwise(k ir.OpKind) bool {
+	switch k {
+	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
+		ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpNeg, ir.OpCmp, ir.OpSelect,
+		ir.OpCast, ir.OpBitcast:
+		return true
+	}
+	return false
+}
+
+// e4m3Version is the PTX version cvt.rn.f16x2.e4m3x2 needs on target t.
+func e4m3Version(t Target) int {
+	if t.Name == "sm_89" {
+		return featureVersion["cvt.e4m3.sm_89"]
+	}
+	return featureVersion["cvt.e4m3"]
 }
