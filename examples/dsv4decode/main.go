@@ -1,0 +1,175 @@
+// Command dsv4decode runs the DeepSeek-V4 sparse MLA decode kernel that `go generate`
+// wrote into package decode on seeded inputs, compares the result with ptxgen's float64
+// reference at the spec's tolerances, and times it.
+//
+// Built with `-tags cuda` and cgo it runs on a GPU (sm_90 or sm_120); any other build
+// compiles, because the generated launcher is plain Go over ptxgen's runtime stub, and
+// stops at runtime.Open with runtime.ErrNoCUDA.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/runtime"
+
+	"github.com/ptxgen/ptxgen/examples/dsv4decode/decode"
+)
+
+func main() {
+	ordinal := flag.Int("device", 0, "CUDA device `ordinal`")
+	seed := flag.Uint64("seed", 1, "seed of the random inputs")
+	iters := flag.Int("iters", 100, "timed launches")
+	flag.Parse()
+	err := run(*ordinal, *seed, *iters)
+	if errors.Is(err, runtime.ErrNoCUDA) {
+		fmt.Fprintln(os.Stderr, "dsv4decode:", err)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dsv4decode:", err)
+		os.Exit(1)
+	}
+}
+
+// segment is one candidate list of the generated configuration.
+type segment struct {
+	k, pageSize int
+	hasLen      bool
+}
+
+// config is the reference's view of the generated configuration, read from the
+// constants in decode_gen.go, over pools big enough for distinct candidates and poison.
+func config() golden.MLAConfig {
+	c := golden.MLAConfig{
+		T: decode.MLADecodeT, H: decode.MLADecodeH, Nope: decode.MLADecodeNope, Rope: decode.MLADecodeRope,
+		Scale: decode.MLADecodeScale, Cache: golden.CacheFormat(decode.MLADecodeCache), Sink: decode.MLADecodeSink,
+	}
+	for _, s := range []segment{
+		{decode.MLADecodeSegments0K, decode.MLADecodeSegments0PageSize, decode.MLADecodeSegments0HasLen},
+		{decode.MLADecodeSegments1K, decode.MLADecodeSegments1PageSize, decode.MLADecodeSegments1HasLen},
+	} {
+		pages := 2*((s.k+s.pageSize-1)/s.pageSize) + 4
+		stride := (c.PageBytes(s.pageSize) + 15) / 16 * 16 // page_stride must be a multiple of 16
+		c.Segments = append(c.Segments, golden.SegmentConfig{K: s.k, PageSize: s.pageSize, PageStride: stride, Pages: pages, HasLen: s.hasLen})
+	}
+	return c
+}
+
+func run(ordinal int, seed uint64, iters int) error {
+	cfg := config()
+	in, err := golden.GenMLA(cfg, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true})
+	if err != nil {
+		return err
+	}
+	wantOut, wantLSE, err := golden.MLADecode(cfg, in)
+	if err != nil {
+		return err
+	}
+
+	dev, err := runtime.Open(ordinal)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	k, err := decode.NewMLADecode(dev)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	fmt.Printf("%s\nloaded the %s PTX:", dev, k.Target())
+	for _, kk := range k.Kernels() {
+		fmt.Printf(" %s (grid %v, %d threads, %d B shared, %d registers)", kk.Facts.Name, kk.Facts.Grid, kk.Facts.Block, kk.Facts.SharedBytes, kk.Registers)
+	}
+	fmt.Println()
+
+	var bufs []*runtime.Buffer
+	defer func() {
+		for _, b := range bufs {
+			b.Free()
+		}
+	}()
+	var allocErr error
+	keep := func(b *runtime.Buffer, err error) *runtime.Buffer {
+		if b != nil {
+			bufs = append(bufs, b)
+		}
+		if allocErr == nil {
+			allocErr = err
+		}
+		return b
+	}
+	q := keep(dev.FromBF16(bf16Bits(in.Q)))
+	s0, s1 := in.Segments[0], in.Segments[1]
+	cache0, idx0, len0 := keep(dev.FromU8(s0.Cache)), keep(dev.FromI32(s0.Idx)), keep(dev.FromI32(s0.Len))
+	cache1, idx1, len1 := keep(dev.FromU8(s1.Cache)), keep(dev.FromI32(s1.Idx)), keep(dev.FromI32(s1.Len))
+	sink := keep(dev.FromF32(in.Sink))
+	out := keep(dev.Alloc(decode.MLADecodeOutBytes))
+	lse := keep(dev.Alloc(decode.MLADecodeLSEBytes))
+	if allocErr != nil {
+		return allocErr
+	}
+
+	qt, qh := cfg.QStrides()
+	g0, g1 := cfg.Segments[0], cfg.Segments[1]
+	launch := func() error {
+		return k.Launch(q, int64(qt), int64(qh),
+			cache0, int64(g0.PageStride), idx0, int64(g0.K), len0,
+			cache1, int64(g1.PageStride), idx1, int64(g1.K), len1,
+			sink, out, lse)
+	}
+	if err := launch(); err != nil {
+		return err
+	}
+	gotOut := make([]uint16, decode.MLADecodeOutBytes/2)
+	gotLSE := make([]float32, decode.MLADecodeLSEBytes/4)
+	if err := out.CopyOutBF16(gotOut); err != nil {
+		return err
+	}
+	if err := lse.CopyOutF32(gotLSE); err != nil {
+		return err
+	}
+	outs := make([]dtype.BF16, len(gotOut))
+	for i, u := range gotOut {
+		outs[i] = dtype.BF16(u)
+	}
+	reports := []golden.Report{
+		golden.Compare("out", outs, wantOut, []int{cfg.T, cfg.H, cfg.D()}, golden.MLAOutTolerance),
+		golden.Compare("lse", gotLSE, wantLSE, []int{cfg.T, cfg.H}, golden.MLALSETolerance),
+	}
+	ok := true
+	for _, r := range reports {
+		fmt.Print(r.String())
+		ok = ok && r.OK()
+	}
+	if !ok {
+		return fmt.Errorf("outputs outside tolerance")
+	}
+
+	ms, err := dev.Time(func() error {
+		for i := 0; i < iters; i++ {
+			if err := launch(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("PASS; %.2f us per launch (mean of %d)\n", float64(ms)*1000/float64(iters), iters)
+	return nil
+}
+
+// bf16Bits returns bf16 values as the uint16 bits the runtime copies.
+func bf16Bits(x []dtype.BF16) []uint16 {
+	u := make([]uint16, len(x))
+	for i, v := range x {
+		u[i] = uint16(v)
+	}
+	return u
+}
