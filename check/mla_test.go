@@ -20,6 +20,7 @@ type mlaCaseSpec struct {
 	rope    int
 	sink    bool
 	split   int
+	hb      int // heads per CTA; 0 = automatic
 	target  string
 	opts    golden.MLAGenOptions
 	comment string
@@ -47,10 +48,12 @@ var mlaMatrix = []mlaCaseSpec{
 		opts: golden.MLAGenOptions{InvalidFrac: 0.2, EmptyRows: []int{2}, SinkEdges: true}, comment: "bf16 cache, 200+40: the last slice is padded"},
 	{T: 1, H: 24, segs: []kernels.MLASegment{seg(512, 64, true)}, sink: true, split: 4, target: "sm_90",
 		opts: golden.MLAGenOptions{EmptyRows: []int{0}}, comment: "every candidate invalid, split: partials all empty"},
+	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true), seg(100, 53, true)}, sink: true, hb: 32, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "32 heads per CTA (8 warps), 40 heads padded to 64"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {
-	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: s.sink, Segments: s.segs, Split: s.split}
+	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: s.sink, Segments: s.segs, Split: s.split, HeadBlock: s.hb}
 	if s.cache != "" {
 		c.Cache, c.Nope, c.Rope = s.cache, s.nope, s.rope
 	}

@@ -25,6 +25,8 @@ type MLAConfig struct {
 	Split int
 	// SMs is the SM count the split is planned for; 0 means the target's.
 	SMs int
+	// HeadBlock is the number of heads per CTA, 16 or 32; 0 picks it.
+	HeadBlock int
 }
 
 // MLASegment is one candidate list: K candidates per row into a cache with
@@ -56,10 +58,8 @@ const (
 // columns, which keeps the fp32 output accumulator at 64 registers per thread for
 // D = 512 and needs slice widths that are multiples of 32.
 const (
-	mlaHeadBlock = 16
 	mlaTile      = 32
 	mlaChunk     = 64
-	mlaWarps     = 4
 	mlaMaxSplit  = 64
 	// MaxMLAHeads etc. bound the configuration.
 	MaxMLAHeads = 128
@@ -106,6 +106,8 @@ func (c MLAConfig) Validate() error {
 		return bad("split", c.Split, fmt.Sprintf("0 (automatic) or 1..%d", mlaMaxSplit))
 	case c.SMs < 0 || c.SMs > 4096:
 		return bad("sms", c.SMs, "0 (the target's) or 1..4096")
+	case c.HeadBlock != 0 && c.HeadBlock != 16 && c.HeadBlock != 32:
+		return bad("head-block", c.HeadBlock, "0 (automatic), 16 or 32")
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -132,7 +134,22 @@ func (c MLAConfig) totalTiles() int {
 }
 
 // headBlocks is the number of head blocks per row.
-func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, mlaHeadBlock) }
+func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, c.headBlock()) }
+
+// headBlock is the number of heads a CTA takes: 16 (one m16 tile, 4 warps) or 32
+// (8 warps, which keeps the output accumulator at 64 registers per thread). A CTA
+// dequantizes each KV tile once for all of its heads, so 32 halves the
+// dequantization per head, but needs 97 KB of shared memory (sm_120 allows 99) and
+// half as many CTAs. Until GPU measurements decide, 16 is the default.
+func (c MLAConfig) headBlock() int {
+	if c.HeadBlock != 0 {
+		return c.HeadBlock
+	}
+	return 16
+}
+
+// warps is the CTA size in warps: four per m16 tile of heads.
+func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
 
 // PlanSplit returns the number of candidate chunks per row: 1 when rows x head
 // blocks already fill the GPU, otherwise enough chunks to give every SM a CTA,
@@ -206,10 +223,10 @@ const log2e = 1.4426950408889634
 func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	b := ir.NewBuilder("mla_decode")
 	b.SetGrid(c.headBlocks(), c.T, split)
-	b.SetWarps(mlaWarps)
+	b.SetWarps(c.warps())
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
-	HB, N := mlaHeadBlock, mlaTile
+	HB, N := c.headBlock(), mlaTile
 
 	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
@@ -391,7 +408,7 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	b := ir.NewBuilder("mla_combine")
 	b.SetGrid(c.H, c.T, 1)
-	b.SetWarps(mlaWarps)
+	b.SetWarps(4)
 	D := c.D()
 	wsO := b.Param("ws_o", ir.PtrTo(ir.F32), 16, int64(c.T)*int64(split)*int64(c.H)*int64(D)*4)
 	wsL := b.Param("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(split)*int64(c.H)*4)

@@ -136,6 +136,7 @@ func init() {
 			fs.Float64Var(&m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
 			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..64)")
 			fs.IntVar(&m.SMs, "sms", 0, "SM count to plan the split for (0 = the target's: sm_120 188, sm_90 132, sm_80 108)")
+			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16 (4 warps) or 32 (8 warps); 0 = automatic")
 			return m
 		},
 	})
@@ -178,6 +179,7 @@ func (m *mlaFlags) Args() []string {
 		a = append(a, "-page1", fmt.Sprint(m.page[1]), fmt.Sprintf("-len1=%v", m.hasLen[1]))
 	}
 	a = append(a, "-cache", m.Cache, "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
-		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs))
+		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs),
+		"-head-block", fmt.Sprint(m.HeadBlock))
 	return a
 }
