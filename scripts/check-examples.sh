@@ -32,7 +32,9 @@ for mod in examples/*/go.mod; do
 	(cd "$dir" && go generate ./...)
 	changed=$(git status --porcelain --untracked-files=all -- "$dir")
 	if [ -n "$changed" ]; then
-		echo "check-examples: go generate changed files in $dir (commit the regenerated files, or find what makes generation depend on the environment):"
+		echo "check-examples: go generate changed files in $dir. After an intended change to"
+		echo "generated code, run (cd $dir && go generate ./...) and commit the result; otherwise"
+		echo "find what makes generation depend on the environment:"
 		echo "$changed" | sed 's/^/  /'
 		git --no-pager diff --stat -- "$dir"
 		fail=1
