@@ -148,3 +148,79 @@ func float64s(b []byte) []float64 {
 	}
 	return out
 }
+
+// WriteVectors writes a test-vector folder in the format LoadVectors reads (and
+// shared/testvectors/README.md describes): it is how ptxgen hands the exact inputs
+// and float64 outputs of a benchmark shape to another implementation (the Triton
+// baseline). q must be packed (QStrideT, QStrideH zero).
+func WriteVectors(dir string, c MLAConfig, in *MLAInputs, out, lse []float64) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := c.CheckInputs(in); err != nil {
+		return err
+	}
+	if c.QStrideT != 0 || c.QStrideH != 0 {
+		return fmt.Errorf("write vectors %s: q must be packed", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	m := vectorMeta{Kernel: "mla_decode", T: c.T, H: c.H, Nope: c.Nope, Rope: c.Rope, Scale: c.SoftmaxScale(), Sink: c.Sink, Cache: c.Cache}
+	files := map[string][]byte{}
+	put := func(name string, data any) {
+		b, err := binary.Append(nil, binary.LittleEndian, data)
+		if err != nil {
+			panic(err)
+		}
+		files[name] = b
+	}
+	put("q.bf16", in.Q)
+	for i, s := range c.Segments {
+		var ms struct {
+			K          int    `json:"K"`
+			PageSize   int    `json:"page_size"`
+			PageStride int    `json:"page_stride"`
+			Pages      int    `json:"pages"`
+			CacheFile  string `json:"cache"`
+			IdxFile    string `json:"idx"`
+			LenFile    string `json:"len"`
+		}
+		ms.K, ms.PageSize, ms.PageStride, ms.Pages = s.K, s.PageSize, s.PageStride, s.Pages
+		ms.CacheFile, ms.IdxFile = fmt.Sprintf("cache%d.u8", i), fmt.Sprintf("idx%d.i32", i)
+		files[ms.CacheFile] = in.Segments[i].Cache
+		idx := in.Segments[i].Idx
+		if s.IdxStride != 0 && s.IdxStride != s.K {
+			return fmt.Errorf("write vectors %s: segment %d idx must be packed", dir, i)
+		}
+		put(ms.IdxFile, idx)
+		if s.HasLen {
+			ms.LenFile = fmt.Sprintf("len%d.i32", i)
+			put(ms.LenFile, in.Segments[i].Len)
+		}
+		m.Segments = append(m.Segments, ms)
+	}
+	if c.Sink {
+		put("sink.f32", in.Sink)
+	}
+	put("out_ref.f64", out)
+	put("lse_ref.f64", lse)
+	for t := 0; t < c.T; t++ {
+		n := 0
+		for s := range c.Segments {
+			n += len(c.Candidates(in, s, t))
+		}
+		m.ValidPerRow = append(m.ValidPerRow, n)
+	}
+	meta, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	files["meta.json"] = append(meta, '\n')
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
