@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/ptxgen/ptxgen/dtype"
@@ -190,6 +191,73 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 			golden.Compare("out", got, wantOut, []int{cfg.T, cfg.H, D}, golden.MLAOutTolerance),
 			golden.Compare("lse", f32s(final["lse"]), wantLSE, []int{cfg.T, cfg.H}, golden.MLALSETolerance),
 		}
+	}
+	return c, nil
+}
+
+// Copy returns a copy case: random f32 rows, compared exactly.
+func Copy(cfg kernels.CopyConfig, target string, seed uint64) (*Case, error) {
+	k, err := kernels.Copy(cfg)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, target)
+	if err != nil {
+		return nil, err
+	}
+	n := int(cfg.Bytes() / 8)
+	rng := rand.New(rand.NewPCG(seed, 0x636f7079))
+	src := make([]float32, n)
+	want := make([]float64, n)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+		want[i] = float64(src[i])
+	}
+	c := &Case{
+		Name:     fmt.Sprintf("copy rows=%d target=%s seed=%d", cfg.Rows, target, seed),
+		Compiled: comp,
+		Buffers:  map[string][]byte{"src": bytesOf(src), "dst": poison(int64(4 * n))},
+	}
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		return []golden.Report{golden.Compare("dst", f32s(final["dst"]), want, nil, golden.Tolerance{})}
+	}
+	return c, nil
+}
+
+// MMALoop returns an mma_loop case: every CTA's output is Iters x (A·B).
+func MMALoop(cfg kernels.MMALoopConfig, target string, seed uint64) (*Case, error) {
+	k, err := kernels.MMALoop(cfg)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, target)
+	if err != nil {
+		return nil, err
+	}
+	gc := golden.GemmConfig{M: 128, N: 128, K: 16}
+	a, b, err := golden.GenGemm(gc, seed)
+	if err != nil {
+		return nil, err
+	}
+	ab, err := golden.Gemm(gc, a, b)
+	if err != nil {
+		return nil, err
+	}
+	want := make([]float64, 0, cfg.CTAs*len(ab))
+	for i := 0; i < cfg.CTAs; i++ {
+		for _, x := range ab {
+			want = append(want, x*float64(cfg.Iters))
+		}
+	}
+	c := &Case{
+		Name:     fmt.Sprintf("mma_loop ctas=%d iters=%d target=%s seed=%d", cfg.CTAs, cfg.Iters, target, seed),
+		Compiled: comp,
+		Buffers:  map[string][]byte{"a": bytesOf(a), "b": bytesOf(b), "c": poison(int64(cfg.CTAs) * 128 * 128 * 4)},
+	}
+	// Iters fp32 additions of the same product: error grows like Iters * 2^-24.
+	tol := golden.Tolerance{Abs: float64(cfg.Iters) * 1e-6, Rel: float64(cfg.Iters) * 6e-8}
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		return []golden.Report{golden.Compare("c", f32s(final["c"]), want, []int{cfg.CTAs, 128, 128}, tol)}
 	}
 	return c, nil
 }

@@ -183,3 +183,57 @@ func (m *mlaFlags) Args() []string {
 		"-head-block", fmt.Sprint(m.HeadBlock))
 	return a
 }
+
+func fmtInt(n int) string { return fmt.Sprint(n) }
+
+func init() {
+	Register(Spec{
+		Name: "copy",
+		Doc:  "ceiling kernel: copies rows of 1 KB through shared memory with 16-byte accesses",
+		Bind: func(fs *flag.FlagSet) Config {
+			c := &copyFlags{}
+			fs.IntVar(&c.Rows, "rows", 1<<18, "rows of 1 KB to copy (1..16777216)")
+			return c
+		},
+	})
+	Register(Spec{
+		Name: "mma_loop",
+		Doc:  "ceiling kernel: a loop of bf16 mma.sync on tiles held in shared memory",
+		Bind: func(fs *flag.FlagSet) Config {
+			c := &mmaLoopFlags{}
+			fs.IntVar(&c.CTAs, "ctas", 528, "CTAs (1..1048576)")
+			fs.IntVar(&c.Iters, "iters", 4096, "k16 steps per CTA (1..16777216)")
+			return c
+		},
+	})
+}
+
+type copyFlags struct{ CopyConfig }
+
+func (c *copyFlags) Build(string) (*ir.Program, error) {
+	k, err := Copy(c.CopyConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, nil
+}
+
+func (c *copyFlags) Value() (any, error) { return c.CopyConfig, c.Validate() }
+
+func (c *copyFlags) Args() []string { return []string{"-kernel", "copy", "-rows", fmt.Sprint(c.Rows)} }
+
+type mmaLoopFlags struct{ MMALoopConfig }
+
+func (c *mmaLoopFlags) Build(string) (*ir.Program, error) {
+	k, err := MMALoop(c.MMALoopConfig)
+	if err != nil {
+		return nil, err
+	}
+	return &ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, nil
+}
+
+func (c *mmaLoopFlags) Value() (any, error) { return c.MMALoopConfig, c.Validate() }
+
+func (c *mmaLoopFlags) Args() []string {
+	return []string{"-kernel", "mma_loop", "-ctas", fmt.Sprint(c.CTAs), "-iters", fmt.Sprint(c.Iters)}
+}

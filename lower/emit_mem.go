@@ -486,6 +486,8 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
+	case (l.kind == lExpr || l.kind == lShared) && m.col0 != nil:
+		return e.storeTile(m)
 	case (l.kind == lExpr || l.kind == lScalar) && m.col0 == nil:
 		n := 1
 		if v.Type.Kind == ir.Tile {
@@ -551,4 +553,122 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 	addr := e.elemAddr(e.scalar(m.ptr), e.toI64(off, m.offs.Type.Elem), elem.Size())
 	e.insIf(guardOf(ok), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem))
 	return nil
+}
+
+// storeTile writes a rank-2 tile held in shared memory or recomputed per element:
+// the CTA takes runs of 16 bytes of a row round-robin (like staging), and a run
+// goes out as one 16-byte store when every row start is known to be 16-byte
+// aligned and no column bound can cut it; otherwise element by element.
+func (e *emitter) storeTile(m memOps) error {
+	v := m.val
+	elem := v.Type.Elem
+	es := elem.Size()
+	R, C := v.Type.Shape[0], v.Type.Shape[1]
+	vec := 16 / es
+	if C%vec != 0 || es > 4 {
+		vec = 1
+	}
+	aligned := gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(es), e.f.divisor(m.col0)*int64(es)))%16 == 0
+	whole := vec > 1 && aligned && m.bound == nil
+	cpr := C / vec
+	total := R * cpr
+	per := (total + e.nthreads - 1) / e.nthreads
+	base := e.scalar(m.ptr)
+	col0g := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	e.comment("store %s: %dx%d %s, runs of %d, whole 16-byte stores: %v", v, R, C, elem, vec, whole)
+	for i := 0; i < per; i++ {
+		chunk := e.reg(ir.I32)
+		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
+		row := e.reg(ir.I32)
+		e.ins("div.u32", row, chunk, ptx.Imm(cpr))
+		var live ptx.Operand
+		if (i+1)*e.nthreads > total {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, chunk, ptx.Imm(total))
+			e.ins("min.u32", row, row, ptx.Imm(R-1))
+		}
+		col := e.reg(ir.I32)
+		e.ins("rem.u32", col, chunk, ptx.Imm(cpr))
+		if vec > 1 {
+			e.ins("mul.lo.s32", col, col, ptx.Imm(vec))
+		}
+		e.pushScope()
+		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		if err != nil {
+			return err
+		}
+		ok := live
+		if m.mask != nil {
+			mk, err := e.at(m.mask, []ptx.Operand{row})
+			if err != nil {
+				return err
+			}
+			ok = e.andPred(ok, mk)
+		}
+		run, err := e.atRun(v, row, col, vec)
+		if err != nil {
+			return err
+		}
+		rowAddr := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0g), es)
+		if whole {
+			var words ptx.Vec
+			switch es {
+			case 2:
+				for j := 0; j < vec; j += 2 {
+					words = append(words, run.pair(e, j/2))
+				}
+			case 4:
+				for j := 0; j < vec; j++ {
+					words = append(words, e.inReg(run.elem(e, j), elem))
+				}
+			default:
+				for j := 0; j < vec; j += 4 {
+					w := e.reg(ir.I32)
+					e.ins("and.b32", w, e.inReg(run.elem(e, j), elem), ptx.Imm(255))
+					for k := 1; k < 4; k++ {
+						b := e.reg(ir.I32)
+						e.ins("and.b32", b, e.inReg(run.elem(e, j+k), elem), ptx.Imm(255))
+						e.ins("shl.b32", b, b, ptx.Imm(8*k))
+						e.ins("or.b32", w, w, b)
+					}
+					words = append(words, w)
+				}
+			}
+			addr := e.elemAddr(rowAddr, e.toI64(col, ir.I32), es)
+			e.insIf(guardOf(ok), false, "st.global.v4.b32", ptx.Addr{Base: addr}, words)
+		} else {
+			for j := 0; j < vec; j++ {
+				cj := ptx.Operand(col)
+				if j > 0 {
+					c := e.reg(ir.I32)
+					e.ins("add.s32", c, col, ptx.Imm(j))
+					cj = c
+				}
+				okj := ok
+				if m.bound != nil {
+					p := e.reg(ir.I1)
+					e.ins("setp.lt.s32", p, cj, e.scalar(m.bound))
+					okj = e.andPred(okj, p)
+				}
+				addr := e.elemAddr(rowAddr, e.toI64(cj, ir.I32), es)
+				e.insIf(guardOf(okj), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(run.elem(e, j), elem))
+			}
+		}
+		clear(e.runCache)
+		e.popScope()
+	}
+	return nil
+}
+
+// andPred returns a && b for predicates, either of which may be absent (nil).
+func (e *emitter) andPred(a, b ptx.Operand) ptx.Operand {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	p := e.reg(ir.I1)
+	e.ins("and.pred", p, e.inReg(a, ir.I1), e.inReg(b, ir.I1))
+	return p
 }

@@ -204,7 +204,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	r := &run{ty: elem}
 	l := e.layout(v)
 	o := v.Def
-	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && (es == 1 || es == 2) {
+	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
 		e.flush()
 		e.noteRead(v)
 		addr := e.sharedAddr(l, row, col0, es)
@@ -219,10 +219,13 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 			dst = words
 		}
 		e.ins(op, dst, addr)
-		if es == 1 {
+		switch es {
+		case 1:
 			r.words = words
-		} else {
+		case 2:
 			r.pairs = words
+		default:
+			r.elems = words
 		}
 		return r, nil
 	}

@@ -299,7 +299,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 func (f *fn) checkStore(o *ir.Op) error {
 	v := o.Args[len(o.Args)-1]
 	switch l := f.layouts[v]; l.kind {
-	case lAcc, lRows, lExpr, lScalar:
+	case lAcc, lRows, lExpr, lScalar, lShared:
 		return nil
 	default:
 		return opError(o, fmt.Errorf("cannot store a tile in %v", l))

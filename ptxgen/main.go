@@ -287,6 +287,10 @@ func buildCase(cfg kernels.Config, target, vectors string, seed uint64, invalid 
 			return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "test vectors exist for mla_decode only"}
 		}
 		return pcheck.GEMM(v, target, seed)
+	case kernels.CopyConfig:
+		return pcheck.Copy(v, target, seed)
+	case kernels.MMALoopConfig:
+		return pcheck.MMALoop(v, target, seed)
 	case kernels.MLAConfig:
 		if vectors != "" {
 			c, err := pcheck.Vectors(vectors, target, v.Split, v.SMs)

@@ -1,0 +1,37 @@
+package check
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/kernels"
+)
+
+// TestCeilingKernels: the kernels the bench times for its roofline are correct,
+// and the copy moves 16 bytes per access both ways (or it would not measure
+// bandwidth).
+func TestCeilingKernels(t *testing.T) {
+	cp, err := Copy(kernels.CopyConfig{Rows: 300}, "sm_90", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := MMALoop(kernels.MMALoopConfig{CTAs: 2, Iters: 7}, "sm_80", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Case{cp, mm} {
+		res, err := Run(Emulator{}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK() {
+			t.Errorf("%s", res)
+		}
+	}
+	text := cp.Compiled.Module.Print()
+	for _, s := range []string{"cp.async.cg.shared.global", "ld.shared.v4.b32", "st.global.v4.b32"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("copy lacks %q", s)
+		}
+	}
+}
