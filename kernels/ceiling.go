@@ -63,7 +63,9 @@ func (c MMALoopConfig) Validate() error {
 }
 
 // Flops is the arithmetic of one launch.
-func (c MMALoopConfig) Flops() float64 { return 2 * 128 * 128 * 16 * float64(c.Iters) * float64(c.CTAs) }
+func (c MMALoopConfig) Flops() float64 {
+	return 2 * 128 * 128 * 16 * float64(c.Iters) * float64(c.CTAs)
+}
 
 // MMALoop builds the mma_loop kernel: the tiles stay in shared memory and every
 // iteration is one k16 step (ldmatrix + 32 mma.sync per warp), so it measures the

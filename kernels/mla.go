@@ -58,9 +58,9 @@ const (
 // columns, which keeps the fp32 output accumulator at 64 registers per thread for
 // D = 512 and needs slice widths that are multiples of 32.
 const (
-	mlaTile      = 32
-	mlaChunk     = 64
-	mlaMaxSplit  = 64
+	mlaTile     = 32
+	mlaChunk    = 64
+	mlaMaxSplit = 64
 	// MaxMLAHeads etc. bound the configuration.
 	MaxMLAHeads = 128
 	MaxMLAK     = 1 << 20

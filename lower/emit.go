@@ -58,14 +58,14 @@ type emitter struct {
 	pendingWrites bool
 	readSince     map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
-	runCache map[string]*run
-	version       int
-	labels        int
-	params        map[*ir.Value]ptx.Operand
-	tid, lane     ptx.Operand
-	warp, g, t    ptx.Operand
-	smem          ptx.Operand
-	nthreads      int
+	runCache   map[string]*run
+	version    int
+	labels     int
+	params     map[*ir.Value]ptx.Operand
+	tid, lane  ptx.Operand
+	warp, g, t ptx.Operand
+	smem       ptx.Operand
+	nthreads   int
 }
 
 func emit(f *fn) error {
