@@ -13,7 +13,7 @@ CUDA_ENV := CGO_ENABLED=1 \
 	CGO_CFLAGS="-I$(TOOLS)/cudadev/usr/include" \
 	CGO_LDFLAGS="-L$(TOOLS)/cudadev/usr/lib/x86_64-linux-gnu/stubs"
 
-.PHONY: all build test lint golden tools tools-cuda cuda-vet gpu-bin clean-tools
+.PHONY: all build test lint golden tools tools-cuda cuda-vet gpu-bin gpu-check clean-tools
 
 all: build
 
@@ -55,11 +55,21 @@ cuda-vet: tools-cuda
 	$(CUDA_ENV) $(GO) test -tags cuda -c -o /dev/null ./runtime
 	bash scripts/check-cuda-deps.sh
 
-# gpu-bin builds the binaries to carry to a GPU machine (which has no Go toolchain).
+# gpu-bin builds the binaries to carry to a GPU machine (which has no Go toolchain):
+# ptxgen-gpu (check -gpu, dump) and the runtime's GPU tests, against CUDA 11.8 headers.
+# Carry build/ and run `make gpu-check` (or `bash scripts/gpu-check.sh`) there.
 gpu-bin: tools-cuda
 	mkdir -p build
 	$(CUDA_ENV) $(GO) build -tags cuda -o build/ptxgen-gpu ./cmd/ptxgen-gpu
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/runtime.test ./runtime
+
+# gpu-check runs on the GPU machine, with build/ from gpu-bin: the runtime tests, the gemm and
+# mla_decode shape matrices (GPU vs reference vs emulator), CUDA 13 ptxas on the sm_120
+# goldens and compute-sanitizer; results in $OUT or build/gpu-check/. Rehearse it without a
+# GPU: go build -tags ptxgen_fakegpu -o /tmp/fake ./cmd/ptxgen-gpu, then BIN=/tmp/fake
+# PTXAS=... SANITIZER=... QUICK=1 bash scripts/gpu-check.sh (see the script's header).
+gpu-check:
+	bash scripts/gpu-check.sh
 
 clean-tools:
 	rm -rf $(TOOLS)

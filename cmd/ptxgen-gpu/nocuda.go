@@ -1,4 +1,4 @@
-//go:build !cuda || !cgo
+//go:build (!cuda || !cgo) && !ptxgen_fakegpu
 
 // Command ptxgen-gpu runs ptxgen kernels on a real GPU; this is the stand-in for builds
 // without `-tags cuda`, so that `go build ./...` works everywhere and a wrongly built

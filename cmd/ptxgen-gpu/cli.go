@@ -1,0 +1,328 @@
+package main
+
+// The command line, kept free of the cuda build tag so that it is built and tested
+// everywhere: main (main.go, cuda builds) hands run an opener for the real GPU, the
+// tests one whose "GPU" is the emulator.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/runtime"
+)
+
+const usage = `ptxgen-gpu runs ptxgen kernels on a GPU (cuda builds; see make gpu-bin).
+
+Commands:
+  ptxgen-gpu [info] [-device N]
+               describe the GPU
+  ptxgen-gpu check -gpu [-device N] [-kernel K] [kernel flags] [-target T] [-seed N]
+               [-vectors DIR] [-invalid F] [-poison] [-emu=false]
+               run the generated PTX on the GPU on seeded inputs (or a test-vector
+               folder), compare with the float64 reference, run the same case in the
+               emulator and compare GPU with emulator against a documented bound
+               (check.GPUEmuRel and friends). -target defaults to the device's own.
+  ptxgen-gpu dump [-kernel K] [kernel flags] [-target T] [-o FILE]
+               write the PTX of a configuration (needs no GPU, but this binary
+               still needs the driver's libcuda to start)
+
+Exit status: 0 on success, 1 when a check fails, 2 for bad usage.
+`
+
+// device is an opened GPU as run needs it.
+type device interface {
+	// Info describes the device on several lines.
+	Info() string
+	// Arch is the device's architecture as a target name ("sm_90").
+	Arch() string
+	// Executor returns an Executor running cases on the device; it logs every loaded
+	// kernel (registers, local memory) to w.
+	Executor(w io.Writer) check.Executor
+	Close() error
+}
+
+// opener opens GPU number ordinal.
+type opener func(ordinal int) (device, error)
+
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+type failure struct{ msg string }
+
+func (f *failure) Error() string { return f.msg }
+
+func run(args []string, stdout, stderr io.Writer, open opener) int {
+	err := dispatch(args, stdout, stderr, open)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "ptxgen-gpu:", err)
+	var ue *usageError
+	var ce *kernels.ConfigError
+	var fe *failure
+	switch {
+	case errors.As(err, &fe):
+		return 1
+	case errors.As(err, &ue), errors.As(err, &ce):
+		return 2
+	}
+	// Anything else (no device, a driver error) is a failed run, not bad usage.
+	return 1
+}
+
+func dispatch(args []string, stdout, stderr io.Writer, open opener) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "-help" && args[0] != "--help" {
+		return info(args, stdout, open)
+	}
+	switch args[0] {
+	case "info":
+		return info(args[1:], stdout, open)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr, open)
+	case "dump":
+		return dump(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return &usageError{fmt.Sprintf("unknown command %q: want info, check or dump (see ptxgen-gpu help)", args[0])}
+}
+
+func info(args []string, stdout io.Writer, open opener) error {
+	fs := flag.NewFlagSet("ptxgen-gpu info", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	d, err := open(*ordinal)
+	if err != nil {
+		return fmt.Errorf("opening device %d: %w", *ordinal, err)
+	}
+	defer d.Close()
+	fmt.Fprint(stdout, d.Info())
+	return nil
+}
+
+// helpText prints a FlagSet's full usage.
+var helpText = map[*flag.FlagSet]func(){}
+
+// kernelFlags sets up the flags of the kernel named by -kernel in args (scanned first,
+// because each kernel has its own configuration flags), as ptxgen does.
+func kernelFlags(cmd string, args []string, stderr io.Writer) (*flag.FlagSet, kernels.Config, *string, error) {
+	name := "mla_decode"
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if v, ok := strings.CutPrefix(a, "kernel="); ok {
+			name = v
+		} else if a == "kernel" && i+1 < len(args) {
+			name = args[i+1]
+		}
+	}
+	spec, err := kernels.Lookup(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fs := flag.NewFlagSet("ptxgen-gpu "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("kernel", "mla_decode", "kernel family: "+strings.Join(kernels.Names(), ", "))
+	target := fs.String("target", "", "GPU target: "+strings.Join(lower.TargetNames(), ", ")+" (default: the device's own, or the newest it runs)")
+	cfg := spec.Bind(fs)
+	fs.Usage = func() {}
+	helpText[fs] = func() {
+		fmt.Fprintf(stderr, "usage: ptxgen-gpu %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", cmd, spec.Name, spec.Name, spec.Doc)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs, cfg, target, nil
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			if h := helpText[fs]; h != nil {
+				h()
+			}
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}
+
+func checkTarget(t string) error {
+	if _, err := lower.LookupTarget(t); err != nil {
+		return &kernels.ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+	}
+	return nil
+}
+
+// deviceTarget is the target to compile for on a device of architecture arch: its own
+// when ptxgen has it, else the newest one it runs.
+func deviceTarget(arch string) (string, error) {
+	if slices.Contains(lower.TargetNames(), arch) {
+		return arch, nil
+	}
+	return runtime.PickTarget(arch, lower.TargetNames())
+}
+
+func dump(args []string, stdout, stderr io.Writer) error {
+	fs, cfg, target, err := kernelFlags("dump", args, stderr)
+	if err != nil {
+		return err
+	}
+	out := fs.String("o", "", "write the PTX to this `file` instead of standard output")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *target == "" {
+		*target = "sm_90"
+	}
+	if err := checkTarget(*target); err != nil {
+		return err
+	}
+	prog, err := cfg.Build(*target)
+	if err != nil {
+		return err
+	}
+	c, err := lower.CompileProgram(prog, *target)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	text := c.Module.Print()
+	if *out == "" {
+		_, err = io.WriteString(stdout, text)
+		return err
+	}
+	return os.WriteFile(*out, []byte(text), 0o644)
+}
+
+func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
+	fs, cfg, target, err := kernelFlags("check", args, stderr)
+	if err != nil {
+		return err
+	}
+	useGPU := fs.Bool("gpu", false, "run on the GPU (required: the emulator-only check is ptxgen check -emu)")
+	withEmu := fs.Bool("emu", true, "also run the case in the emulator and compare the GPU with it")
+	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
+	seed := fs.Uint64("seed", 1, "seed of the random inputs")
+	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
+	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
+	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !*useGPU {
+		return &usageError{"check: say -gpu (the emulator-only check is ptxgen check -emu)"}
+	}
+	if *target != "" {
+		if err := checkTarget(*target); err != nil {
+			return err
+		}
+	}
+	if *invalid < 0 || *invalid > 1 {
+		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(*invalid), Want: "a fraction in 0..1"}
+	}
+	// Validate the configuration before touching the device.
+	if _, err := cfg.Value(); err != nil {
+		return err
+	}
+	d, err := open(*ordinal)
+	if err != nil {
+		return fmt.Errorf("opening device %d: %w", *ordinal, err)
+	}
+	defer d.Close()
+	if *target == "" {
+		if *target, err = deviceTarget(d.Arch()); err != nil {
+			return &usageError{fmt.Sprintf("device %s: %v", d.Arch(), err)}
+		}
+	}
+	c, err := buildCase(cfg, *target, *vectors, *seed, *invalid, *poison)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "== GPU: %s", d.Info())
+	final, err := d.Executor(stdout).Run(c)
+	if err != nil {
+		return &failure{fmt.Sprintf("%s: GPU: %v", c.Name, err)}
+	}
+	gres := &check.Result{Case: c.Name, Reports: c.Compare(final)}
+	fmt.Fprint(stdout, gres.String())
+	ok := gres.OK()
+	summary := fmt.Sprintf("SUMMARY gpu=%s", verdict(gres.OK()))
+	if *withEmu {
+		fmt.Fprintln(stdout, "== emulator")
+		efinal, err := check.Emulator{}.Run(c)
+		if err != nil {
+			return &failure{fmt.Sprintf("%s: emulator: %v", c.Name, err)}
+		}
+		eres := &check.Result{Case: c.Name, Reports: c.Compare(efinal)}
+		fmt.Fprint(stdout, eres.String())
+		ds := check.DiffRuns(c, final, efinal)
+		fmt.Fprintln(stdout, "== GPU vs emulator")
+		fmt.Fprint(stdout, check.FormatDiffs(ds))
+		ok = ok && eres.OK() && check.DiffsOK(ds)
+		summary += fmt.Sprintf(" emu=%s diff=%s", verdict(eres.OK()), verdict(check.DiffsOK(ds)))
+		for _, dd := range ds {
+			summary += fmt.Sprintf(" %s:differ=%d/%d,maxabs=%.3g,maxrel=%.3g", dd.Name, dd.Differ, dd.N, dd.MaxAbs, dd.MaxRel)
+			if dd.Elem == "bf16" {
+				summary += fmt.Sprintf(",maxulp=%d", dd.MaxULP)
+			}
+		}
+	}
+	for _, r := range gres.Reports {
+		summary += fmt.Sprintf(" %s:ref_maxabs=%.3g,ref_cos=%.2g", r.Name, r.MaxAbs, r.CosDist)
+	}
+	fmt.Fprintf(stdout, "%s case=%q\n", summary, c.Name)
+	if !ok {
+		return &failure{c.Name + ": outside tolerance"}
+	}
+	fmt.Fprintln(stdout, "PASS")
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAIL"
+}
+
+// buildCase makes the check case the flags describe (the same logic as ptxgen's).
+func buildCase(cfg kernels.Config, target, vectors string, seed uint64, invalid float64, poison bool) (*check.Case, error) {
+	v, err := cfg.Value()
+	if err != nil {
+		return nil, err
+	}
+	switch v := v.(type) {
+	case kernels.GEMMConfig:
+		if vectors != "" {
+			return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "test vectors exist for mla_decode only"}
+		}
+		return check.GEMM(v, target, seed)
+	case kernels.MLAConfig:
+		if vectors != "" {
+			c, err := check.Vectors(vectors, target, v.Split, v.SMs)
+			if err != nil {
+				return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
+			}
+			return c, nil
+		}
+		return check.MLA(v, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: invalid, Poison: poison})
+	}
+	return nil, fmt.Errorf("check: no reference for %T", v)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(open opener, args ...string) (int, string, string) {
+	var o, e bytes.Buffer
+	code := run(args, &o, &e, open)
+	return code, o.String(), e.String()
+}
+
+func TestCheckGPU(t *testing.T) {
+	vec, _ := filepath.Glob("../../golden/testdata/vectors/mla_decode/h4_sink_edges")
+	cases := [][]string{
+		{"check", "-gpu", "-kernel", "gemm", "-m", "17", "-n", "9", "-k", "33"},
+		{"check", "-gpu", "-kernel", "gemm", "-m", "7", "-n", "48", "-k", "100", "-out", "f32", "-seed", "4"},
+		{"check", "-gpu", "-heads", "16", "-k0", "63", "-k1", "0", "-page0", "53", "-split", "1"},
+		{"check", "-gpu", "-heads", "8", "-k0", "40", "-k1", "0", "-cache", "bf16", "-nope", "200", "-rope", "40"},
+	}
+	if len(vec) == 1 {
+		cases = append(cases, []string{"check", "-gpu", "-vectors", vec[0]})
+	}
+	for _, args := range cases {
+		code, out, errOut := runCLI(emuOpener("sm_90"), args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
+			continue
+		}
+		for _, s := range []string{"== GPU: device 0: emulator", "== emulator", "== GPU vs emulator", "target=sm_90", "SUMMARY gpu=ok emu=ok diff=ok", "PASS"} {
+			if !strings.Contains(out, s) {
+				t.Errorf("%v: output lacks %q:\n%s", args, s, out)
+			}
+		}
+	}
+}
+
+func TestCheckGPUTargets(t *testing.T) {
+	// A device ptxgen has no target for gets the newest that runs on it.
+	code, out, errOut := runCLI(emuOpener("sm_100"), "check", "-gpu", "-kernel", "gemm", "-m", "1", "-n", "1", "-k", "1", "-emu=false")
+	if code != 0 || !strings.Contains(out, "target=sm_90") || strings.Contains(out, "== emulator") {
+		t.Errorf("sm_100 device: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(emuOpener("sm_120"), "check", "-gpu", "-kernel", "gemm", "-m", "1", "-n", "1", "-k", "1", "-target", "sm_80")
+	if code != 0 || !strings.Contains(out, "target=sm_80") {
+		t.Errorf("-target sm_80: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	noDevice := func(int) (device, error) { return nil, errors.New("no device") }
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"check", "-kernel", "gemm"}, 2, "say -gpu"},
+		{[]string{"check", "-gpu", "-kernel", "gemm", "-m", "0"}, 2, "-m 0"},
+		{[]string{"check", "-gpu", "-target", "sm_70"}, 2, "-target sm_70"},
+		{[]string{"check", "-gpu", "-invalid", "2"}, 2, "-invalid 2"},
+		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 1, "no device"},
+		{[]string{"frob"}, 2, "unknown command"},
+		{[]string{"info"}, 1, "no device"},
+		{[]string{"check", "-gpu"}, 1, "no device"},
+	} {
+		code, _, errOut := runCLI(noDevice, c.args...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+	code, _, errOut := runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-vectors", "x")
+	if code != 2 || !strings.Contains(errOut, "mla_decode only") {
+		t.Errorf("gemm -vectors: exit %d, %q", code, errOut)
+	}
+}
+
+func TestDump(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "g.ptx")
+	code, _, errOut := runCLI(nil, "dump", "-kernel", "gemm", "-m", "17", "-target", "sm_120", "-o", f)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil || !strings.Contains(string(b), ".target sm_120") {
+		t.Fatalf("dump -o: %v\n%.200s", err, b)
+	}
+	code, out, _ := runCLI(nil, "dump", "-kernel", "mla_decode")
+	if code != 0 || !strings.Contains(out, ".target sm_90") {
+		t.Errorf("dump default target: exit %d\n%.200s", code, out)
+	}
+}

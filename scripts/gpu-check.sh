@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# gpu-check.sh: the whole GPU check, for a GPU machine without Go.
+#
+# Build here first (`make gpu-bin`: build/ptxgen-gpu and build/runtime.test, against CUDA
+# 11.8 headers), carry build/ to the GPU machine and run, from the repository root:
+#
+#   bash scripts/gpu-check.sh            # or: make gpu-check
+#
+# It runs
+#   1. build/runtime.test (the runtime's GPU tests);
+#   2. the gemm and mla_decode shape matrices with `ptxgen-gpu check -gpu`, compiled for the
+#      GPU's own target (sm_90 on an H200): GPU against the float64 reference, the emulator
+#      against it, and GPU against emulator (bound: check.GPUEmuRel and friends);
+#   3. CUDA 13 `ptxas -arch=sm_120 -v` on every kernels/testdata/*_sm_120.ptx golden and on
+#      sm_120 dumps of the mla_decode configurations (zero warnings, zero spills required);
+#   4. compute-sanitizer memcheck, racecheck and synccheck on the default gemm and the
+#      default mla_decode (zero errors required);
+# and prints a summary table. Everything goes to $OUT (the device tool's result folder) or,
+# when OUT is unset, build/gpu-check/: gpu-check.log (everything), summary.md (the
+# tables), cases.log, sanitizer.log, ptxas.log, runtime-test.log.
+#
+# Environment: BIN (default build/ptxgen-gpu), RUNTIME_TEST (build/runtime.test), PTXAS,
+# SANITIZER, CUOBJDUMP (default: found on PATH or under /usr/local/cuda), JOBS (parallel
+# cases, default 8), QUICK=1 (a few cases only, for rehearsals).
+# Rehearse without a GPU (the emulator stands in for an sm_90 GPU; stub ptxas and
+# compute-sanitizer with small scripts that print their summary lines):
+#   go build -tags ptxgen_fakegpu -o /tmp/fake ./cmd/ptxgen-gpu
+#   BIN=/tmp/fake RUNTIME_TEST=none PTXAS=... SANITIZER=... QUICK=1 bash scripts/gpu-check.sh
+# Exit status: 0 when everything passed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+BIN=${BIN:-$root/build/ptxgen-gpu}
+RUNTIME_TEST=${RUNTIME_TEST:-$root/build/runtime.test}
+RESULTS=${OUT:-$root/build/gpu-check}
+JOBS=${JOBS:-8}
+export PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer
+PTXAS=${PTXAS:-$(command -v ptxas || true)}
+SANITIZER=${SANITIZER:-$(command -v compute-sanitizer || true)}
+CUOBJDUMP=${CUOBJDUMP:-$(command -v cuobjdump || true)}
+
+mkdir -p "$RESULTS"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log=$RESULTS/gpu-check.log
+summary=$RESULTS/summary.md
+: >"$log"
+: >"$summary"
+say() { echo "$@" | tee -a "$log"; }
+fail=0
+
+say "# gpu-check $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+say "command: bash scripts/gpu-check.sh${QUICK:+ (QUICK=$QUICK)}"
+if command -v nvidia-smi >/dev/null; then
+	say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
+	say "cuda (driver): $(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | head -1)"
+fi
+[ -n "$PTXAS" ] && say "ptxas: $("$PTXAS" --version 2>&1 | tail -1)"
+[ -n "$SANITIZER" ] && say "compute-sanitizer: $("$SANITIZER" --version 2>&1 | grep -i version | head -1)"
+if [ ! -x "$BIN" ]; then
+	say "missing $BIN: run make gpu-bin here and carry build/"
+	exit 1
+fi
+"$BIN" info 2>&1 | tee -a "$log"
+
+# ---------------------------------------------------------------- 1. runtime tests
+rt=skipped
+if [ -x "$RUNTIME_TEST" ]; then
+	say ""
+	say "## runtime.test"
+	(cd runtime && timeout 180 "$RUNTIME_TEST" -test.v -test.count=1) >"$RESULTS/runtime-test.log" 2>&1
+	rc=$?
+	grep -E '^(--- |ok|PASS|FAIL)' "$RESULTS/runtime-test.log" | tee -a "$log"
+	if [ $rc = 0 ]; then rt="ok ($(grep -c '^--- PASS' "$RESULTS/runtime-test.log") passed, $(grep -c '^--- SKIP' "$RESULTS/runtime-test.log") skipped)"; else rt="FAIL (exit $rc)"; fail=1; fi
+fi
+
+# ---------------------------------------------------------------- 2. shape matrix
+# One case per line: label<TAB>flags.
+cases=$work/cases.tsv
+add() { printf '%s\t%s\n' "$1" "$2" >>"$cases"; }
+G="-kernel gemm"
+M="-kernel mla_decode"
+for shape in "1 1 1" "17 9 33" "100 72 448" "128 128 512" "7 448 100"; do
+	set -- $shape
+	for out in bf16 f32; do
+		add "gemm ${1}x${2}x${3} $out" "$G -m $1 -n $2 -k $3 -out $out"
+	done
+done
+add "mla default (T1 H64 K128+512 B64 fp8ds sink)" "$M"
+add "mla default split=1" "$M -split 1"
+for h in 1 8 16 24 128; do add "mla H=$h" "$M -heads $h"; done
+add "mla H=16 split=1" "$M -heads 16 -split 1"
+add "mla head-block 32" "$M -head-block 32"
+add "mla H=24 head-block 32 split=1" "$M -heads 24 -head-block 32 -split 1"
+add "mla K=1 (one segment)" "$M -k0 1 -k1 0"
+add "mla K=63+100" "$M -k0 63 -k1 100"
+add "mla K=100+1" "$M -k0 100 -k1 1"
+add "mla K=512+1152" "$M -k0 512 -k1 1152"
+add "mla K=1152 split=1" "$M -k0 1152 -k1 0 -split 1"
+add "mla pages 1+2" "$M -page0 1 -page1 2"
+add "mla pages 53+256" "$M -page0 53 -page1 256"
+add "mla pages 256+53 K=512+63" "$M -page0 256 -page1 53 -k0 512 -k1 63"
+add "mla pages 64+64 K=100+1152 H=24" "$M -heads 24 -k0 100 -k1 1152"
+add "mla bf16 cache 512+64" "$M -cache bf16 -nope 512 -rope 64"
+add "mla bf16 cache 512+64 split=1 pages 53" "$M -cache bf16 -nope 512 -rope 64 -page0 53 -page1 53 -split 1"
+add "mla bf16 cache 200+40" "$M -cache bf16 -nope 200 -rope 40"
+add "mla bf16 cache 200+40 H=24 K=100 B=53" "$M -cache bf16 -nope 200 -rope 40 -heads 24 -k0 100 -k1 0 -page0 53"
+add "mla T=3" "$M -tokens 3"
+add "mla T=3 H=128 K=1152+1152" "$M -tokens 3 -heads 128 -k0 1152 -k1 1152"
+add "mla T=64" "$M -tokens 64"
+add "mla no sink, no len" "$M -sink=false -len0=false -len1=false"
+add "mla seed 7, invalid 0.5" "$M -seed 7 -invalid 0.5"
+for v in golden/testdata/vectors/mla_decode/*/; do
+	v=${v%/}
+	add "vectors $(basename "$v")" "$M -vectors $v"
+	add "vectors $(basename "$v") split=1" "$M -vectors $v -split 1"
+done
+if [ -n "${QUICK:-}" ]; then
+	awk 'NR==2 || NR==12 || NR==20 || /vectors/ && !/split/' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
+fi
+ncases=$(wc -l <"$cases")
+say ""
+say "## shape matrix: $ncases cases, $JOBS at a time"
+mkdir -p "$work/cases"
+runcase() { # index: line of $cases
+	local i=$1 label flags start secs rc
+	IFS=$'\t' read -r label flags < <(sed -n "${i}p" "$cases")
+	start=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	timeout 240 "$BIN" check -gpu $flags >"$work/cases/$i.out" 2>&1
+	rc=$?
+	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}')
+	{
+		echo "### [$i] $label"
+		echo "\$ ptxgen-gpu check -gpu $flags"
+		cat "$work/cases/$i.out"
+		echo "exit $rc, $secs s"
+	} >"$work/cases/$i.log"
+	printf '%s\t%s\t%s\n' "$i" "$rc" "$secs" >"$work/cases/$i.rc"
+}
+export -f runcase
+export BIN work cases
+seq 1 "$ncases" | xargs -P "$JOBS" -I{} bash -c 'runcase {}' &
+matrix_pid=$!
+
+# ---------------------------------------------------------------- 4. sanitizers (beside the matrix)
+san_rows=$work/san.rows
+: >"$san_rows"
+runsan() { # tool label flags
+	local tool=$1 label=$2 flags=$3 f rc errs
+	f=$work/san-$tool-${label// /_}.log
+	# shellcheck disable=SC2086
+	timeout 300 "$SANITIZER" --tool "$tool" --error-exitcode 3 --print-limit 20 "$BIN" check -gpu -emu=false $flags >"$f" 2>&1
+	rc=$?
+	errs=$(grep -Eo '(ERROR SUMMARY|RACECHECK SUMMARY|SYNCCHECK SUMMARY): .*' "$f" | tail -1)
+	printf '| %s | %s | %s | %s |\n' "$tool" "$label" "${errs:-no summary line}" "$rc" >"$f.row"
+}
+if [ -n "$SANITIZER" ]; then
+	(
+		for tool in memcheck racecheck synccheck; do
+			runsan "$tool" "gemm default 128x128x512" "-kernel gemm" &
+			runsan "$tool" "mla_decode default" "-kernel mla_decode" &
+		done
+		wait
+	) &
+	san_pid=$!
+fi
+
+# ---------------------------------------------------------------- 3. ptxas sm_120
+say ""
+say "## ptxas -arch=sm_120 (CUDA 13) on the sm_120 goldens and dumps"
+ptxrows=$work/ptxas.rows
+: >"$ptxrows"
+: >"$RESULTS/ptxas.log"
+mkdir -p "$work/ptx"
+if [ -n "$PTXAS" ]; then
+	"$BIN" dump -kernel mla_decode -target sm_120 -o "$work/ptx/dump_mla_decode_default_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -split 1 -o "$work/ptx/dump_mla_decode_split1_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -cache bf16 -nope 512 -rope 64 -o "$work/ptx/dump_mla_decode_bf16_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 64 -heads 128 -o "$work/ptx/dump_mla_decode_T64_H128_sm_120.ptx"
+	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
+	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f")
+		out=$("$PTXAS" -arch=sm_120 -v -o "$work/x.cubin" "$f" 2>&1)
+		rc=$?
+		{ echo "### $f (exit $rc)"; echo "$out"; } >>"$RESULTS/ptxas.log"
+		warns=$(grep -ci 'warning' <<<"$out")
+		spills=$(grep -Eo '[0-9]+ bytes spill (stores|loads)' <<<"$out" | awk '{s+=$1} END{print s+0}')
+		stack=$(grep -Eo '[0-9]+ bytes stack frame' <<<"$out" | awk '{s+=$1} END{print s+0}')
+		regs=$(grep -Eo 'Used [0-9]+ registers' <<<"$out" | awk '{print $2}' | paste -sd/ -)
+		mma="-"
+		if [ $rc = 0 ] && [ -n "$CUOBJDUMP" ]; then
+			mma=$("$CUOBJDUMP" -sass "$work/x.cubin" 2>/dev/null | grep -Eo '[HQ]MMA\.[0-9A-Z.]+' | sort | uniq -c | awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')
+		fi
+		ok=ok
+		if [ $rc != 0 ] || [ "$warns" != 0 ] || [ "$spills" != 0 ]; then ok=FAIL; fail=1; fi
+		printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$name" "$rc" "$warns" "$spills" "${regs:--}" "${mma:--}" "$ok" >>"$ptxrows"
+	done
+else
+	say "no ptxas found: sm_120 goldens not assembled"
+	fail=1
+fi
+cat "$ptxrows" | tee -a "$log"
+
+# ---------------------------------------------------------------- collect
+wait "$matrix_pid"
+: >"$RESULTS/cases.log"
+rows=$work/case.rows
+: >"$rows"
+npass=0
+for i in $(seq 1 "$ncases"); do
+	label=$(sed -n "${i}p" "$cases" | cut -f1)
+	if [ ! -e "$work/cases/$i.rc" ]; then
+		printf '| %s | %s | not run | | | | |\n' "$i" "$label" >>"$rows"
+		fail=1
+		continue
+	fi
+	cat "$work/cases/$i.log" >>"$RESULTS/cases.log"
+	IFS=$'\t' read -r _ rc secs <"$work/cases/$i.rc"
+	s=$(grep -m1 '^SUMMARY' "$work/cases/$i.out")
+	field() { grep -Eo "(^| )$1=[^ ]*" <<<"$s" | head -1 | cut -d= -f2; }
+	# per-output GPU-vs-emulator figures: name:differ=a/b,maxabs=..,maxrel=..[,maxulp=..]
+	diffs=$(grep -Eo '[a-z]+:differ=[^ ]*' <<<"$s" | sed -E 's/:differ=/ differ /; s/,maxabs=/, abs /; s/,maxrel=/, rel /; s/,maxulp=/, ulp /' | paste -sd';' - | sed 's/;/; /g')
+	refs=$(grep -Eo '[a-z]+:ref_maxabs=[^ ]*' <<<"$s" | sed -E 's/:ref_maxabs=/ /; s/,ref_cos=/, cos /' | paste -sd';' - | sed 's/;/; /g')
+	if [ "$rc" = 0 ]; then res=PASS; npass=$((npass + 1)); else res="FAIL (exit $rc)"; fail=1; fi
+	[ -z "$s" ] && diffs=$(grep -m1 -E 'ptxgen-gpu:' "$work/cases/$i.out" | cut -c1-120)
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$i" "$label" "$(field gpu)" "$(field emu)" "$(field diff)" "${diffs:--}" "${refs:--}" "$res ($secs s)" >>"$rows"
+done
+
+if [ -n "$SANITIZER" ]; then
+	wait "$san_pid"
+	: >"$RESULTS/sanitizer.log"
+	for f in "$work"/san-*.log; do
+		{ echo "### $(basename "$f")"; cat "$f"; } >>"$RESULTS/sanitizer.log"
+		cat "$f.row" >>"$san_rows"
+		grep -Eq 'SUMMARY: 0 (errors|hazards)' "$f" && [ "$(cut -d'|' -f5 <"$f.row" | tr -d ' ')" = 0 ] || fail=1
+	done
+else
+	echo "| - | - | no compute-sanitizer found | - |" >"$san_rows"
+	fail=1
+fi
+
+{
+	echo "## Shape matrix ($npass of $ncases passed)"
+	echo
+	echo "| # | case | GPU vs ref | emu vs ref | GPU vs emu | GPU-emu differences (elements differing, max abs, max rel, max bf16 ulp) | GPU vs ref: max abs, cos dist | result |"
+	echo "|---|---|---|---|---|---|---|---|"
+	cat "$rows"
+	echo
+	echo "## ptxas -arch=sm_120"
+	echo
+	echo "| PTX | exit | warnings | spill bytes | registers | tensor-core SASS | result |"
+	echo "|---|---|---|---|---|---|---|"
+	cat "$ptxrows"
+	echo
+	echo "## compute-sanitizer"
+	echo
+	echo "| tool | case | summary | exit |"
+	echo "|---|---|---|---|"
+	sort "$san_rows"
+	echo
+	echo "runtime.test: $rt"
+	echo
+	if [ $fail = 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL"; fi
+} >"$summary"
+say ""
+cat "$summary" | tee -a "$log"
+exit $fail
