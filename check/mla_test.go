@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 )
 
 // mlaCase is one row of the mla_decode matrix: every value the issue lists
@@ -152,6 +154,35 @@ func TestVectors(t *testing.T) {
 				}
 				if !res.OK() {
 					t.Errorf("%s", res)
+				}
+			})
+		}
+	}
+}
+
+// TestMLAMatrixAssembles: ptxas 11.8 assembles every sm_80 and sm_90 variant of
+// the matrix with no warning, no spill and no local memory.
+func TestMLAMatrixAssembles(t *testing.T) {
+	ptxas.Require(t)
+	for i, s := range mlaMatrix {
+		for _, target := range []string{"sm_80", "sm_90"} {
+			t.Run(fmt.Sprintf("%d_%s", i, target), func(t *testing.T) {
+				t.Parallel()
+				p, err := kernels.MLA(s.config(), target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				comp, err := lower.CompileProgram(p, target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := ptxas.Assemble(comp.Module.Print(), target)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Warnings) > 0 || res.SpillStores+res.SpillLoads+res.LocalBytes > 0 {
+					t.Errorf("%s: warnings %q, spills %d+%d bytes, local %d bytes, %d registers",
+						s.comment, res.Warnings, res.SpillStores, res.SpillLoads, res.LocalBytes, res.Registers)
 				}
 			})
 		}

@@ -112,6 +112,7 @@ func emit(f *fn) error {
 		fnc.Shared = []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}}
 	}
 	fnc.Body = e.body
+	fnc.MaxNReg = f.target.regBudget(e.nthreads, f.smem, f.carriedRegs())
 	out.SharedBytes = f.smem
 	out.Module = &ptx.Module{Version: versionString(e.version), Target: f.target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}
 	f.out = out
@@ -871,4 +872,29 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 		}
 	}
 	return nil
+}
+
+// carriedRegs is the most registers per thread that loop-carried fragments
+// (accumulators and their row statistics) hold in any loop.
+func (f *fn) carriedRegs() int {
+	most := 0
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpFor {
+			return
+		}
+		n := 0
+		for _, a := range o.Body.Args[1:] {
+			l := f.layouts[a]
+			switch l.kind {
+			case lAcc:
+				n += a.Type.Shape[0] / granuleM / l.wm * a.Type.Shape[1] / granuleN / l.wn * 4
+			case lRows:
+				n += a.Type.Shape[0] / granuleM / l.wm * 2
+			case lCols:
+				n += a.Type.Shape[0] / granuleN / l.wn * 2
+			}
+		}
+		most = max(most, n)
+	})
+	return most
 }

@@ -17,6 +17,8 @@ type Target struct {
 	MinVersion int
 	// MaxSharedPerBlock is the dynamic shared memory a CTA may opt in to, in bytes.
 	MaxSharedPerBlock int
+	// SharedPerSM is the shared memory of one SM, which bounds resident CTAs.
+	SharedPerSM int
 	// SMs is the default SM count used for split decisions (flag -sms overrides).
 	SMs int
 	// FP8Convert reports native cvt between e4m3x2 and f16x2 (sm_89 and later).
@@ -25,11 +27,11 @@ type Target struct {
 
 // Targets lists the supported targets, oldest first.
 var Targets = []Target{
-	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SMs: 108},
-	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SMs: 84},
-	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SMs: 128, FP8Convert: true},
-	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SMs: 132, FP8Convert: true},
-	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SMs: 188, FP8Convert: true},
+	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SharedPerSM: 164 * 1024, SMs: 108},
+	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 84},
+	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 128, FP8Convert: true},
+	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SharedPerSM: 228 * 1024, SMs: 132, FP8Convert: true},
+	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 188, FP8Convert: true},
 }
 
 // LookupTarget finds a target by name.
@@ -71,4 +73,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// Register budget. ptxas left to itself sometimes caps a kernel at 128
+// registers for occupancy and spills a few bytes; the generator instead sets
+// .maxnreg so that registers never cost the CTAs per SM that shared memory
+// allows, yet leave room for the kernel's loop-carried fragments plus
+// regHeadroom for everything else (fragments being loaded, addresses, softmax
+// state): the headroom at which mla_decode's variants assemble without spills
+// (ptxas 11.8 and CUDA 13).
+const (
+	regsPerSM    = 65536
+	regHeadroom  = 100
+	minRegBudget = 128
+	maxRegBudget = 255
+)
+
+// regBudget is the .maxnreg for a kernel of threads threads using smem bytes of
+// shared memory per CTA and carrying carried registers of fragments in a loop.
+func (t Target) regBudget(threads, smem, carried int) int {
+	need := min(max(carried+regHeadroom, minRegBudget), maxRegBudget)
+	ctas := regsPerSM / (threads * need)
+	if smem > 0 {
+		ctas = min(ctas, t.SharedPerSM/smem)
+	}
+	ctas = max(ctas, 1)
+	return min(regsPerSM/(threads*ctas)/8*8, maxRegBudget)
 }

@@ -10,7 +10,7 @@ import (
 // (and the same subset written by hand, with free spacing and line breaks):
 //
 //   - the header .version, .target and .address_size;
-//   - `.visible .entry name(.param .T name, ...)`, an optional `.reqntid N{, 1, 1}`;
+//   - `.visible .entry name(.param .T name, ...)`, an optional `.reqntid N{, 1, 1}` and `.maxnreg N`;
 //   - in a body: `.reg .T %p<N>;`, `{.extern} .shared .align A .b8 name[N];`, labels,
 //     `// comments` and instructions with an optional guard `@p` or `@!p`.
 //
@@ -306,6 +306,14 @@ func (p *parser) function() (*Func, error) {
 			}
 			t = p.next()
 		}
+	}
+	if t.text == ".maxnreg" {
+		n, err := p.int(p.next())
+		if err != nil {
+			return nil, err
+		}
+		f.MaxNReg = n
+		t = p.next()
 	}
 	if t.text != "{" {
 		return nil, p.errf(t, "expected { to open the body of %s, found %q", f.Name, t.text)

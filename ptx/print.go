@@ -42,6 +42,9 @@ func (f *Func) print(b *strings.Builder) {
 	if f.ReqNTid > 0 {
 		fmt.Fprintf(b, ".reqntid %d, 1, 1\n", f.ReqNTid)
 	}
+	if f.MaxNReg > 0 {
+		fmt.Fprintf(b, ".maxnreg %d\n", f.MaxNReg)
+	}
 	b.WriteString("{\n")
 	for _, r := range f.Regs {
 		fmt.Fprintf(b, "\t.reg .%s %s<%d>;\n", r.Type, r.Prefix, r.Count)

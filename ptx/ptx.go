@@ -22,6 +22,8 @@ type Func struct {
 	Name    string
 	Params  []Param
 	ReqNTid int // .reqntid N, 1, 1: the block size the kernel was generated for
+	// MaxNReg is the register budget per thread (.maxnreg), 0 for ptxas's choice.
+	MaxNReg int
 
 	// Regs declares virtual register files (".reg .b32 %r<40>;"). PTX registers are
 	// virtual; ptxas allocates the physical ones, so the generator never reuses a name.
