@@ -130,6 +130,9 @@ func describeMLA(c kernels.MLAConfig) string {
 	if c.Split > 0 {
 		s += fmt.Sprintf(" split=%d", c.Split)
 	}
+	if c.HeadBlock > 0 {
+		s += fmt.Sprintf(" head-block=%d", c.HeadBlock)
+	}
 	if c.SMs > 0 {
 		s += fmt.Sprintf(" sms=%d", c.SMs)
 	}
@@ -148,7 +151,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 		return nil, err
 	}
 	if wantOut == nil {
-		if wantOut, wantLSE, err = golden.MLADecode(g, in); err != nil {
+		if wantOut, wantLSE, err = golden.MLADecodeParallel(g, in); err != nil {
 			return nil, err
 		}
 	}
@@ -182,6 +185,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
 	}
 	addWorkspace(c)
+	c.WriteVectors = func(dir string) error { return golden.WriteVectors(dir, g, in, wantOut, wantLSE) }
 	c.Compare = func(final map[string][]byte) []golden.Report {
 		got := make([]dtype.BF16, cfg.T*cfg.H*D)
 		for i, u := range u16s(final["out"]) {

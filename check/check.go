@@ -24,6 +24,9 @@ type Case struct {
 	Buffers  map[string][]byte
 	Scalars  map[string]any // int32, int64 or float32
 	Compare  func(final map[string][]byte) []golden.Report
+	// WriteVectors, when set, writes the case's inputs and reference outputs as a
+	// test-vector folder (for other implementations, such as the Triton baseline).
+	WriteVectors func(dir string) error
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of

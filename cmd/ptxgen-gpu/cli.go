@@ -31,6 +31,12 @@ Commands:
                folder), compare with the float64 reference, run the same case in the
                emulator and compare GPU with emulator against a documented bound
                (check.GPUEmuRel and friends). -target defaults to the device's own.
+  ptxgen-gpu bench [-shapes all|NAMES] [-iters N] [-flush-mb MB] [-bw B/s -flops F/s]
+               [-json FILE] [-svg FILE] [-triton FILE] [-vectors-out DIR]
+               time mla_decode on the benchmark shapes with CUDA events (L2 flushed
+               and inputs rotated), against the roofline floor under ceilings measured
+               with generated copy and mma_loop kernels; -vectors-out writes the
+               shapes' inputs for bench/triton_seed.py, -triton merges its timings
   ptxgen-gpu dump [-kernel K] [kernel flags] [-target T] [-o FILE]
                write the PTX of a configuration (needs no GPU, but this binary
                still needs the driver's libcuda to start)
@@ -91,11 +97,13 @@ func dispatch(args []string, stdout, stderr io.Writer, open opener) error {
 		return checkCmd(args[1:], stdout, stderr, open)
 	case "dump":
 		return dump(args[1:], stdout, stderr)
+	case "bench":
+		return benchCmd(args[1:], stdout, stderr, open)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return &usageError{fmt.Sprintf("unknown command %q: want info, check or dump (see ptxgen-gpu help)", args[0])}
+	return &usageError{fmt.Sprintf("unknown command %q: want info, check, bench or dump (see ptxgen-gpu help)", args[0])}
 }
 
 func info(args []string, stdout io.Writer, open opener) error {

@@ -94,3 +94,38 @@ func TestDump(t *testing.T) {
 		t.Errorf("dump default target: exit %d\n%.200s", code, out)
 	}
 }
+
+// TestBenchPlumbing runs bench end to end with the emulator standing in for the
+// GPU: shape selection, timing loop, correctness check, Triton merge, JSON and SVG.
+// (Its times are emulation wall times, not GPU figures.)
+func TestBenchPlumbing(t *testing.T) {
+	dir := t.TempDir()
+	triton := filepath.Join(dir, "triton.json")
+	if err := os.WriteFile(triton, []byte(`[{"name":"H8_T1_K128+512","median_us":50,"ok":true}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "2", "-warmup", "0", "-flush-mb", "0",
+		"-bw", "4.3e12", "-flops", "636e12", "-json", filepath.Join(dir, "r.json"), "-svg", filepath.Join(dir, "r.svg"), "-triton", triton}
+	if code := run(args, &out, &errOut, emuOpener("sm_90")); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "H8_T1_K128+512") || !strings.Contains(out.String(), "ptxgen/triton") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	for _, f := range []string{"r.json", "r.svg"} {
+		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(b) < 100 {
+			t.Errorf("%s: %v (%d bytes)", f, err, len(b))
+		}
+	}
+	vec := filepath.Join(dir, "vec")
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-vectors-out", vec}, &out, &errOut, emuOpener("sm_90")); code != 0 {
+		t.Fatalf("vectors-out: exit %d: %s", code, errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(vec, "H8_T1_K128+512", "meta.json")); err != nil {
+		t.Error(err)
+	}
+	if code := run([]string{"bench", "-shapes", "nope"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
+		t.Errorf("unknown shape: exit %d, want 2", code)
+	}
+}
