@@ -310,11 +310,11 @@ var mutationCases = []mutationCase{
 				Segments: []kernels.MLASegment{{K: 64, PageSize: 64, HasLen: true}}, Split: 1, HeadBlock: 16}
 			return mlaPoisonedPage0(cfg, "sm_90", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
-		absent: map[string]string{"cp_guard": noGuardCp},
 		survives: map[string]string{
 			"st_guard":      "T=1 and H=16 fill the CTA's head block: every store guard is true",
 			"st_guard_all":  "T=1 and H=16 fill the CTA's head block: every store guard is true",
 			"ld_guard":      "the first guarded load reads idx for candidate < K; K=64 is a multiple of the 32-candidate tile, so the guard is always true",
+			"ld_guard_all":  "the guarded loads read idx (staged once per tile) for candidates < K and the sink for heads < H; K=64 and H=16 fill their tiles, so every guard is true",
 			"srcsize_first": "the first cp.async copies q; H=16 fills the head block, so its src-size is always 16",
 			"bar_loop_end":  loopEndRedundant,
 		},
@@ -327,7 +327,6 @@ var mutationCases = []mutationCase{
 			cfg.Split, cfg.HeadBlock = 1, 16
 			return mlaPoisonedPage0(cfg, "sm_80", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
-		absent: map[string]string{"cp_guard": noGuardCp},
 		survives: map[string]string{
 			"st_guard": "the first guarded store writes row g of the m16 head tile: heads 0..7 and 16..23, all < H=24, " +
 				"so its guard is always true (rows g+8 are other instructions)",

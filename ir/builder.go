@@ -336,6 +336,15 @@ func (b *Builder) Dot(a, bm, acc *Value) *Value {
 	return b.emit(&Op{Kind: OpDot, Args: []*Value{a, bm, acc}}, acc.Type)
 }
 
+// Column returns column c of a rank-2 tile as a rank-1 tile of its rows.
+func (b *Builder) Column(x *Value, c int) *Value {
+	if x == nil || x.Type.Rank() != 2 {
+		b.fail("column: want a rank-2 tile")
+		return b.placeholder(Type{})
+	}
+	return b.emit(&Op{Kind: OpColumn, Int: int64(c), Args: []*Value{x}}, TileOf(x.Type.Elem, x.Type.Shape[0]))
+}
+
 // Trans transposes a rank-2 tile.
 func (b *Builder) Trans(x *Value) *Value {
 	if x == nil || x.Type.Rank() != 2 {

@@ -70,6 +70,7 @@ const (
 	OpReduce    OpKind = "reduce" // Pred is "max" or "sum"; Int = axis
 	OpDot       OpKind = "dot"    // dot a, b, c = c + a·b with fp32 accumulation
 	OpTrans     OpKind = "trans"
+	OpColumn    OpKind = "column" // column x, c: the rank-1 tile x[:, c]
 	OpLoad      OpKind = "load"
 	OpStore     OpKind = "store"
 	OpFor       OpKind = "for"

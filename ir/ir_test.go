@@ -37,6 +37,7 @@ func everyOp(t *testing.T) *Kernel {
 		sh := b.Shr(b.Shl(b.Xor(b.Or(iv, b.I32(1)), b.I32(2)), b.I32(1)), b.I32(1))
 		_ = b.Min(b.Div(sh, b.I32(3)), b.I32(9))
 		_ = b.Bitcast(b.Cast(p, BF16), F16)
+		_ = b.Column(p, 3)
 		return []*Value{p, c[1]}
 	})
 	b.Store2(out, off, b.I64(0), valid, b.I32(24), res[0])
@@ -58,7 +59,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := Print(k2); got != text {
 		t.Errorf("round trip changed the text:\n--- printed\n%s\n--- reparsed\n%s", text, got)
 	}
-	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "-inf", "div 16 bytes 4096"} {
+	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "column ", "-inf", "div 16 bytes 4096"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text form lacks %q", s)
 		}

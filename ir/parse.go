@@ -320,7 +320,7 @@ func (p *parser) op() (*Op, error) {
 	case OpCmp:
 		o.Pred = p.next()
 		o.Args, err = p.uses(":")
-	case OpReduce, OpBroadcast:
+	case OpReduce, OpBroadcast, OpColumn:
 		if o.Kind == OpReduce {
 			o.Pred = p.next()
 		}

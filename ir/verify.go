@@ -250,6 +250,20 @@ func checkOp(o *Op) error {
 		if x.Kind != Tile || x.Rank() != 2 || !res.Equal(TileOf(x.Elem, x.Shape[1], x.Shape[0])) {
 			return opErr(o, 0, "trans needs a rank-2 tile")
 		}
+	case OpColumn:
+		if err := nargs(1); err != nil {
+			return err
+		}
+		x := o.Args[0].Type
+		if x.Kind != Tile || x.Rank() != 2 {
+			return opErr(o, 0, "column needs a rank-2 tile")
+		}
+		if o.Int < 0 || o.Int >= int64(x.Shape[1]) {
+			return opErr(o, -2, "column %d out of range 0..%d", o.Int, x.Shape[1]-1)
+		}
+		if !res.Equal(TileOf(x.Elem, x.Shape[0])) {
+			return opErr(o, -1, "want %s", TileOf(x.Elem, x.Shape[0]))
+		}
 	case OpLoad, OpStore:
 		return checkMemory(o)
 	case OpFor:

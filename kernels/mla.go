@@ -385,20 +385,28 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 		return ks
 	}
 	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(fp8dsRecordBytes))), "rec"+tag)
-	scaleAt := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
+	// All of the tile's gathers are issued before any dequantization, so their
+	// latencies overlap: the 7 e4m3 slices, the rope slice and the 8 scale bytes
+	// of every candidate.
 	nope := b.Bitcast(cache, ir.E4M3)
+	var raws []*ir.Value
 	for i := 0; i < fp8dsNope/fp8dsScaleBlock; i++ {
-		raw := b.Load2(nope, rec, b.I64(int64(i*fp8dsScaleBlock)), fp8dsScaleBlock, valid, nil)
-		e := b.Cast(b.Load1(cache, b.Add(scaleAt, b.I64(int64(i))), valid), ir.I32)
+		raws = append(raws, b.Load2(nope, rec, b.I64(int64(i*fp8dsScaleBlock)), fp8dsScaleBlock, valid, nil))
+	}
+	rope := b.Bitcast(cache, ir.BF16)
+	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(fp8dsNope/2))
+	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), fp8dsRope, valid, nil), "rope"+tag)
+	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
+	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), fp8dsScaleBytes, valid, nil), "scales"+tag)
+	for i, raw := range raws {
+		e := b.Cast(b.Column(scales, i), ir.I32)
 		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte
 		// meaningfully holds.
 		scale := b.Bitcast(b.Shl(e, b.I32(23)), ir.F32)
 		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, mlaTile, fp8dsScaleBlock))
 		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k%s_%d", tag, i)))
 	}
-	rope := b.Bitcast(cache, ir.BF16)
-	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(fp8dsNope/2))
-	ks = append(ks, b.Name(b.Load2(rope, ropeRows, b.I64(0), fp8dsRope, valid, nil), "rope"+tag))
+	ks = append(ks, ropeTile)
 	return ks
 }
 

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -54,9 +55,12 @@ type emitter struct {
 	// Shared-memory hazards: cp.async writes not yet waited for, plain writes not
 	// yet followed by a barrier, and arrays read since the last barrier (an array
 	// whose bytes are reused must not be overwritten before all reads are done).
-	pendingAsync  bool
-	pendingWrites bool
-	readSince     map[*ir.Value]bool
+	outstanding  []*ir.Value        // cp.async groups not yet waited for, oldest first
+	waited       map[*ir.Value]bool // cp.async data waited for, not yet behind a barrier
+	plainPending map[*ir.Value]bool // written with st.shared since the last barrier
+	readSince    map[*ir.Value]bool
+	// stagedDone marks rank-1 tiles already computed into shared memory.
+	stagedDone map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
 	runCache   map[string]*run
 	version    int
@@ -70,7 +74,7 @@ type emitter struct {
 
 func emit(f *fn) error {
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[4]int]*coords{},
-		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, runCache: map[string]*run{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, Block: e.nthreads}
@@ -650,6 +654,13 @@ func (e *emitter) at(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
 	if x, ok := e.cached(key); ok {
 		return x, nil
 	}
+	if e.stagedDone[v] {
+		x, err := e.sharedElem(v, idx)
+		if err == nil {
+			e.cache[len(e.cache)-1][key] = x
+		}
+		return x, err
+	}
 	x, err := e.atUncached(v, idx)
 	if err != nil {
 		return nil, err
@@ -678,6 +689,8 @@ func (e *emitter) atUncached(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 			return e.scalar(x), nil
 		}
 		return e.at(x, []ptx.Operand{idx[1-o.Int]})
+	case ir.OpColumn:
+		return e.at(o.Args[0], []ptx.Operand{idx[0], ptx.Imm(o.Int)})
 	case ir.OpLoad:
 		m := memOperands(o)
 		off, err := e.at(m.offs, idx)
@@ -720,6 +733,10 @@ func (e *emitter) loop(o *ir.Op) error {
 		carried[i] = c
 		e.v[arg] = c
 	}
+	// The body ends with every shared access complete (flushAll), so after the loop
+	// the hazards are those at entry: a loop that runs no iteration leaves them as
+	// they were.
+	entry := e.hazards()
 	top, end := e.label(), e.label()
 	li, lok := lo.(ptx.Imm)
 	hiImm, hok := hi.(ptx.Imm)
@@ -740,8 +757,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	}
 	if e.writesShared(body) {
 		e.comment("all warps are done with this iteration's shared tiles")
-		e.flush()
-		e.barrier()
+		e.flushAll()
 	}
 	e.popScope()
 	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
@@ -749,6 +765,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
 	e.insIf(p, false, "bra.uni", ptx.Sym(top))
 	e.body = append(e.body, &ptx.Label{Name: end})
+	e.restoreHazards(entry)
 	for i, r := range o.Results {
 		e.v[r] = carried[i]
 	}
@@ -897,4 +914,18 @@ func (f *fn) carriedRegs() int {
 		most = max(most, n)
 	})
 	return most
+}
+
+// hazardState is a copy of the emitter's shared-memory hazard tracking.
+type hazardState struct {
+	outstanding                     []*ir.Value
+	waited, plainPending, readSince map[*ir.Value]bool
+}
+
+func (e *emitter) hazards() hazardState {
+	return hazardState{append([]*ir.Value(nil), e.outstanding...), maps.Clone(e.waited), maps.Clone(e.plainPending), maps.Clone(e.readSince)}
+}
+
+func (e *emitter) restoreHazards(h hazardState) {
+	e.outstanding, e.waited, e.plainPending, e.readSince = h.outstanding, h.waited, h.plainPending, h.readSince
 }

@@ -198,22 +198,48 @@ func zeroOf(elem ir.Elem) ptx.Operand {
 	return ptx.Imm(0)
 }
 
-// flush makes shared-memory writes (cp.async or plain) visible to every thread of
-// the CTA before a read.
-func (e *emitter) flush() {
-	if e.pendingAsync {
-		e.ins("cp.async.commit_group")
-		e.ins("cp.async.wait_group", ptx.Imm(0))
+// Shared-memory writes become visible to the other threads in two steps: a
+// cp.async's data once its issuing thread waits for its group, and any write once
+// a barrier follows. Every load to shared memory commits its own cp.async group,
+// so a read of one tile waits only for the groups up to that tile's
+// (cp.async.wait_group N), and the gathers issued after it stay in flight.
+
+// ready makes v's shared bytes readable by every thread: waiting for its cp.async
+// group if still outstanding, then a barrier if any thread wrote them since the
+// last one.
+func (e *emitter) ready(v *ir.Value) {
+	v = storageOf(v)
+	for j, w := range e.outstanding {
+		if w == v {
+			e.ins("cp.async.wait_group", ptx.Imm(len(e.outstanding)-j-1))
+			for _, done := range e.outstanding[:j+1] {
+				e.waited[done] = true
+			}
+			e.outstanding = append([]*ir.Value(nil), e.outstanding[j+1:]...)
+			break
+		}
 	}
-	if e.pendingAsync || e.pendingWrites {
+	if e.waited[v] || e.plainPending[v] {
 		e.barrier()
 	}
 }
 
-// barrier emits bar.sync 0: every earlier shared access of the CTA is done.
+// flushAll makes every shared write visible and orders every access before the
+// code that follows (end of a loop iteration).
+func (e *emitter) flushAll() {
+	if len(e.outstanding) > 0 {
+		e.ins("cp.async.wait_group", ptx.Imm(0))
+		e.outstanding = nil
+	}
+	e.barrier()
+}
+
+// barrier emits bar.sync 0: every earlier shared access of the CTA is done, and
+// every write that its thread has waited for is visible.
 func (e *emitter) barrier() {
 	e.ins("bar.sync", ptx.Imm(0))
-	e.pendingAsync, e.pendingWrites = false, false
+	clear(e.waited)
+	clear(e.plainPending)
 	clear(e.readSince)
 }
 
@@ -329,7 +355,8 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
 		e.popScope()
 	}
-	e.pendingAsync = true
+	e.ins("cp.async.commit_group")
+	e.outstanding = append(e.outstanding, v)
 	return nil
 }
 
@@ -390,15 +417,22 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
 		e.popScope()
 	}
-	e.pendingWrites = true
+	e.plainPending[v] = true
 	return nil
 }
 
 // sharedElem reads one element of a shared tile.
 func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
-	e.flush()
+	e.ready(v)
 	l, _ := e.f.sharedHome(v)
 	e.noteRead(v)
+	if len(idx) == 1 {
+		a := e.reg(ir.I32)
+		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smem)
+		x := e.reg(v.Type.Elem)
+		e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)})
+		return x, nil
+	}
 	r, c := idx[0], idx[1]
 	if l.trans {
 		r, c = c, r

@@ -294,8 +294,8 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 			e.insIf(writer, false, "st.shared.f32", ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32))
 		}
 	}
-	e.pendingWrites = true
-	e.flush()
+	e.plainPending[r] = true
+	e.ready(r)
 	for i := range out.vec {
 		for h := 0; h < 2; h++ {
 			a := e.reg(ir.I32)
@@ -388,9 +388,10 @@ func (e *emitter) dot(o *ir.Op) error {
 	mt, nt := rows.n, cols.n
 	ks := a.Type.Shape[1] / granuleK
 	in := a.Type.Elem.String()
-	e.flush()
+	e.ready(b)
 	e.noteRead(b)
 	if al.kind == lShared {
+		e.ready(a)
 		e.noteRead(a)
 	}
 	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, ks, mt, nt)

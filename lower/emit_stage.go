@@ -12,15 +12,17 @@ func (e *emitter) stage(v *ir.Value) error {
 	h := e.f.staged[v]
 	e.beforeWrite(v)
 	var err error
-	switch l := e.layout(v); l.kind {
-	case lAcc:
+	switch l := e.layout(v); {
+	case l.kind == lAcc:
 		err = e.stageFragments(v, l, h)
-	case lExpr:
+	case l.kind == lExpr && v.Type.Rank() == 1:
+		err = e.stageVector(v, h)
+	case l.kind == lExpr:
 		err = e.stageComputed(v, h)
 	default:
-		err = fmt.Errorf("cannot stage %s from %v", v, l)
+		err = fmt.Errorf("cannot stage %s from %v", v, e.layout(v))
 	}
-	e.pendingWrites = true
+	e.plainPending[v] = true
 	return err
 }
 
@@ -205,7 +207,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	l := e.layout(v)
 	o := v.Def
 	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
-		e.flush()
+		e.ready(v)
 		e.noteRead(v)
 		addr := e.sharedAddr(l, row, col0, es)
 		words := make(ptx.Vec, n*es/4)
@@ -342,4 +344,33 @@ func e4m3Version(t Target) int {
 		return featureVersion["cvt.e4m3.sm_89"]
 	}
 	return featureVersion["cvt.e4m3"]
+}
+
+// stageVector computes a rank-1 tile once, element i by thread i (and i + the
+// CTA size, ...), into shared memory; later uses read it from there.
+func (e *emitter) stageVector(v *ir.Value, h layout) error {
+	elem := v.Type.Elem
+	n := v.Type.Shape[0]
+	e.comment("stage %s: %d x %s computed once -> shared[%d]", v, n, elem, h.offset)
+	for i := 0; i < (n+e.nthreads-1)/e.nthreads; i++ {
+		idx := e.reg(ir.I32)
+		e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
+		var live ptx.Operand
+		if (i+1)*e.nthreads > n {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
+			e.ins("min.u32", idx, idx, ptx.Imm(n-1))
+		}
+		e.pushScope()
+		x, err := e.atUncached(v, []ptx.Operand{idx})
+		if err != nil {
+			return err
+		}
+		a := e.reg(ir.I32)
+		e.ins("mad.lo.s32", a, idx, ptx.Imm(h.pitch), e.smem)
+		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem))
+		e.popScope()
+	}
+	e.stagedDone[v] = true
+	return nil
 }

@@ -84,6 +84,7 @@ func assignLayouts(f *fn) error {
 	if err := f.layoutBlock(f.k.Body); err != nil {
 		return err
 	}
+	f.stageGathers()
 	return f.allocShared()
 }
 
@@ -261,6 +262,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{kind: lAcc, wm: src.wm, wn: src.wn}, nil
 		}
 		return layout{}, fmt.Errorf("cannot broadcast a tile in %v", src)
+	case ir.OpColumn:
+		if src := f.layouts[o.Args[0]]; src.kind != lShared && src.kind != lExpr {
+			return layout{}, fmt.Errorf("column of a tile in %v is not supported (stage it first)", src)
+		}
+		return layout{kind: lExpr}, nil
 	case ir.OpReduce:
 		src := f.layouts[o.Args[0]]
 		if src.kind != lAcc {
@@ -336,6 +342,48 @@ func (f *fn) stage(v *ir.Value) (layout, bool) {
 	return h, true
 }
 
+// stageGathers puts gathered rank-1 tiles (the candidate indices of a tile, say)
+// in shared memory when more than one op uses them or a rank-2 op (a gather, a
+// dequantization) evaluates them per row: a recomputed load would go back to
+// global memory at every use.
+func (f *fn) stageGathers() {
+	users := map[*ir.Value][]*ir.Op{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			users[a] = append(users[a], o)
+		}
+	})
+	var feedsRank2 func(v *ir.Value, depth int) bool
+	feedsRank2 = func(v *ir.Value, depth int) bool {
+		for _, u := range users[v] {
+			if u.Kind == ir.OpLoad || u.Kind == ir.OpStore {
+				if m := memOperands(u); m.val.Type.Rank() == 2 && v != m.val {
+					return true
+				}
+			}
+			if len(u.Results) == 1 {
+				r := u.Result()
+				if r.Type.Rank() == 2 || depth < 8 && f.layouts[r].kind == lExpr && feedsRank2(r, depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpLoad || len(o.Results) != 1 {
+			return
+		}
+		r := o.Result()
+		if r.Type.Rank() != 1 || f.layouts[r].kind != lExpr || r.Type.Elem == ir.I1 {
+			return
+		}
+		if len(users[r]) > 1 || feedsRank2(r, 0) {
+			f.staged[r] = layout{kind: lShared}
+		}
+	})
+}
+
 // sharedHome is where v's elements live in shared memory, if anywhere: its own
 // layout, or its staging area.
 func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
@@ -396,6 +444,12 @@ func (f *fn) allocShared() error {
 	}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		for _, r := range o.Results {
+			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
+				h.pitch = r.Type.Elem.Size()
+				f.staged[r] = h
+				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
+				continue
+			}
 			if o.Kind == ir.OpTrans || r.Type.Rank() != 2 {
 				if o.Kind == ir.OpReduce {
 					if sz := f.reduceScratch(o); sz > 0 {

@@ -125,6 +125,8 @@ func legalize(f *fn) error {
 			}
 		case ir.OpReduce:
 			c.union(dimRef{o.Args[0], 1 - int(o.Int)}, dimRef{o.Result(), 0})
+		case ir.OpColumn:
+			c.union(dimRef{o.Args[0], 0}, dimRef{o.Result(), 0})
 		case ir.OpTrans:
 			c.union(dimRef{o.Args[0], 0}, dimRef{o.Result(), 1})
 			c.union(dimRef{o.Args[0], 1}, dimRef{o.Result(), 0})
