@@ -153,8 +153,10 @@ func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
 
 // PlanSplit returns the number of candidate chunks per row: 1 when rows x head
 // blocks already fill the GPU, otherwise enough chunks to give every SM a CTA,
-// but at least two candidate tiles per chunk, since each chunk costs a partial
-// write and a share of the combine.
+// down to one candidate tile per chunk. Measured on the H200 (docs/perf-notes.md):
+// a tile is a chain of dependent latencies (index load, gathers, dequantization,
+// dots) of about 4 us, so when the GPU has idle SMs, shorter chains win over
+// the cost of more partials in the combine.
 func (c MLAConfig) PlanSplit(sms int) int {
 	if c.Split > 0 {
 		return min(c.Split, c.totalTiles())
@@ -163,9 +165,7 @@ func (c MLAConfig) PlanSplit(sms int) int {
 	if ctas >= sms {
 		return 1
 	}
-	s := ceilDiv(sms, ctas)
-	s = min(s, max(1, c.totalTiles()/2), mlaMaxSplit)
-	return max(s, 1)
+	return max(min(ceilDiv(sms, ctas), c.totalTiles(), mlaMaxSplit), 1)
 }
 
 // dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
@@ -310,9 +310,15 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 
 			// Scores in the log2 domain; invalid candidates get -inf by selection, so
 			// nothing loaded for them (zero-filled anyway) can matter.
-			sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
+			// Two accumulators (even and odd slices) halve the chain of dependent
+			// mma.sync per warp; a latency-bound tile waits for the whole chain.
+			acc := [2]*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, HB, N)), b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))}
 			for i := range chunks {
-				sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
+				acc[i%2] = b.Dot(qs[i], b.Trans(ks[i]), acc[i%2])
+			}
+			sc2 := acc[0]
+			if len(chunks) > 1 {
+				sc2 = b.Add(acc[0], acc[1])
 			}
 			sc2 = b.Mul(sc2, b.F32(scaleLog2))
 			sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))

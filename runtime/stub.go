@@ -43,5 +43,8 @@ func (b *Buffer) CopyOut(dst []byte) error { return ErrNoCUDA }
 // Zero returns ErrNoCUDA.
 func (b *Buffer) Zero() error { return ErrNoCUDA }
 
+// ZeroAsync returns ErrNoCUDA.
+func (b *Buffer) ZeroAsync() error { return ErrNoCUDA }
+
 // Free returns ErrNoCUDA.
 func (b *Buffer) Free() error { return ErrNoCUDA }

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Benchmark mla_decode on the GPU machine (carry build/ from `make gpu-bin`):
-# ptxgen-gpu bench over the issue's shape list, then the 32-heads-per-CTA variant
-# of the H=64 shapes under the same ceilings. Results go to $OUT (or build/bench).
+# Benchmark mla_decode on the GPU machine (carry build/ from `make gpu-bin`): write the
+# shapes' inputs as test-vector folders, time the Triton baseline on them
+# (bench/triton_seed.py), then time ptxgen's kernels and print the merged report.
+# Results go to $OUT (or build/bench).
 set -uo pipefail
 OUT=${OUT:-build/bench}
+VEC=${VEC:-/tmp/ptxgen-bench-vectors}
 mkdir -p "$OUT"
 B=${BIN:-build/ptxgen-gpu}
 $B info
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv || true
-$B bench -json "$OUT/bench.json" -svg "$OUT/roofline.svg" ${TRITON:+-triton "$TRITON"} 2>&1 | tee "$OUT/bench.txt"
-if [ -f "$OUT/bench.json" ]; then
-	BW=$(python3 -c "import json;print(json.load(open('$OUT/bench.json'))['ceilings']['bytes_per_sec'])")
-	FL=$(python3 -c "import json;print(json.load(open('$OUT/bench.json'))['ceilings']['flops_per_sec'])")
-	$B bench -shapes H64_T1_K128+512,H64_T8_K128+512,H64_T64_K128+512,H64_T256_K128+512 -head-block 32 \
-		-bw "$BW" -flops "$FL" -json "$OUT/bench_hb32.json" 2>&1 | tee "$OUT/bench_hb32.txt"
+$B bench -vectors-out "$VEC" > "$OUT/vectors.txt" 2>&1 || { cat "$OUT/vectors.txt"; exit 1; }
+if [ -z "${NO_TRITON:-}" ]; then
+	timeout "${TRITON_TIMEOUT:-300}" python3 bench/triton_seed.py "$VEC"/*_K* --json "$OUT/triton.json" \
+		--iters 30 --warmup 3 > "$OUT/triton.txt" 2>&1
+	echo "triton_seed.py exit $?"; tail -20 "$OUT/triton.txt"
 fi
+T=""; [ -s "$OUT/triton.json" ] && T="-triton $OUT/triton.json"
+$B bench -json "$OUT/bench.json" -svg "$OUT/roofline.svg" $T 2>&1 | tee "$OUT/bench.txt"

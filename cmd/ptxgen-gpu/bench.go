@@ -55,6 +55,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	vectorsOut := fs.String("vectors-out", "", "write each shape's inputs and float64 outputs as a test-vector folder under this directory (for bench/triton_seed.py) and exit")
 	triton := fs.String("triton", "", "merge bench/triton_seed.py's JSON output")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16 or 32; 0: the generator's choice)")
+	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -72,6 +73,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if *flushMB < 0 || *flushMB > 4096 {
 		return &kernels.ConfigError{Flag: "flush-mb", Value: fmt.Sprint(*flushMB), Want: "0..4096"}
+	}
+	if *split < 0 || *split > 64 {
+		return &kernels.ConfigError{Flag: "split", Value: fmt.Sprint(*split), Want: "0..64"}
 	}
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16 or 32"}
@@ -108,7 +112,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	cases := make([]*check.Case, len(picked))
 	for i, s := range picked {
 		cfg := s.Config()
-		cfg.HeadBlock = *headBlock
+		cfg.HeadBlock, cfg.Split = *headBlock, *split
 		opts := golden.MLAGenOptions{Seed: *seed + uint64(i)}
 		if cases[i], err = check.MLA(cfg, target, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
