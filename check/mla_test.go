@@ -23,6 +23,7 @@ type mlaCaseSpec struct {
 	sink    bool
 	split   int
 	hb      int // heads per CTA; 0 = automatic
+	sms     int // SM count the plan assumes; 0 = the target's
 	target  string
 	opts    golden.MLAGenOptions
 	comment string
@@ -52,10 +53,16 @@ var mlaMatrix = []mlaCaseSpec{
 		opts: golden.MLAGenOptions{EmptyRows: []int{0}}, comment: "every candidate invalid, split: partials all empty"},
 	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true), seg(100, 53, true)}, sink: true, hb: 32, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "32 heads per CTA (8 warps), 40 heads padded to 64"},
+	// Planned for one SM, these launches count as several waves: score tiles are
+	// split across warps and reduced through shared memory instead of replicated.
+	{T: 3, H: 24, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 53, true)}, sink: true, split: 2, sms: 1, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "several waves: split score tiles"},
+	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true)}, sink: true, hb: 32, sms: 1, target: "sm_80",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, EmptyRows: []int{1}}, comment: "several waves, 32 heads per CTA"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {
-	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: s.sink, Segments: s.segs, Split: s.split, HeadBlock: s.hb}
+	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: s.sink, Segments: s.segs, Split: s.split, HeadBlock: s.hb, SMs: s.sms}
 	if s.cache != "" {
 		c.Cache, c.Nope, c.Rope = s.cache, s.nope, s.rope
 	}

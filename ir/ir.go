@@ -118,6 +118,9 @@ type Program struct {
 	Name      string
 	Kernels   []*Kernel
 	Workspace []Workspace
+	// SMs is the SM count the program was planned for (0: the target's); the
+	// lowering's cost decisions use it too.
+	SMs int
 }
 
 // Workspace is a device scratch buffer a program needs between its kernels.

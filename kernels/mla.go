@@ -106,8 +106,8 @@ func (c MLAConfig) Validate() error {
 		return bad("split", c.Split, fmt.Sprintf("0 (automatic) or 1..%d", mlaMaxSplit))
 	case c.SMs < 0 || c.SMs > 4096:
 		return bad("sms", c.SMs, "0 (the target's) or 1..4096")
-	case c.HeadBlock != 0 && c.HeadBlock != 16 && c.HeadBlock != 32:
-		return bad("head-block", c.HeadBlock, "0 (automatic), 16 or 32")
+	case c.HeadBlock != 0 && c.HeadBlock != 16 && c.HeadBlock != 32 && c.HeadBlock != 64:
+		return bad("head-block", c.HeadBlock, "0 (automatic), 16, 32 or 64")
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -197,7 +197,7 @@ func MLA(c MLAConfig, target string) (*ir.Program, error) {
 		sms = t.SMs
 	}
 	split := c.PlanSplit(sms)
-	p := &ir.Program{Name: "mla_decode"}
+	p := &ir.Program{Name: "mla_decode", SMs: c.SMs}
 	dec, err := mlaDecodeKernel(c, split)
 	if err != nil {
 		return nil, err
@@ -310,15 +310,9 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 
 			// Scores in the log2 domain; invalid candidates get -inf by selection, so
 			// nothing loaded for them (zero-filled anyway) can matter.
-			// Two accumulators (even and odd slices) halve the chain of dependent
-			// mma.sync per warp; a latency-bound tile waits for the whole chain.
-			acc := [2]*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, HB, N)), b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))}
+			sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
 			for i := range chunks {
-				acc[i%2] = b.Dot(qs[i], b.Trans(ks[i]), acc[i%2])
-			}
-			sc2 := acc[0]
-			if len(chunks) > 1 {
-				sc2 = b.Add(acc[0], acc[1])
+				sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
 			}
 			sc2 = b.Mul(sc2, b.F32(scaleLog2))
 			sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))

@@ -136,7 +136,7 @@ func init() {
 			fs.Float64Var(&m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
 			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..64)")
 			fs.IntVar(&m.SMs, "sms", 0, "SM count to plan the split for (0 = the target's: sm_120 188, sm_90 132, sm_80 108)")
-			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16 (4 warps) or 32 (8 warps); 0 = automatic")
+			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16, 32 or 64 (4, 8 or 16 warps); 0 = automatic")
 			return m
 		},
 	})

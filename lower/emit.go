@@ -46,7 +46,7 @@ type emitter struct {
 	v     map[*ir.Value]*vals
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
 	cache      []map[string]ptx.Operand
-	coordCache map[[4]int]*coords
+	coordCache map[[5]int]*coords
 	// prologueTail collects loop-invariant setup (coordinates, lane offsets) made
 	// on first use; it is spliced in after the prologue so it dominates every use.
 	prologueTail []ptx.Stmt
@@ -73,7 +73,7 @@ type emitter struct {
 }
 
 func emit(f *fn) error {
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[4]int]*coords{},
+	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{},
 		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
@@ -892,9 +892,17 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 }
 
 // carriedRegs is the most registers per thread that loop-carried fragments
-// (accumulators and their row statistics) hold in any loop.
+// (accumulators and their row statistics) hold in any loop, plus 32 when score
+// tiles are replicated across warps (each warp then holds whole tiles and their
+// B fragments; measured: the default decode needs about 200 registers so).
 func (f *fn) carriedRegs() int {
-	most := 0
+	most, extra := 0, 0
+	for _, l := range f.layouts {
+		if l.rep > 1 {
+			extra = 32
+			break
+		}
+	}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor {
 			return
@@ -913,7 +921,7 @@ func (f *fn) carriedRegs() int {
 		}
 		most = max(most, n)
 	})
-	return most
+	return most + extra
 }
 
 // hazardState is a copy of the emitter's shared-memory hazard tracking.

@@ -474,6 +474,8 @@ func (e *emitter) store(o *ir.Op) error {
 						return err
 					}
 				}
+				// Of the warps holding identical copies, one writes.
+				rowOK = e.andPred(rowOK, e.firstCopy(l.copies()))
 				rowBase := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), elem.Size())
 				for ni := 0; ni < cols.n; ni++ {
 					for j := 0; j < 2; j++ {
@@ -504,12 +506,8 @@ func (e *emitter) store(o *ir.Op) error {
 		rows := e.rowsOf(v.Type.Shape[0], l)
 		writer := e.reg(ir.I1)
 		e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
-		if l.wn > 1 {
-			wc := e.reg(ir.I32)
-			e.ins("rem.u32", wc, e.warp, ptx.Imm(l.wn))
-			p := e.reg(ir.I1)
-			e.ins("setp.eq.s32", p, wc, ptx.Imm(0))
-			e.ins("and.pred", writer, writer, p)
+		if first := e.firstCopy(l.rowGroupWarps()); first != nil {
+			e.ins("and.pred", writer, writer, first)
 		}
 		for mi := 0; mi < rows.n; mi++ {
 			for h := 0; h < 2; h++ {
@@ -705,4 +703,23 @@ func (e *emitter) andPred(a, b ptx.Operand) ptx.Operand {
 	p := e.reg(ir.I1)
 	e.ins("and.pred", p, e.inReg(a, ir.I1), e.inReg(b, ir.I1))
 	return p
+}
+
+// firstCopy is the predicate "this warp is the first of each group of n warps
+// holding the same values" (nil when n is 1), computed once after the prologue.
+func (e *emitter) firstCopy(n int) ptx.Operand {
+	if n <= 1 {
+		return nil
+	}
+	return e.laneOffset(fmt.Sprintf("first-of-%d", n), func() ptx.Operand {
+		saved := e.body
+		e.body = nil
+		r := e.reg(ir.I32)
+		e.ins("rem.u32", r, e.warp, ptx.Imm(n))
+		p := e.reg(ir.I1)
+		e.ins("setp.eq.s32", p, r, ptx.Imm(0))
+		e.prologueTail = append(e.prologueTail, e.body...)
+		e.body = saved
+		return p
+	})
 }

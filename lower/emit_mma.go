@@ -27,7 +27,7 @@ func (e *emitter) colsOf(cols int, l layout) *coords {
 }
 
 func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
-	key := [4]int{0, extent, l.wm, l.wn}
+	key := [5]int{0, extent, l.wm, l.wn, l.copies()}
 	if !isRow {
 		key[0] = 1
 	}
@@ -43,9 +43,9 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 		c.n = extent / granuleM / l.wm
 		span = c.n * granuleM
 		warpPos = e.warp
-		if l.wn > 1 {
+		if g := l.rowGroupWarps(); g > 1 {
 			r := e.reg(ir.I32)
-			e.ins("div.u32", r, e.warp, ptx.Imm(l.wn))
+			e.ins("div.u32", r, e.warp, ptx.Imm(g))
 			warpPos = r
 		}
 	} else {

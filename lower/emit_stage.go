@@ -54,13 +54,15 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 					return err
 				}
 				addr := e.sharedAddr(h, rows.idx[mi][half], cols.idx[ni][0], es)
+				// Of the warps holding identical copies, one writes.
+				first := e.firstCopy(l.copies())
 				switch es {
 				case 2:
 					p := e.reg(ir.I32)
 					e.ins("mov.b32", p, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
-					e.ins("st.shared.b32", addr, p)
+					e.insIf(first, false, "st.shared.b32", addr, p)
 				case 4:
-					e.ins("st.shared.v2."+bitsSuffix(elem), addr, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
+					e.insIf(first, false, "st.shared.v2."+bitsSuffix(elem), addr, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
 				default:
 					return fmt.Errorf("cannot stage %s fragments", elem)
 				}

@@ -29,8 +29,9 @@ const (
 // layout is a tile's placement.
 type layout struct {
 	kind layoutKind
-	// wm x wn warps split an lAcc tile (and its lRows/lCols vectors).
-	wm, wn int
+	// wm x wn warps split an lAcc tile (and its lRows/lCols vectors); with rep > 1,
+	// wn is 1 and each group of rep warps holds identical copies of its rows.
+	wm, wn, rep int
 	// lShared: byte offset in the CTA's shared memory, row pitch in bytes, and
 	// whether the tile is a transposed view of the stored array.
 	offset, pitch int
@@ -50,8 +51,14 @@ func (l layout) String() string {
 		}
 		return s
 	case lAcc:
+		if l.rep > 1 {
+			return fmt.Sprintf("mma fragments, %d row groups, each held whole by %d warps", l.wm, l.rep)
+		}
 		return fmt.Sprintf("mma fragments, %dx%d warps", l.wm, l.wn)
 	case lRows:
+		if l.rep > 1 {
+			return fmt.Sprintf("rows of mma fragments, %d row groups of %d warps", l.wm, l.rep)
+		}
 		return fmt.Sprintf("rows of mma fragments, %dx%d warps", l.wm, l.wn)
 	case lCols:
 		return fmt.Sprintf("columns of mma fragments, %dx%d warps", l.wm, l.wn)
@@ -60,6 +67,12 @@ func (l layout) String() string {
 }
 
 func (l layout) accFamily() bool { return l.kind == lAcc || l.kind == lRows || l.kind == lCols }
+
+// copies is the number of warps holding each element of an lAcc tile.
+func (l layout) copies() int { return max(l.rep, 1) }
+
+// rowGroupWarps is the number of warps that share one row group.
+func (l layout) rowGroupWarps() int { return l.wn * l.copies() }
 
 // chooseWarpGrid splits an mt x nt grid of m16n8 tiles over warps. It prefers
 // whole rows per warp (wn = 1): then row reductions stay inside a warp and a
@@ -75,6 +88,8 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 
 // assignLayouts places every value and allocates shared memory.
 func assignLayouts(f *fn) error {
+	f.markRowReduced()
+	f.flexible = map[*ir.Value]bool{}
 	f.layouts = map[*ir.Value]layout{}
 	f.staged = map[*ir.Value]layout{}
 	f.scratch = map[*ir.Value]int{}
@@ -221,16 +236,25 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		return src, nil
 	case ir.OpDot:
 		a, b, c := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Args[2]]
-		wm, wn, err := chooseWarpGrid(r.Type.Shape[0]/granuleM, r.Type.Shape[1]/granuleN, f.k.Warps)
+		mt := r.Type.Shape[0] / granuleM
+		wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, f.k.Warps)
 		if err != nil {
 			return layout{}, err
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
+		if wn > 1 && f.rowReduced[r] && f.latencyBound() {
+			// A tile whose rows are reduced (softmax scores) is computed whole by every
+			// warp of its row group: the reductions then stay inside the warp, and the
+			// result feeds the next dot from registers, with no shared-memory exchange
+			// or barrier. It costs redundant mma.sync, which decode leaves idle.
+			wm = largestDivisor(mt, f.k.Warps)
+			out = layout{kind: lAcc, wm: wm, wn: 1, rep: f.k.Warps / wm}
+		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
 		switch {
 		case a.kind == lShared && !a.trans:
-		case a.kind == lAcc && a.wn == 1 && a.wm == wm:
+		case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
 		case a.kind == lExpr || a.kind == lAcc:
 			f.stage(o.Args[0])
 		default:
@@ -241,7 +265,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 				return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 			}
 		}
-		if c.kind != lExpr && (c.kind != lAcc || c.wm != wm || c.wn != wn) {
+		if c.kind != lExpr && (c.kind != lAcc || c.wm != out.wm || c.wn != out.wn || c.rep != out.rep) && !f.adopt(o.Args[2], out) {
 			return layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
 		}
 		return out, nil
@@ -254,7 +278,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			if o.Int != 1 {
 				return layout{}, fmt.Errorf("a row vector broadcasts along axis 1")
 			}
-			return layout{kind: lAcc, wm: src.wm, wn: src.wn}, nil
+			return layout{kind: lAcc, wm: src.wm, wn: src.wn, rep: src.rep}, nil
 		case lCols:
 			if o.Int != 0 {
 				return layout{}, fmt.Errorf("a column vector broadcasts along axis 0")
@@ -273,17 +297,21 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{}, fmt.Errorf("reductions run on mma fragments (operand is %v)", src)
 		}
 		if o.Int == 1 {
-			return layout{kind: lRows, wm: src.wm, wn: src.wn}, nil
+			return layout{kind: lRows, wm: src.wm, wn: src.wn, rep: src.rep}, nil
 		}
-		return layout{kind: lCols, wm: src.wm, wn: src.wn}, nil
+		return layout{kind: lCols, wm: src.wm, wn: src.wn, rep: src.rep}, nil
 	}
 	// Elementwise: the result lives with its distributed operands; pure index
-	// arithmetic stays recomputed.
+	// arithmetic stays recomputed. A row vector broadcast along the rows adapts to
+	// any split with the same row groups, so it does not decide the split.
 	res := layout{kind: lExpr}
+	var rowViews []layout
 	for i, a := range o.Args {
 		l := f.layouts[a]
 		switch {
 		case l.kind == lScalar || l.kind == lExpr || l.kind == lShared:
+		case f.isRowView(a):
+			rowViews = append(rowViews, l)
 		case l.accFamily():
 			want := l
 			if a.Type.Rank() == 2 {
@@ -298,7 +326,98 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			res = want
 		}
 	}
+	for _, v := range rowViews {
+		switch {
+		case res.kind == lExpr:
+			// Only row vectors decide: the split is provisional, and the consumer
+			// may choose another with the same row groups (see adopt).
+			res = v
+			f.flexible[r] = true
+		case res.wm != v.wm:
+			return layout{}, fmt.Errorf("a broadcast row vector split over %d row groups meets a tile split over %d", v.wm, res.wm)
+		}
+	}
 	return res, nil
+}
+
+// latencyBound reports whether the launch is about one wave of CTAs: then each
+// CTA's chain of barriers and exchanges is the critical path, and replicating a
+// score tile across warps (no cross-warp reductions, P stays in registers) pays
+// for its redundant mma.sync and extra registers; with several waves, occupancy
+// decides and splitting the tile wins. Measured on the H200 (docs/perf-notes.md):
+// replication made H=64, T=1 2x faster and H=64, T=64 13% slower.
+func (f *fn) latencyBound() bool {
+	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
+	return 4*ctas <= 5*f.target.SMs
+}
+
+// adopt gives v the split want when v's split was only provisional (decided by
+// broadcast row vectors alone) and has the same row groups.
+func (f *fn) adopt(v *ir.Value, want layout) bool {
+	l := f.layouts[v]
+	if !f.flexible[v] || l.kind != lAcc || l.wm != want.wm {
+		return false
+	}
+	f.layouts[v] = want
+	return true
+}
+
+// isRowView reports whether v is a row vector broadcast along the rows of an
+// lAcc tile (an lRows vector viewed as a tile).
+func (f *fn) isRowView(v *ir.Value) bool {
+	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.layouts[v].kind == lAcc && f.layouts[v.Def.Args[0]].kind == lRows
+}
+
+func largestDivisor(n, limit int) int {
+	for d := min(n, limit); d > 1; d-- {
+		if n%d == 0 && limit%d == 0 {
+			return d
+		}
+	}
+	return 1
+}
+
+// markRowReduced finds the tiles whose rows a reduction combines, following
+// elementwise ops, dot accumulators and loop-carried values back to the dots
+// that produce them (see the replicated split in layoutOf).
+func (f *fn) markRowReduced() {
+	f.rowReduced = map[*ir.Value]bool{}
+	carriedFrom := map[*ir.Value][]*ir.Value{} // loop body argument -> its initial value and yields
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpFor {
+			for i, a := range o.Body.Args[1:] {
+				carriedFrom[a] = append(carriedFrom[a], o.Args[2+i], o.Body.Yield[i])
+				carriedFrom[o.Results[i]] = append(carriedFrom[o.Results[i]], o.Body.Yield[i])
+			}
+		}
+	})
+	var mark func(v *ir.Value)
+	mark = func(v *ir.Value) {
+		if v == nil || v.Type.Rank() != 2 || f.rowReduced[v] {
+			return
+		}
+		f.rowReduced[v] = true
+		for _, src := range carriedFrom[v] {
+			mark(src)
+		}
+		if o := v.Def; o != nil {
+			switch {
+			case o.Kind == ir.OpDot:
+				mark(o.Args[2])
+			case isElementwise(o.Kind):
+				for _, a := range o.Args {
+					if a.Type.Rank() == 2 && (a.Def == nil || a.Def.Kind != ir.OpBroadcast) {
+						mark(a)
+					}
+				}
+			}
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpReduce && o.Int == 1 {
+			mark(o.Args[0])
+		}
+	})
 }
 
 // checkStore accepts the stores the emitter knows how to write.

@@ -18,6 +18,10 @@ type fn struct {
 	staged  map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
 	scratch map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
 	aliases map[*ir.Value][]*ir.Value
+	// rowReduced marks tiles whose rows a reduction combines (see markRowReduced).
+	rowReduced map[*ir.Value]bool
+	// flexible marks tiles whose split only broadcast row vectors decided.
+	flexible map[*ir.Value]bool
 	smem    int // dynamic shared memory bytes
 	names   map[string]bool
 	nextID  int
@@ -63,6 +67,8 @@ func PassNames() []string {
 type Options struct {
 	// After stops after the named pass and returns its dump in Result.Dump.
 	After string
+	// SMs overrides the target's SM count in cost decisions (0: the target's).
+	SMs int
 }
 
 // Result is a compiled kernel, or a pass dump when Options.After was set.
@@ -87,6 +93,9 @@ func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
 	kc, err := ir.Parse(ir.Print(k))
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
+	}
+	if opt.SMs > 0 {
+		t.SMs = opt.SMs
 	}
 	f := &fn{k: kc, target: t, names: map[string]bool{}}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })

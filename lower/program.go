@@ -25,7 +25,7 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 	}
 	c := &Compiled{Target: target, Workspace: p.Workspace}
 	for _, k := range p.Kernels {
-		res, err := Compile(k, target, Options{})
+		res, err := Compile(k, target, Options{SMs: p.SMs})
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 func DumpProgram(p *ir.Program, target, after string) (string, error) {
 	var parts []string
 	for _, k := range p.Kernels {
-		res, err := Compile(k, target, Options{After: after})
+		res, err := Compile(k, target, Options{After: after, SMs: p.SMs})
 		if err != nil {
 			return "", err
 		}

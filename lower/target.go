@@ -84,13 +84,14 @@ func sortedKeys[V any](m map[string]V) []string {
 // (ptxas 11.8 and CUDA 13).
 const (
 	regsPerSM    = 65536
-	regHeadroom  = 100
+	regHeadroom  = 108
 	minRegBudget = 128
 	maxRegBudget = 255
 )
 
 // regBudget is the .maxnreg for a kernel of threads threads using smem bytes of
-// shared memory per CTA and carrying carried registers of fragments in a loop.
+// shared memory per CTA and carrying carried registers of fragments in a loop
+// (plus those of tiles replicated across warps, which hold whole score tiles).
 func (t Target) regBudget(threads, smem, carried int) int {
 	need := min(max(carried+regHeadroom, minRegBudget), maxRegBudget)
 	ctas := regsPerSM / (threads * need)
