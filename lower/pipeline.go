@@ -22,10 +22,10 @@ type fn struct {
 	rowReduced map[*ir.Value]bool
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
-	smem    int // dynamic shared memory bytes
-	names   map[string]bool
-	nextID  int
-	out     *ptx.Kernel
+	smem     int // dynamic shared memory bytes
+	names    map[string]bool
+	nextID   int
+	out      *ptx.Kernel
 }
 
 func (f *fn) freshName() string {
