@@ -77,8 +77,8 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *split < 0 || *split > 64 {
 		return &kernels.ConfigError{Flag: "split", Value: fmt.Sprint(*split), Want: "0..64"}
 	}
-	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 {
-		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16 or 32"}
+	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
+		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
 	}
 	var picked []bench.Shape
 	if *shapes == "all" {
