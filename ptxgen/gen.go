@@ -25,7 +25,7 @@ import (
 // configuration (every kernel flag, defaults included), the targets newest first, the
 // package, -type when given, and -o as a base name.
 func gen(args []string, stdout, stderr io.Writer) error {
-	fs, cfg, target, err := kernelFlags("gen", args, stderr)
+	fs, err := kernelFlags("gen", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -33,17 +33,17 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	pkg := fs.String("pkg", "", "Go package name of the generated file (default $GOPACKAGE, which go generate sets)")
 	typ := fs.String("type", "", "name of the generated type (default: the kernel's name in Go form, gemm: GEMM)")
 	out := fs.String("o", "", "the Go `file` to write (required); the PTX files go beside it, named FILE_TARGET.ptx")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["target"] && set["targets"] {
-		return &usageError{"gen: give -targets or -target, not both"}
+		return &usageError{Msg: "gen: give -targets or -target, not both"}
 	}
 	list := *targets
 	if !set["targets"] {
-		list = *target
+		list = *fs.Target
 	}
 	ts, err := genTargets(list)
 	if err != nil {
@@ -53,26 +53,26 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		*pkg = os.Getenv("GOPACKAGE")
 	}
 	if *pkg == "" {
-		return &usageError{"gen: -pkg is required outside go generate (the Go package name of the generated file)"}
+		return &usageError{Msg: "gen: -pkg is required outside go generate (the Go package name of the generated file)"}
 	}
 	if *out == "" {
-		return &usageError{"gen: -o is required (the Go file to write)"}
+		return &usageError{Msg: "gen: -o is required (the Go file to write)"}
 	}
 	if !strings.HasSuffix(*out, ".go") {
 		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a file name ending in .go"}
 	}
-	if _, err := cfg.Value(); err != nil {
+	if _, err := fs.Config.Value(); err != nil {
 		return err // a bad configuration value, before any lowering
 	}
 	base := filepath.Base(*out)
 	cmd := []string{"ptxgen", "gen"}
-	cmd = append(cmd, cfg.Args()...)
+	cmd = append(cmd, fs.Config.Args()...)
 	cmd = append(cmd, "-targets", strings.Join(ts, ","), "-pkg", *pkg)
 	if *typ != "" {
 		cmd = append(cmd, "-type", *typ)
 	}
 	cmd = append(cmd, "-o", base)
-	files, err := gogen.Generate(cfg, ts, gogen.Options{
+	files, err := gogen.Generate(fs.Config, ts, gogen.Options{
 		Package: *pkg,
 		Type:    *typ,
 		File:    base,
@@ -83,7 +83,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err != nil {
-		return &usageError{"gen: " + err.Error()}
+		return &usageError{Msg: "gen: " + err.Error()}
 	}
 	dir := filepath.Dir(*out)
 	// PTX first: the Go file embeds them, so it is written last.
@@ -101,7 +101,7 @@ func genTargets(list string) ([]string, error) {
 	var ts []string
 	for _, t := range strings.Split(list, ",") {
 		t = strings.TrimSpace(t)
-		if err := checkTarget(t); err != nil {
+		if err := kernels.CheckTarget(t); err != nil {
 			err.(*kernels.ConfigError).Flag = "targets"
 			return nil, err
 		}

@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	pcheck "github.com/ptxgen/ptxgen/check"
-	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
@@ -31,9 +30,7 @@ func main() {
 }
 
 // usageError is bad usage: exit status 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
+type usageError = kernels.UsageError
 
 func run(args []string, stdout, stderr io.Writer) int {
 	err := dispatch(args, stdout, stderr)
@@ -82,7 +79,7 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		// Flags without a command mean dump.
 		return dump(args, stdout, stderr)
 	}
-	return &usageError{fmt.Sprintf("unknown command %q: want gen, dump, list or check (see ptxgen help)", args[0])}
+	return &usageError{Msg: fmt.Sprintf("unknown command %q: want gen, dump, list or check (see ptxgen help)", args[0])}
 }
 
 const usage = `ptxgen generates PTX from kernels written in a tile IR.
@@ -101,83 +98,28 @@ Commands:
 Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `
 
-// kernelFlags sets up a FlagSet for the kernel named by -kernel in args (scanned
-// first, because each kernel has its own configuration flags).
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*flag.FlagSet, kernels.Config, *string, error) {
-	name := defaultKernel
-	for i, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if v, ok := strings.CutPrefix(a, "kernel="); ok {
-			name = v
-		} else if a == "kernel" && i+1 < len(args) {
-			name = args[i+1]
-		}
-	}
-	spec, err := kernels.Lookup(name)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	fs := flag.NewFlagSet("ptxgen "+cmd, flag.ContinueOnError)
-	// Parse errors are reported in one line by run; usage is printed for -help only.
-	fs.SetOutput(io.Discard)
-	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(kernels.Names(), ", "))
-	target := fs.String("target", "sm_120", "GPU target: "+strings.Join(lower.TargetNames(), ", "))
-	cfg := spec.Bind(fs)
-	// The flag package calls Usage on every parse error; run reports those in one
-	// line, so the full usage is printed only for -help (see parseFlags).
-	fs.Usage = func() {}
-	helpText[fs] = func() {
-		fmt.Fprintf(stderr, "usage: ptxgen %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", cmd, spec.Name, spec.Name, spec.Doc)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return fs, cfg, target, nil
-}
-
-// helpText prints a FlagSet's full usage.
-var helpText = map[*flag.FlagSet]func(){}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if h := helpText[fs]; h != nil {
-				h()
-			}
-			return err
-		}
-		return &usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
-}
-
-func checkTarget(t string) error {
-	if _, err := lower.LookupTarget(t); err != nil {
-		return &kernels.ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
-	}
-	return nil
+// kernelFlags sets up the flags of the kernel that args name with -kernel.
+func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
+	return kernels.NewCommandFlags("ptxgen "+cmd, args, defaultKernel, "sm_120", "", stderr)
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, cfg, target, err := kernelFlags("dump", args, stderr)
+	fs, err := kernelFlags("dump", args, stderr)
 	if err != nil {
 		return err
 	}
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
 	after := fs.String("after", "", "print the IR (or PTX for emit) after this pass: "+strings.Join(lower.PassNames(), ", "))
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkTarget(*target); err != nil {
+	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
-	prog, err := cfg.Build(*target)
+	prog, err := fs.Config.Build(*fs.Target)
 	if err != nil {
 		return err
 	}
@@ -193,16 +135,16 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *after != "" {
-		d, err := lower.DumpProgram(prog, *target, *after)
+		d, err := lower.DumpProgram(prog, *fs.Target, *after)
 		if err != nil {
-			return &usageError{err.Error()}
+			return &usageError{Msg: err.Error()}
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *target)
+	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
-		return &usageError{err.Error()}
+		return &usageError{Msg: err.Error()}
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
@@ -234,7 +176,7 @@ func list(stdout io.Writer) error {
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
-	fs, cfg, target, err := kernelFlags("check", args, stderr)
+	fs, err := kernelFlags("check", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -244,22 +186,23 @@ func check(args []string, stdout, stderr io.Writer) error {
 	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
 	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
 	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkTarget(*target); err != nil {
+	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
 	if *useGPU {
-		return &usageError{"-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
+		return &usageError{Msg: "-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
 	}
 	if !*useEmu {
-		return &usageError{"check: say -emu (the CPU emulator); GPU checks run with ptxgen-gpu check -gpu"}
+		return &usageError{Msg: "check: say -emu (the CPU emulator); GPU checks run with ptxgen-gpu check -gpu"}
 	}
-	if *invalid < 0 || *invalid > 1 {
-		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(*invalid), Want: "a fraction in 0..1"}
+	v, err := fs.Config.Value()
+	if err != nil {
+		return err
 	}
-	c, err := buildCase(cfg, *target, *vectors, *seed, *invalid, *poison)
+	c, err := pcheck.ForConfig(v, *fs.Target, pcheck.CaseOptions{Seed: *seed, Vectors: *vectors, Invalid: *invalid, Poison: *poison})
 	if err != nil {
 		return err
 	}
@@ -273,33 +216,4 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "PASS")
 	return nil
-}
-
-// buildCase makes the check case the flags describe.
-func buildCase(cfg kernels.Config, target, vectors string, seed uint64, invalid float64, poison bool) (*pcheck.Case, error) {
-	v, err := cfg.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch v := v.(type) {
-	case kernels.GEMMConfig:
-		if vectors != "" {
-			return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "test vectors exist for mla_decode only"}
-		}
-		return pcheck.GEMM(v, target, seed)
-	case kernels.CopyConfig:
-		return pcheck.Copy(v, target, seed)
-	case kernels.MMALoopConfig:
-		return pcheck.MMALoop(v, target, seed)
-	case kernels.MLAConfig:
-		if vectors != "" {
-			c, err := pcheck.Vectors(vectors, target, v.Split, v.SMs)
-			if err != nil {
-				return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
-			}
-			return c, nil
-		}
-		return pcheck.MLA(v, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: invalid, Poison: poison})
-	}
-	return nil, fmt.Errorf("check: no reference for %T", v)
 }

@@ -57,7 +57,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16 or 32; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
-	if err := parseFlags(fs, args); err != nil {
+	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	all := bench.Shapes()
@@ -103,11 +103,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	defer d.Close()
 	bd, ok := d.(benchDevice)
 	if !ok {
-		return &usageError{"this device cannot time programs"}
+		return &usageError{Msg: "this device cannot time programs"}
 	}
 	target, err := deviceTarget(d.Arch())
 	if err != nil {
-		return &usageError{fmt.Sprintf("device %s: %v", d.Arch(), err)}
+		return &usageError{Msg: fmt.Sprintf("device %s: %v", d.Arch(), err)}
 	}
 	cases := make([]*check.Case, len(picked))
 	for i, s := range picked {
@@ -160,11 +160,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *triton != "" {
 		b, err := os.ReadFile(*triton)
 		if err != nil {
-			return &usageError{fmt.Sprintf("-triton %s: %v", *triton, err)}
+			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
 		}
 		var recs []bench.TritonRecord
 		if err := json.Unmarshal(b, &recs); err != nil {
-			return &usageError{fmt.Sprintf("-triton %s: %v", *triton, err)}
+			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
 		}
 		rep.MergeTriton(recs)
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/check"
-	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/runtime"
@@ -59,9 +58,7 @@ type device interface {
 // opener opens GPU number ordinal.
 type opener func(ordinal int) (device, error)
 
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
+type usageError = kernels.UsageError
 
 type failure struct{ msg string }
 
@@ -103,14 +100,14 @@ func dispatch(args []string, stdout, stderr io.Writer, open opener) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return &usageError{fmt.Sprintf("unknown command %q: want info, check, bench or dump (see ptxgen-gpu help)", args[0])}
+	return &usageError{Msg: fmt.Sprintf("unknown command %q: want info, check, bench or dump (see ptxgen-gpu help)", args[0])}
 }
 
 func info(args []string, stdout io.Writer, open opener) error {
 	fs := flag.NewFlagSet("ptxgen-gpu info", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
-	if err := parseFlags(fs, args); err != nil {
+	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	d, err := open(*ordinal)
@@ -122,61 +119,10 @@ func info(args []string, stdout io.Writer, open opener) error {
 	return nil
 }
 
-// helpText prints a FlagSet's full usage.
-var helpText = map[*flag.FlagSet]func(){}
-
-// kernelFlags sets up the flags of the kernel named by -kernel in args (scanned first,
-// because each kernel has its own configuration flags), as ptxgen does.
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*flag.FlagSet, kernels.Config, *string, error) {
-	name := "mla_decode"
-	for i, a := range args {
-		a = strings.TrimLeft(a, "-")
-		if v, ok := strings.CutPrefix(a, "kernel="); ok {
-			name = v
-		} else if a == "kernel" && i+1 < len(args) {
-			name = args[i+1]
-		}
-	}
-	spec, err := kernels.Lookup(name)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	fs := flag.NewFlagSet("ptxgen-gpu "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.String("kernel", "mla_decode", "kernel family: "+strings.Join(kernels.Names(), ", "))
-	target := fs.String("target", "", "GPU target: "+strings.Join(lower.TargetNames(), ", ")+" (default: the device's own, or the newest it runs)")
-	cfg := spec.Bind(fs)
-	fs.Usage = func() {}
-	helpText[fs] = func() {
-		fmt.Fprintf(stderr, "usage: ptxgen-gpu %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", cmd, spec.Name, spec.Name, spec.Doc)
-		fs.SetOutput(stderr)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return fs, cfg, target, nil
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			if h := helpText[fs]; h != nil {
-				h()
-			}
-			return err
-		}
-		return &usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
-}
-
-func checkTarget(t string) error {
-	if _, err := lower.LookupTarget(t); err != nil {
-		return &kernels.ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
-	}
-	return nil
+// kernelFlags sets up the flags of the kernel that args name with -kernel, as
+// ptxgen does; -target defaults to the device's own.
+func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
+	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, args, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
 }
 
 // deviceTarget is the target to compile for on a device of architecture arch: its own
@@ -189,27 +135,27 @@ func deviceTarget(arch string) (string, error) {
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, cfg, target, err := kernelFlags("dump", args, stderr)
+	fs, err := kernelFlags("dump", args, stderr)
 	if err != nil {
 		return err
 	}
 	out := fs.String("o", "", "write the PTX to this `file` instead of standard output")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *target == "" {
-		*target = "sm_90"
+	if *fs.Target == "" {
+		*fs.Target = "sm_90"
 	}
-	if err := checkTarget(*target); err != nil {
+	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
-	prog, err := cfg.Build(*target)
+	prog, err := fs.Config.Build(*fs.Target)
 	if err != nil {
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *target)
+	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
-		return &usageError{err.Error()}
+		return &usageError{Msg: err.Error()}
 	}
 	text := c.Module.Print()
 	if *out == "" {
@@ -220,7 +166,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 }
 
 func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
-	fs, cfg, target, err := kernelFlags("check", args, stderr)
+	fs, err := kernelFlags("check", args, stderr)
 	if err != nil {
 		return err
 	}
@@ -231,35 +177,37 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
 	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
 	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
-	if err := parseFlags(fs, args); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if !*useGPU {
-		return &usageError{"check: say -gpu (the emulator-only check is ptxgen check -emu)"}
+		return &usageError{Msg: "check: say -gpu (the emulator-only check is ptxgen check -emu)"}
 	}
-	if *target != "" {
-		if err := checkTarget(*target); err != nil {
+	if *fs.Target != "" {
+		if err := kernels.CheckTarget(*fs.Target); err != nil {
 			return err
 		}
 	}
+	// Validate the configuration before touching the device.
+	v, err := fs.Config.Value()
+	if err != nil {
+		return err
+	}
+	opts := check.CaseOptions{Seed: *seed, Vectors: *vectors, Invalid: *invalid, Poison: *poison}
 	if *invalid < 0 || *invalid > 1 {
 		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(*invalid), Want: "a fraction in 0..1"}
-	}
-	// Validate the configuration before touching the device.
-	if _, err := cfg.Value(); err != nil {
-		return err
 	}
 	d, err := open(*ordinal)
 	if err != nil {
 		return fmt.Errorf("opening device %d: %w", *ordinal, err)
 	}
 	defer d.Close()
-	if *target == "" {
-		if *target, err = deviceTarget(d.Arch()); err != nil {
-			return &usageError{fmt.Sprintf("device %s: %v", d.Arch(), err)}
+	if *fs.Target == "" {
+		if *fs.Target, err = deviceTarget(d.Arch()); err != nil {
+			return &usageError{Msg: fmt.Sprintf("device %s: %v", d.Arch(), err)}
 		}
 	}
-	c, err := buildCase(cfg, *target, *vectors, *seed, *invalid, *poison)
+	c, err := check.ForConfig(v, *fs.Target, opts)
 	if err != nil {
 		return err
 	}
@@ -308,29 +256,4 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
-}
-
-// buildCase makes the check case the flags describe (the same logic as ptxgen's).
-func buildCase(cfg kernels.Config, target, vectors string, seed uint64, invalid float64, poison bool) (*check.Case, error) {
-	v, err := cfg.Value()
-	if err != nil {
-		return nil, err
-	}
-	switch v := v.(type) {
-	case kernels.GEMMConfig:
-		if vectors != "" {
-			return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "test vectors exist for mla_decode only"}
-		}
-		return check.GEMM(v, target, seed)
-	case kernels.MLAConfig:
-		if vectors != "" {
-			c, err := check.Vectors(vectors, target, v.Split, v.SMs)
-			if err != nil {
-				return nil, &kernels.ConfigError{Flag: "vectors", Value: vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
-			}
-			return c, nil
-		}
-		return check.MLA(v, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: invalid, Poison: poison})
-	}
-	return nil, fmt.Errorf("check: no reference for %T", v)
 }

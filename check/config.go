@@ -1,0 +1,45 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/kernels"
+)
+
+// CaseOptions are what a command asks of a case beyond the kernel configuration.
+type CaseOptions struct {
+	Seed    uint64
+	Vectors string  // mla_decode: a test-vector folder whose inputs and outputs to use
+	Invalid float64 // mla_decode: fraction of candidate slots set to -1
+	Poison  bool    // mla_decode: NaN pages behind slots past len
+}
+
+// ForConfig makes the case for a validated kernel configuration (the Value of a
+// kernels.Config). Bad option values are *kernels.ConfigError.
+func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
+	if o.Invalid < 0 || o.Invalid > 1 {
+		return nil, &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
+	}
+	if _, ok := v.(kernels.MLAConfig); !ok && o.Vectors != "" {
+		return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "test vectors exist for mla_decode only"}
+	}
+	switch v := v.(type) {
+	case kernels.GEMMConfig:
+		return GEMM(v, target, o.Seed)
+	case kernels.CopyConfig:
+		return Copy(v, target, o.Seed)
+	case kernels.MMALoopConfig:
+		return MMALoop(v, target, o.Seed)
+	case kernels.MLAConfig:
+		if o.Vectors != "" {
+			c, err := Vectors(o.Vectors, target, v.Split, v.SMs)
+			if err != nil {
+				return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
+			}
+			return c, nil
+		}
+		return MLA(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison})
+	}
+	return nil, fmt.Errorf("check: no reference for %T", v)
+}
