@@ -265,6 +265,37 @@ func (e *emitter) beforeWrite(v *ir.Value) {
 
 func (e *emitter) noteRead(v *ir.Value) { e.readSince[storageOf(v)] = true }
 
+// forRuns spreads a [rows x perRow] grid of runs over the CTA's threads round
+// robin (run i to thread i mod the CTA size) and emits body for each of this
+// thread's runs with the run's row and its index within the row. live is nil when
+// every thread has a run, else the predicate "this thread's run exists"; threads
+// past the end get the last row, so every address they form is one the tile uses.
+func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand) error) error {
+	total := rows * perRow
+	for i := 0; i < (total+e.nthreads-1)/e.nthreads; i++ {
+		run := e.reg(ir.I32)
+		e.ins("add.s32", run, e.tid, ptx.Imm(i*e.nthreads))
+		row := e.reg(ir.I32)
+		e.ins("div.u32", row, run, ptx.Imm(perRow))
+		var live ptx.Operand
+		if (i+1)*e.nthreads > total {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, run, ptx.Imm(total))
+			e.ins("min.u32", row, row, ptx.Imm(rows-1))
+		}
+		idx := e.reg(ir.I32)
+		e.ins("rem.u32", idx, run, ptx.Imm(perRow))
+		e.pushScope()
+		err := body(row, idx, live)
+		clear(e.runCache)
+		e.popScope()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // loadShared copies a rank-2 tile into its shared-memory home. Threads take 16-byte
 // (or 8/4-byte) chunks round-robin; a chunk's source row comes from the rows tile
 // (dense or gathered), and the row mask and column bound shrink the copied bytes,
@@ -289,29 +320,13 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		bound = ptx.Imm(C)
 	}
 	cpr := (C*es + vw - 1) / vw
-	total := R * cpr
-	per := (total + e.nthreads - 1) / e.nthreads
-	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, per)
+	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, (R*cpr+e.nthreads-1)/e.nthreads)
 	kind := "ca"
 	if vw == 16 {
 		kind = "cg"
 	}
 	e.beforeWrite(v)
-	for i := 0; i < per; i++ {
-		chunk := e.reg(ir.I32)
-		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
-		var live ptx.Operand
-		row := e.reg(ir.I32)
-		e.ins("div.u32", row, chunk, ptx.Imm(cpr))
-		if (i+1)*e.nthreads > total {
-			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, chunk, ptx.Imm(total))
-			// Keep the row in range so every address formed is one the tile could use.
-			e.ins("min.u32", row, row, ptx.Imm(R-1))
-		}
-		cc := e.reg(ir.I32)
-		e.ins("rem.u32", cc, chunk, ptx.Imm(cpr))
-		e.pushScope()
+	err := e.forRuns(R, cpr, func(row, cc, live ptx.Operand) error {
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {
 			return err
@@ -353,7 +368,10 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
 		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
 		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
-		e.popScope()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	e.ins("cp.async.commit_group")
 	e.outstanding = append(e.outstanding, v)
@@ -369,26 +387,11 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	total := R * C
-	per := (total + e.nthreads - 1) / e.nthreads
 	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.chunkBytes(m))
 	base := e.scalar(m.ptr)
 	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
 	e.beforeWrite(v)
-	for i := 0; i < per; i++ {
-		idx := e.reg(ir.I32)
-		e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
-		var live ptx.Operand
-		row := e.reg(ir.I32)
-		e.ins("div.u32", row, idx, ptx.Imm(C))
-		if (i+1)*e.nthreads > total {
-			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, idx, ptx.Imm(total))
-			e.ins("min.u32", row, row, ptx.Imm(R-1))
-		}
-		col := e.reg(ir.I32)
-		e.ins("rem.u32", col, idx, ptx.Imm(C))
-		e.pushScope()
+	err := e.forRuns(R, C, func(row, col, live ptx.Operand) error {
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {
 			return err
@@ -415,7 +418,10 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
 		e.ins("mad.lo.s32", dst, col, ptx.Imm(es), dst)
 		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
-		e.popScope()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	e.plainPending[v] = true
 	return nil
@@ -602,29 +608,13 @@ func (e *emitter) storeTile(m memOps) error {
 	}
 	aligned := gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(es), e.f.divisor(m.col0)*int64(es)))%16 == 0
 	whole := vec > 1 && aligned && m.bound == nil
-	cpr := C / vec
-	total := R * cpr
-	per := (total + e.nthreads - 1) / e.nthreads
 	base := e.scalar(m.ptr)
 	col0g := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
 	e.comment("store %s: %dx%d %s, runs of %d, whole 16-byte stores: %v", v, R, C, elem, vec, whole)
-	for i := 0; i < per; i++ {
-		chunk := e.reg(ir.I32)
-		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
-		row := e.reg(ir.I32)
-		e.ins("div.u32", row, chunk, ptx.Imm(cpr))
-		var live ptx.Operand
-		if (i+1)*e.nthreads > total {
-			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, chunk, ptx.Imm(total))
-			e.ins("min.u32", row, row, ptx.Imm(R-1))
-		}
-		col := e.reg(ir.I32)
-		e.ins("rem.u32", col, chunk, ptx.Imm(cpr))
+	return e.forRuns(R, C/vec, func(row, col, live ptx.Operand) error {
 		if vec > 1 {
 			e.ins("mul.lo.s32", col, col, ptx.Imm(vec))
 		}
-		e.pushScope()
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {
 			return err
@@ -686,10 +676,8 @@ func (e *emitter) storeTile(m memOps) error {
 				e.insIf(guardOf(okj), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(run.elem(e, j), elem))
 			}
 		}
-		clear(e.runCache)
-		e.popScope()
-	}
-	return nil
+		return nil
+	})
 }
 
 // andPred returns a && b for predicates, either of which may be absent (nil).

@@ -83,27 +83,11 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 	if C%vec != 0 || (es != 2 && es != 4) {
 		vec = 1
 	}
-	cpr := C / vec
-	total := R * cpr
-	per := (total + e.nthreads - 1) / e.nthreads
 	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.offset, vec)
-	for i := 0; i < per; i++ {
-		chunk := e.reg(ir.I32)
-		e.ins("add.s32", chunk, e.tid, ptx.Imm(i*e.nthreads))
-		row := e.reg(ir.I32)
-		e.ins("div.u32", row, chunk, ptx.Imm(cpr))
-		var live ptx.Operand
-		if (i+1)*e.nthreads > total {
-			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, chunk, ptx.Imm(total))
-			e.ins("min.u32", row, row, ptx.Imm(R-1))
-		}
-		col0 := e.reg(ir.I32)
-		e.ins("rem.u32", col0, chunk, ptx.Imm(cpr))
+	return e.forRuns(R, C/vec, func(row, col0, live ptx.Operand) error {
 		if vec > 1 {
 			e.ins("mul.lo.s32", col0, col0, ptx.Imm(vec))
 		}
-		e.pushScope()
 		run, err := e.atRun(v, row, col0, vec)
 		if err != nil {
 			return err
@@ -125,10 +109,8 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 			}
 			e.insIf(live, false, "st.shared.v4."+bitsSuffix(elem), addr, xs)
 		}
-		clear(e.runCache)
-		e.popScope()
-	}
-	return nil
+		return nil
+	})
 }
 
 // run is n adjacent elements of one row of a tile, as evaluated for staging. The
