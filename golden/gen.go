@@ -135,13 +135,16 @@ func genSegment(c MLAConfig, sc SegmentConfig, o MLAGenOptions, r *rand.Rand) (S
 	for i := range cache {
 		cache[i] = 0xFF // padding stays 0xFF; records are overwritten below
 	}
-	// Pages no valid slot may use (Poison): a random quarter, at least one.
+	// Pages no valid slot may use (Poison): a random quarter, at least one, and
+	// always page 0: kernels point the address of an empty (zero-fill) copy at
+	// the cache base, so a kernel that reads through it instead sees NaN.
 	poison := make([]bool, sc.Pages)
 	var poisonPages, goodPages []int
 	if o.Poison {
 		for _, p := range r.Perm(sc.Pages)[:max(1, sc.Pages/4)] {
 			poison[p] = true
 		}
+		poison[0] = sc.Pages > 1
 	}
 	for p := range sc.Pages {
 		if poison[p] {
