@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# How the small-T time scales with the candidate split: fixed cost vs per-tile latency.
+# How small-T times scale with the candidate split: fixed cost vs per-tile latency.
+# SHAPES and SPLITS select what to run (defaults: the T=1 and T=8 shapes).
 set -uo pipefail
 B=${BIN:-build/ptxgen-gpu}
-for s in 1 2 5 10 20; do
-	$B bench -shapes H8_T1_K128+512,H64_T1_K128+512 -split $s -bw 3.58e12 -flops 572e12 -iters 30 2>&1 | grep -E "^H(8|64)_T1 " | sed "s/^/split=$s /"
+SHAPES=${SHAPES:-H8_T1_K128+512,H64_T1_K128+512,H8_T8_K128+512,H16_T8_K128+512,H64_T8_K128+512}
+for s in ${SPLITS:-0 2 5 10 20}; do
+	$B bench -shapes "$SHAPES" -split $s -bw 3.6e12 -flops 578e12 -iters 30 -flush-mb 1024 2>&1 |
+		grep -E "^H[0-9]+_T[0-9]+_K[0-9+]+ +decode" | sed "s/^/split=$s /"
 done
