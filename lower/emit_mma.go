@@ -205,7 +205,6 @@ func (e *emitter) reduce(o *ir.Op) error {
 	x := o.Args[0]
 	sl := e.layout(x)
 	r := o.Result()
-	rl := e.layout(r)
 	mt, nt := x.Type.Shape[0]/granuleM/sl.wm, x.Type.Shape[1]/granuleN/sl.wn
 	combine := func(a, b ptx.Operand) ptx.Operand {
 		d := e.reg(ir.F32)
@@ -251,7 +250,6 @@ func (e *emitter) reduce(o *ir.Op) error {
 			out.vec[i][h] = acc
 		}
 	}
-	_ = rl
 	if off, ok := e.f.scratch[r]; ok {
 		if err := e.reduceAcrossWarps(o, out, off); err != nil {
 			return err

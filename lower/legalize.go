@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"fmt"
-
 	"github.com/ptxgen/ptxgen/ir"
 )
 
@@ -358,5 +356,3 @@ func (e *opEmitter) iotaLess(p, n int) *ir.Value {
 func (e *opEmitter) broadcast(v *ir.Value, axis int, shape []int) *ir.Value {
 	return e.op(&ir.Op{Kind: ir.OpBroadcast, Int: int64(axis), Args: []*ir.Value{v}}, ir.TileOf(v.Type.Elem, shape...))
 }
-
-var _ = fmt.Sprint

@@ -5,7 +5,6 @@ package lower
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -60,19 +59,9 @@ func versionString(v int) string { return fmt.Sprintf("%d.%d", v/10, v%10) }
 // (see shared/notes/ptx.md section 1). The emitter raises the module's version to
 // the largest minimum among the instructions it wrote.
 var featureVersion = map[string]int{
-	"cvt.f32.bf16":      71,
-	"cvt.e4m3":          78, // cvt.rn.f16x2.e4m3x2 on sm_90; sm_89 needs 8.1
-	"cvt.e4m3.sm_89":    81,
-	"mma.m16n8k16.bf16": 70,
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	"cvt.f32.bf16":   71,
+	"cvt.e4m3":       78, // cvt.rn.f16x2.e4m3x2 on sm_90; sm_89 needs 8.1
+	"cvt.e4m3.sm_89": 81,
 }
 
 // Register budget. ptxas left to itself sometimes caps a kernel at 128
