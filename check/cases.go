@@ -23,6 +23,13 @@ func sortedNames[V any](m map[string]V) []string {
 
 // GEMM returns a seeded gemm case: dense row-major A, B, C (strides K, N, N).
 func GEMM(cfg kernels.GEMMConfig, target string, seed uint64) (*Case, error) {
+	return GEMMStrided(cfg, target, seed, 0, 0)
+}
+
+// GEMMStrided is GEMM with A and B row strides lda >= K and ldb >= N (0 means
+// dense). golden.GenGemm fills the gaps with NaN, so a kernel that lets a byte
+// outside the logical matrix reach an output produces NaN.
+func GEMMStrided(cfg kernels.GEMMConfig, target string, seed uint64, lda, ldb int) (*Case, error) {
 	k, err := kernels.GEMM(cfg)
 	if err != nil {
 		return nil, err
@@ -31,7 +38,15 @@ func GEMM(cfg kernels.GEMMConfig, target string, seed uint64) (*Case, error) {
 	if err != nil {
 		return nil, err
 	}
-	gc := golden.GemmConfig{M: cfg.M, N: cfg.N, K: cfg.K}
+	gc := golden.GemmConfig{M: cfg.M, N: cfg.N, K: cfg.K, LDA: lda, LDB: ldb}
+	lda, ldb = gc.Strides()
+	for _, p := range comp.Kernels[0].Params {
+		for name, v := range map[string]int{"lda": lda, "ldb": ldb} {
+			if p.Name == name && p.Align > 0 && v%p.Align != 0 {
+				return nil, fmt.Errorf("%s = %d is not a multiple of %d, which the kernel assumes", name, v, p.Align)
+			}
+		}
+	}
 	a, b, err := golden.GenGemm(gc, seed)
 	if err != nil {
 		return nil, err
@@ -41,14 +56,18 @@ func GEMM(cfg kernels.GEMMConfig, target string, seed uint64) (*Case, error) {
 		return nil, err
 	}
 	bf16Out := cfg.Out == ir.BF16
+	name := fmt.Sprintf("gemm m=%d n=%d k=%d out=%s target=%s seed=%d", cfg.M, cfg.N, cfg.K, cfg.Out, target, seed)
+	if lda != cfg.K || ldb != cfg.N {
+		name += fmt.Sprintf(" lda=%d ldb=%d", lda, ldb)
+	}
 	c := &Case{
-		Name:     fmt.Sprintf("gemm m=%d n=%d k=%d out=%s target=%s seed=%d", cfg.M, cfg.N, cfg.K, cfg.Out, target, seed),
+		Name:     name,
 		Compiled: comp,
 		Buffers: map[string][]byte{
 			"a": bytesOf(a), "b": bytesOf(b),
 			"c": poison(int64(cfg.M) * int64(cfg.N) * int64(cfg.Out.Size())),
 		},
-		Scalars: map[string]any{"lda": int64(cfg.K), "ldb": int64(cfg.N), "ldc": int64(cfg.N)},
+		Scalars: map[string]any{"lda": int64(lda), "ldb": int64(ldb), "ldc": int64(cfg.N)},
 	}
 	tol := golden.GemmTolerance(cfg.K, 1, bf16Out)
 	shape := []int{cfg.M, cfg.N}

@@ -129,7 +129,7 @@ func TestGEMMStridedEmulator(t *testing.T) {
 		cfg := kernels.GEMMConfig{M: tc.m, N: tc.n, K: tc.k, Out: tc.out}
 		t.Run(fmt.Sprintf("m%d_n%d_k%d_lda%d_ldb%d", tc.m, tc.n, tc.k, tc.lda, tc.ldb), func(t *testing.T) {
 			t.Parallel()
-			c, err := gemmStrided(cfg, tc.target, uint64(2000+i), tc.lda, tc.ldb)
+			c, err := GEMMStrided(cfg, tc.target, uint64(2000+i), tc.lda, tc.ldb)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
-	"github.com/ptxgen/ptxgen/golden"
-	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -116,45 +113,3 @@ func shortDetail(v verdict) string {
 	return fmt.Sprint(strings.Join(keep, "; "))
 }
 
-// gemmStrided is a gemm case whose A and B have row strides lda > K and ldb > N:
-// golden.GenGemm fills the gaps with NaN, so a kernel that lets a byte outside
-// the logical matrix reach an output produces NaN.
-func gemmStrided(cfg kernels.GEMMConfig, target string, seed uint64, lda, ldb int) (*Case, error) {
-	c, err := GEMM(cfg, target, seed)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range c.Compiled.Kernels[0].Params {
-		for name, v := range map[string]int{"lda": lda, "ldb": ldb} {
-			if p.Name == name && p.Align > 0 && v%p.Align != 0 {
-				return nil, fmt.Errorf("%s = %d is not a multiple of %d, which the kernel assumes", name, v, p.Align)
-			}
-		}
-	}
-	gc := golden.GemmConfig{M: cfg.M, N: cfg.N, K: cfg.K, LDA: lda, LDB: ldb}
-	a, b, err := golden.GenGemm(gc, seed)
-	if err != nil {
-		return nil, err
-	}
-	want, err := golden.Gemm(gc, a, b)
-	if err != nil {
-		return nil, err
-	}
-	c.Name = fmt.Sprintf("%s lda=%d ldb=%d", c.Name, lda, ldb)
-	c.Buffers["a"], c.Buffers["b"] = bytesOf(a), bytesOf(b)
-	c.Scalars["lda"], c.Scalars["ldb"] = int64(lda), int64(ldb)
-	bf16Out := cfg.Out == ir.BF16
-	tol := golden.GemmTolerance(cfg.K, 1, bf16Out)
-	shape := []int{cfg.M, cfg.N}
-	c.Compare = func(final map[string][]byte) []golden.Report {
-		if bf16Out {
-			got := make([]dtype.BF16, cfg.M*cfg.N)
-			for i, u := range u16s(final["c"]) {
-				got[i] = dtype.BF16(u)
-			}
-			return []golden.Report{golden.Compare("c", got, want, shape, tol)}
-		}
-		return []golden.Report{golden.Compare("c", f32s(final["c"]), want, shape, tol)}
-	}
-	return c, nil
-}

@@ -269,7 +269,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_17x9x33_lda40_ldb12",
 		build: func() (*Case, error) {
-			return gemmStrided(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.F32}, "sm_90", 14, 40, 12)
+			return GEMMStrided(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.F32}, "sm_90", 14, 40, 12)
 		},
 		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
 			"srcsize_first": noCpAsync, "srcsize_all": noCpAsync},
@@ -298,7 +298,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_100x72x440_lda448_ldb80",
 		build: func() (*Case, error) {
-			return gemmStrided(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.F32}, "sm_90", 15, 448, 80)
+			return GEMMStrided(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.F32}, "sm_90", 15, 448, 80)
 		},
 		absent:   map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{"srcsize_first": srcsizeA440},
