@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/emu"
-	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -112,4 +111,3 @@ func shortDetail(v verdict) string {
 	}
 	return fmt.Sprint(strings.Join(keep, "; "))
 }
-
