@@ -387,26 +387,13 @@ func (d *decoder) paramSlot(i int) int {
 	return s
 }
 
-// vec returns the slots of a vector (or single) destination/source operand.
-func (d *decoder) vecDst(o ptx.Operand, n int) ([]int, error) {
-	v, ok := o.(ptx.Vec)
-	if !ok {
-		v = ptx.Vec{o}
-	}
-	if len(v) != n {
-		return nil, fmt.Errorf("operand %s: want %d registers", ptx.OperandString(o), n)
-	}
-	s := make([]int, n)
-	for i, e := range v {
-		var err error
-		if s[i], err = d.dst(e); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+// vecDst and vecSrc return the slots of a vector (or single) destination or
+// source operand of n registers.
+func (d *decoder) vecDst(o ptx.Operand, n int) ([]int, error) { return d.vecSlots(o, n, d.dst) }
 
-func (d *decoder) vecSrc(o ptx.Operand, n int) ([]int, error) {
+func (d *decoder) vecSrc(o ptx.Operand, n int) ([]int, error) { return d.vecSlots(o, n, d.src) }
+
+func (d *decoder) vecSlots(o ptx.Operand, n int, slot func(ptx.Operand) (int, error)) ([]int, error) {
 	v, ok := o.(ptx.Vec)
 	if !ok {
 		v = ptx.Vec{o}
@@ -417,7 +404,7 @@ func (d *decoder) vecSrc(o ptx.Operand, n int) ([]int, error) {
 	s := make([]int, n)
 	for i, e := range v {
 		var err error
-		if s[i], err = d.src(e); err != nil {
+		if s[i], err = slot(e); err != nil {
 			return nil, err
 		}
 	}

@@ -16,6 +16,13 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
+// IsUsage reports whether err is bad usage: a *UsageError or a *ConfigError.
+func IsUsage(err error) bool {
+	var ue *UsageError
+	var ce *ConfigError
+	return errors.As(err, &ue) || errors.As(err, &ce)
+}
+
 // CommandFlags are a command's flags for one kernel configuration: -kernel, which
 // is scanned first (each kernel family has its own configuration flags), -target,
 // and the family's flags. Commands add their own flags to the embedded FlagSet.

@@ -41,14 +41,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "ptxgen:", err)
-	var ue *usageError
-	var ce *kernels.ConfigError
+	// A check that ran and failed is 1; everything else the generator refuses is
+	// bad usage (a flag, a configuration it cannot generate).
 	var fe *failure
-	switch {
-	case errors.As(err, &fe):
+	if errors.As(err, &fe) {
 		return 1
-	case errors.As(err, &ue), errors.As(err, &ce):
-		return 2
 	}
 	return 2
 }

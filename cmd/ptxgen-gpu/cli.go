@@ -70,16 +70,11 @@ func run(args []string, stdout, stderr io.Writer, open opener) int {
 		return 0
 	}
 	fmt.Fprintln(stderr, "ptxgen-gpu:", err)
-	var ue *usageError
-	var ce *kernels.ConfigError
-	var fe *failure
-	switch {
-	case errors.As(err, &fe):
-		return 1
-	case errors.As(err, &ue), errors.As(err, &ce):
+	// Anything but bad usage (a failed check, no device, a driver error) is a
+	// failed run.
+	if kernels.IsUsage(err) {
 		return 2
 	}
-	// Anything else (no device, a driver error) is a failed run, not bad usage.
 	return 1
 }
 
