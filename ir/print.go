@@ -82,6 +82,9 @@ func FormatFloat(f float64) string {
 	return s
 }
 
+// String prints the op as in the text form (for a loop, its first line).
+func (o *Op) String() string { return opHeadline(o) }
+
 // opHeadline prints an op's first (for loops, only) line.
 func opHeadline(o *Op) string {
 	var b strings.Builder

@@ -127,23 +127,7 @@ func (f *fn) layoutBlock(b *ir.Block) error {
 }
 
 func opError(o *ir.Op, err error) error {
-	return fmt.Errorf("%s: %v", headline(o), err)
-}
-
-// headline prints an op for error messages.
-func headline(o *ir.Op) string {
-	k := &ir.Kernel{Name: "x", Grid: [3]int{1, 1, 1}, Warps: 1, Body: &ir.Block{Ops: []*ir.Op{{Kind: o.Kind, Args: o.Args, Results: o.Results, Int: o.Int, Float: o.Float, Pred: o.Pred, HasMask: o.HasMask, HasBound: o.HasBound}}}}
-	if o.Kind == ir.OpFor {
-		return "for"
-	}
-	s := ir.Print(k)
-	// Strip the kernel line and braces.
-	start := len("kernel x() grid(1, 1, 1) warps 1 {\n  ")
-	end := len(s) - len("\n}\n")
-	if start < end {
-		return s[start:end]
-	}
-	return string(o.Kind)
+	return fmt.Errorf("%s: %v", o, err)
 }
 
 func (f *fn) layoutLoop(o *ir.Op) error {
