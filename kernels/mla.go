@@ -386,8 +386,11 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 	}
 	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(fp8dsRecordBytes))), "rec"+tag)
 	// All of the tile's gathers are issued before any dequantization, so their
-	// latencies overlap: the 7 e4m3 slices, the rope slice and the 8 scale bytes
-	// of every candidate.
+	// latencies overlap: the 8 scale bytes of every candidate first (every slice's
+	// dequantization reads them, and reading a tile waits for the gathers issued
+	// before it), then the 7 e4m3 slices and the rope slice.
+	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
+	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), fp8dsScaleBytes, valid, nil), "scales"+tag)
 	nope := b.Bitcast(cache, ir.E4M3)
 	var raws []*ir.Value
 	for i := 0; i < fp8dsNope/fp8dsScaleBlock; i++ {
@@ -396,8 +399,6 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 	rope := b.Bitcast(cache, ir.BF16)
 	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(fp8dsNope/2))
 	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), fp8dsRope, valid, nil), "rope"+tag)
-	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
-	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), fp8dsScaleBytes, valid, nil), "scales"+tag)
 	for i, raw := range raws {
 		e := b.Cast(b.Column(scales, i), ir.I32)
 		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte

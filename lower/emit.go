@@ -45,8 +45,9 @@ type emitter struct {
 	nregs map[string]int
 	v     map[*ir.Value]*vals
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
-	cache      []map[string]ptx.Operand
-	coordCache map[[5]int]*coords
+	cache         []map[string]ptx.Operand
+	coordCache    map[[5]int]*coords
+	runCoordCache map[[3]int]*runCoords
 	// prologueTail collects loop-invariant setup (coordinates, lane offsets) made
 	// on first use; it is spliced in after the prologue so it dominates every use.
 	prologueTail []ptx.Stmt
@@ -73,7 +74,7 @@ type emitter struct {
 }
 
 func emit(f *fn) error {
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{},
+	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{}, runCoordCache: map[[3]int]*runCoords{},
 		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
@@ -473,6 +474,9 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	case aok && ia == 1 && k == ir.OpMul:
 		return b, nil
 	}
+	if bok && elem == ir.I32 && (k == ir.OpDiv || k == ir.OpRem) && ib > 1 && ib&(ib-1) == 0 {
+		return e.divRemPow2(k, a, int(ib)), nil
+	}
 	commutative := k == ir.OpAdd || k == ir.OpMul || k == ir.OpMax || k == ir.OpMin || k == ir.OpAnd || k == ir.OpOr || k == ir.OpXor
 	if isImm(a) && commutative {
 		a, b = b, a
@@ -529,6 +533,31 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	}
 	e.ins(name, r, a, b)
 	return r, nil
+}
+
+// divRemPow2 is signed i32 division (truncating) or remainder by d = 2^k with
+// shifts: a negative dividend is biased by d-1 so the arithmetic shift rounds
+// toward zero, as div.s32 does. ptxas 11.8 expands div.s32 and rem.s32 by a
+// constant into its general sequence (about 15 instructions with a float
+// reciprocal); a page index and slot are computed per gathered candidate.
+func (e *emitter) divRemPow2(k ir.OpKind, a ptx.Operand, d int) ptx.Operand {
+	a = e.inReg(a, ir.I32)
+	sign := e.reg(ir.I32)
+	e.ins("shr.s32", sign, a, ptx.Imm(31))
+	bias := e.reg(ir.I32)
+	e.ins("shr.u32", bias, sign, ptx.Imm(32-log2(d)))
+	biased := e.reg(ir.I32)
+	e.ins("add.s32", biased, a, bias)
+	r := e.reg(ir.I32)
+	if k == ir.OpDiv {
+		e.ins("shr.s32", r, biased, ptx.Imm(log2(d)))
+		return r
+	}
+	// a - trunc(a/d)*d: clear the biased value's low bits and subtract.
+	whole := e.reg(ir.I32)
+	e.ins("and.b32", whole, biased, ptx.Imm(-d))
+	e.ins("sub.s32", r, a, whole)
+	return r
 }
 
 // cast converts one element.

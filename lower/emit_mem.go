@@ -270,30 +270,53 @@ func (e *emitter) noteRead(v *ir.Value) { e.readSince[storageOf(v)] = true }
 // thread's runs with the run's row and its index within the row. live is nil when
 // every thread has a run, else the predicate "this thread's run exists"; threads
 // past the end get the last row, so every address they form is one the tile uses.
+//
+// The run coordinates depend only on the thread, so they are computed once (see
+// runCoordsOf), and the body evaluates in the enclosing scope: tiles with the same
+// row split (the seven e4m3 slices of a gathered K tile) then share one register
+// for each row offset and mask instead of recomputing them per tile.
 func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand) error) error {
 	total := rows * perRow
 	for i := 0; i < (total+e.nthreads-1)/e.nthreads; i++ {
-		run := e.reg(ir.I32)
-		e.ins("add.s32", run, e.tid, ptx.Imm(i*e.nthreads))
-		row := e.reg(ir.I32)
-		e.ins("div.u32", row, run, ptx.Imm(perRow))
+		rc := e.runCoordsOf(i, rows, perRow)
 		var live ptx.Operand
 		if (i+1)*e.nthreads > total {
 			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, run, ptx.Imm(total))
-			e.ins("min.u32", row, row, ptx.Imm(rows-1))
+			e.ins("setp.lt.u32", live, rc.run, ptx.Imm(total))
 		}
-		idx := e.reg(ir.I32)
-		e.ins("rem.u32", idx, run, ptx.Imm(perRow))
-		e.pushScope()
-		err := body(row, idx, live)
+		err := body(rc.row, rc.idx, live)
 		clear(e.runCache)
-		e.popScope()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runCoords are this thread's i-th run of a [rows x perRow] grid: the run number,
+// its row (clamped to the last row for threads past the end) and its index in the row.
+type runCoords struct{ run, row, idx ptx.Operand }
+
+// runCoordsOf computes a run's coordinates once per kernel, after the prologue,
+// so they dominate every use.
+func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
+	key := [3]int{i, rows, perRow}
+	if rc, ok := e.runCoordCache[key]; ok {
+		return rc
+	}
+	saved := e.body
+	e.body = nil
+	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: e.reg(ir.I32)}
+	e.ins("add.s32", rc.run, e.tid, ptx.Imm(i*e.nthreads))
+	e.ins("div.u32", rc.row, rc.run, ptx.Imm(perRow))
+	if (i+1)*e.nthreads > rows*perRow {
+		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
+	}
+	e.ins("rem.u32", rc.idx, rc.run, ptx.Imm(perRow))
+	e.prologueTail = append(e.prologueTail, e.body...)
+	e.body = saved
+	e.runCoordCache[key] = rc
+	return rc
 }
 
 // loadShared copies a rank-2 tile into its shared-memory home. Threads take 16-byte
@@ -611,9 +634,11 @@ func (e *emitter) storeTile(m memOps) error {
 	base := e.scalar(m.ptr)
 	col0g := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
 	e.comment("store %s: %dx%d %s, runs of %d, whole 16-byte stores: %v", v, R, C, elem, vec, whole)
-	return e.forRuns(R, C/vec, func(row, col, live ptx.Operand) error {
+	return e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
+		col := runIdx
 		if vec > 1 {
-			e.ins("mul.lo.s32", col, col, ptx.Imm(vec))
+			col = e.reg(ir.I32)
+			e.ins("mul.lo.s32", col, runIdx, ptx.Imm(vec))
 		}
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {

@@ -84,9 +84,13 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 		vec = 1
 	}
 	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.offset, vec)
-	return e.forRuns(R, C/vec, func(row, col0, live ptx.Operand) error {
+	return e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
+		// The run coordinates are shared by every tile with the same split: never
+		// written in place.
+		col0 := runIdx
 		if vec > 1 {
-			e.ins("mul.lo.s32", col0, col0, ptx.Imm(vec))
+			col0 = e.reg(ir.I32)
+			e.ins("mul.lo.s32", col0, runIdx, ptx.Imm(vec))
 		}
 		run, err := e.atRun(v, row, col0, vec)
 		if err != nil {
