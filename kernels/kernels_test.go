@@ -290,3 +290,27 @@ func TestPTXAssembles(t *testing.T) {
 		t.Fatal("no sm_80/sm_90 goldens found")
 	}
 }
+
+// TestPlanSplit: one-tile chunks when every (row, head block, tile) fits in one
+// wave of resident CTAs; otherwise enough chunks to give each SM a CTA; never a
+// split for launches that fill the GPU, and never more chunks than tiles.
+func TestPlanSplit(t *testing.T) {
+	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}} // 20 tiles
+	for _, c := range []struct {
+		T, H, split, sms, perSM, want int
+	}{
+		{T: 1, H: 64, sms: 132, perSM: 2, want: 20}, // 80 tiles in 264 slots
+		{T: 8, H: 8, sms: 132, perSM: 2, want: 20},  // 160 tiles in 264 slots
+		{T: 8, H: 8, sms: 132, perSM: 1, want: 17},  // 160 > 132: ceil(132 / 8)
+		{T: 8, H: 64, sms: 132, perSM: 2, want: 5},  // 640 tiles: ceil(132 / 32)
+		{T: 64, H: 8, sms: 132, perSM: 2, want: 3},
+		{T: 64, H: 64, sms: 132, perSM: 2, want: 1},
+		{T: 1, H: 8, split: 7, sms: 132, perSM: 2, want: 7},
+		{T: 1, H: 8, split: 64, sms: 132, perSM: 2, want: 20},
+	} {
+		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Segments: seg, Split: c.split}
+		if got := cfg.PlanSplit(c.sms, c.perSM); got != c.want {
+			t.Errorf("T=%d H=%d split=%d sms=%d perSM=%d: PlanSplit = %d, want %d", c.T, c.H, c.split, c.sms, c.perSM, got, c.want)
+		}
+	}
+}

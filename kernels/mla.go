@@ -153,11 +153,13 @@ func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
 
 // PlanSplit returns the number of candidate chunks per row: 1 when rows x head
 // blocks already fill the GPU, otherwise enough chunks to give every SM a CTA,
-// down to one candidate tile per chunk. Measured on the H200 (docs/perf-notes.md):
-// a tile is a chain of dependent latencies (index load, gathers, dequantization,
-// dots) of about 4 us, so when the GPU has idle SMs, shorter chains win over
-// the cost of more partials in the combine.
-func (c MLAConfig) PlanSplit(sms int) int {
+// down to one candidate tile per chunk. perSM is how many decode CTAs one SM holds
+// at once: when every (row, head block, tile) fits in one such wave, each CTA
+// takes a single tile. Measured on the H200 (docs/perf-notes.md): a tile is a
+// chain of dependent latencies of a few microseconds, so when the GPU has room,
+// shorter chains win over the cost of more partials in the combine (H=8, T=8:
+// 15.1 us with 20 one-tile chunks, 18.1 us with 17 chunks of up to 2 tiles).
+func (c MLAConfig) PlanSplit(sms, perSM int) int {
 	if c.Split > 0 {
 		return min(c.Split, c.totalTiles())
 	}
@@ -165,7 +167,32 @@ func (c MLAConfig) PlanSplit(sms int) int {
 	if ctas >= sms {
 		return 1
 	}
+	if ctas*c.totalTiles() <= sms*perSM {
+		return max(min(c.totalTiles(), mlaMaxSplit), 1)
+	}
 	return max(min(ceilDiv(sms, ctas), c.totalTiles(), mlaMaxSplit), 1)
+}
+
+// residentCTAs estimates how many decode CTAs of this configuration one SM of
+// target t holds: its shared memory over the CTA's (mlaSharedEstimate), and at
+// most two, which the register budget allows at 128 threads (lower's regBudget
+// gives the decode 255 registers, or 168 when shared memory allows three).
+func (c MLAConfig) residentCTAs(t lower.Target) int {
+	return max(1, min(2, t.SharedPerSM/c.sharedEstimate()))
+}
+
+// sharedEstimate is the decode CTA's shared memory, to within a few percent of
+// what the layout pass allocates: Q, and one candidate tile's raw and dequantized
+// slices (the lifetimes of the rest overlap these).
+func (c MLAConfig) sharedEstimate() int {
+	const pitch = 144 // a 64-wide bf16 row with its 16-byte pad
+	slices := len(c.dChunks())
+	q := slices * c.headBlock() * pitch
+	tile := slices * mlaTile * pitch
+	if c.Cache != CacheBF16 {
+		tile += (fp8dsNope / fp8dsScaleBlock) * mlaTile * 80
+	}
+	return q + tile
 }
 
 // dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
@@ -196,7 +223,7 @@ func MLA(c MLAConfig, target string) (*ir.Program, error) {
 	if sms == 0 {
 		sms = t.SMs
 	}
-	split := c.PlanSplit(sms)
+	split := c.PlanSplit(sms, c.residentCTAs(t))
 	p := &ir.Program{Name: "mla_decode", SMs: c.SMs}
 	dec, err := mlaDecodeKernel(c, split)
 	if err != nil {
