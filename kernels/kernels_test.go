@@ -291,20 +291,20 @@ func TestPTXAssembles(t *testing.T) {
 	}
 }
 
-// TestPlanSplit: one-tile chunks when every (row, head block, tile) fits in one
-// wave of resident CTAs; otherwise enough chunks to give each SM a CTA; never a
-// split for launches that fill the GPU, and never more chunks than tiles.
+// TestPlanSplit: the launch's CTA-tiles spread over one wave of resident CTAs
+// (the fastest split measured on the H200 for each of these shapes); no split for
+// launches that fill the SMs, and never more chunks than tiles.
 func TestPlanSplit(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}} // 20 tiles
 	for _, c := range []struct {
 		T, H, split, sms, perSM, want int
 	}{
-		{T: 1, H: 64, sms: 132, perSM: 2, want: 20}, // 80 tiles in 264 slots
-		{T: 8, H: 8, sms: 132, perSM: 2, want: 20},  // 160 tiles in 264 slots
-		{T: 8, H: 8, sms: 132, perSM: 1, want: 17},  // 160 > 132: ceil(132 / 8)
-		{T: 8, H: 64, sms: 132, perSM: 2, want: 5},  // 640 tiles: ceil(132 / 32)
-		{T: 64, H: 8, sms: 132, perSM: 2, want: 3},
-		{T: 64, H: 64, sms: 132, perSM: 2, want: 1},
+		{T: 1, H: 64, sms: 132, perSM: 2, want: 20}, // 80 CTA-tiles in 264 slots: 1 each
+		{T: 8, H: 8, sms: 132, perSM: 2, want: 20},  // 160 in 264: 1 each
+		{T: 8, H: 8, sms: 132, perSM: 1, want: 10},  // 160 in 132: 2 each
+		{T: 8, H: 64, sms: 132, perSM: 2, want: 7},  // 640 in 264: 3 each
+		{T: 64, H: 8, sms: 132, perSM: 2, want: 4},  // 1280 in 264: 5 each
+		{T: 64, H: 64, sms: 132, perSM: 2, want: 1}, // 256 CTAs fill the SMs
 		{T: 1, H: 8, split: 7, sms: 132, perSM: 2, want: 7},
 		{T: 1, H: 8, split: 64, sms: 132, perSM: 2, want: 20},
 	} {

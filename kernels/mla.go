@@ -151,14 +151,13 @@ func (c MLAConfig) headBlock() int {
 // warps is the CTA size in warps: four per m16 tile of heads.
 func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
 
-// PlanSplit returns the number of candidate chunks per row: 1 when rows x head
-// blocks already fill the GPU, otherwise enough chunks to give every SM a CTA,
-// down to one candidate tile per chunk. perSM is how many decode CTAs one SM holds
-// at once: when every (row, head block, tile) fits in one such wave, each CTA
-// takes a single tile. Measured on the H200 (docs/perf-notes.md): a tile is a
-// chain of dependent latencies of a few microseconds, so when the GPU has room,
-// shorter chains win over the cost of more partials in the combine (H=8, T=8:
-// 15.1 us with 20 one-tile chunks, 18.1 us with 17 chunks of up to 2 tiles).
+// PlanSplit returns the number of candidate chunks per row. 1 when rows x head
+// blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread
+// over one wave of resident CTAs (SMs x perSM, how many decode CTAs one SM holds
+// at once): each CTA takes ceil(CTA-tiles / slots) tiles, so chains are as short
+// as the GPU allows without a second wave. Measured on the H200 (docs/perf-notes.md,
+// splits swept per shape): this picks the fastest split at H=8/16/64 and T=1/8/64
+// (H=64, T=8: 7 chunks of 3 tiles, 24.3 us, against 31.3 us with 5 chunks of 4).
 func (c MLAConfig) PlanSplit(sms, perSM int) int {
 	if c.Split > 0 {
 		return min(c.Split, c.totalTiles())
@@ -167,10 +166,8 @@ func (c MLAConfig) PlanSplit(sms, perSM int) int {
 	if ctas >= sms {
 		return 1
 	}
-	if ctas*c.totalTiles() <= sms*perSM {
-		return max(min(c.totalTiles(), mlaMaxSplit), 1)
-	}
-	return max(min(ceilDiv(sms, ctas), c.totalTiles(), mlaMaxSplit), 1)
+	per := ceilDiv(ctas*c.totalTiles(), sms*max(perSM, 1))
+	return max(min(ceilDiv(c.totalTiles(), per), mlaMaxSplit), 1)
 }
 
 // residentCTAs estimates how many decode CTAs of this configuration one SM of
