@@ -14,7 +14,8 @@ import (
 
 // TestIntDivRem: i32 division and remainder by constants truncate toward zero as
 // in Go (and PTX div.s32), for negative dividends too. Powers of two are lowered
-// to shifts, other divisors to div/rem.s32; both must agree with Go.
+// to shifts, other divisors to a multiplication by a magic reciprocal; both must
+// agree with Go, at the extremes of i32 too.
 func TestIntDivRem(t *testing.T) {
 	const n = 256
 	x := []int32{math.MinInt32, math.MinInt32 + 1, -65, -64, -63, -2, -1, 0, 1, 2, 63, 64, 65, math.MaxInt32 - 1, math.MaxInt32}
@@ -23,7 +24,7 @@ func TestIntDivRem(t *testing.T) {
 	for len(x) < n {
 		x = append(x, int32(rng.Uint32()))
 	}
-	for _, d := range []int32{2, 64, 256, 1 << 30, 53} {
+	for _, d := range []int32{2, 64, 256, 1 << 30, 3, 7, 53, 100, 576, 641, 1<<30 + 1, math.MaxInt32} {
 		t.Run(fmt.Sprint(d), func(t *testing.T) {
 			b := ir.NewBuilder("divrem")
 			b.SetGrid(1, 1, 1)

@@ -171,11 +171,15 @@ func (c MLAConfig) PlanSplit(sms, perSM int) int {
 }
 
 // residentCTAs estimates how many decode CTAs of this configuration one SM of
-// target t holds: its shared memory over the CTA's (mlaSharedEstimate), and at
-// most two, which the register budget allows at 128 threads (lower's regBudget
-// gives the decode 255 registers, or 168 when shared memory allows three).
+// target t holds, by the lowering's own rule (registers and shared memory), from
+// the CTA's shared memory (sharedEstimate) and its loop-carried registers: the
+// output accumulators and the running max and sum of the thread's rows. Replicated
+// score tiles (latency-bound launches) need more registers; those launches are
+// small enough that one wave holds them either way.
 func (c MLAConfig) residentCTAs(t lower.Target) int {
-	return max(1, min(2, t.SharedPerSM/c.sharedEstimate()))
+	threads := 32 * c.warps()
+	carried := c.headBlock()*len(c.dChunks())*mlaChunk/threads + 4
+	return t.CTAsPerSM(threads, c.sharedEstimate(), carried)
 }
 
 // sharedEstimate is the decode CTA's shared memory, to within a few percent of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -45,9 +46,8 @@ type emitter struct {
 	nregs map[string]int
 	v     map[*ir.Value]*vals
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
-	cache         []map[string]ptx.Operand
-	coordCache    map[[5]int]*coords
-	runCoordCache map[[3]int]*runCoords
+	cache      []map[string]ptx.Operand
+	coordCache map[[5]int]*coords
 	// prologueTail collects loop-invariant setup (coordinates, lane offsets) made
 	// on first use; it is spliced in after the prologue so it dominates every use.
 	prologueTail []ptx.Stmt
@@ -74,7 +74,7 @@ type emitter struct {
 }
 
 func emit(f *fn) error {
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{}, runCoordCache: map[[3]int]*runCoords{},
+	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{},
 		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
@@ -474,8 +474,11 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	case aok && ia == 1 && k == ir.OpMul:
 		return b, nil
 	}
-	if bok && elem == ir.I32 && (k == ir.OpDiv || k == ir.OpRem) && ib > 1 && ib&(ib-1) == 0 {
-		return e.divRemPow2(k, a, int(ib)), nil
+	if bok && elem == ir.I32 && (k == ir.OpDiv || k == ir.OpRem) && ib > 1 && ib <= math.MaxInt32 {
+		if ib&(ib-1) == 0 {
+			return e.divRemPow2(k, a, int(ib)), nil
+		}
+		return e.divRemMagic(k, a, int64(ib)), nil
 	}
 	commutative := k == ir.OpAdd || k == ir.OpMul || k == ir.OpMax || k == ir.OpMin || k == ir.OpAnd || k == ir.OpOr || k == ir.OpXor
 	if isImm(a) && commutative {
@@ -556,6 +559,35 @@ func (e *emitter) divRemPow2(k ir.OpKind, a ptx.Operand, d int) ptx.Operand {
 	// a - trunc(a/d)*d: clear the biased value's low bits and subtract.
 	whole := e.reg(ir.I32)
 	e.ins("and.b32", whole, biased, ptx.Imm(-d))
+	e.ins("sub.s32", r, a, whole)
+	return r
+}
+
+// divRemMagic is signed i32 division (truncating) or remainder by a constant d > 1
+// that is not a power of two, as a multiplication by a "magic" reciprocal (Granlund
+// and Montgomery; the form of Go's cmd/compile smagic): with s = floor(log2 d) and
+// M = ceil(2^(32+s) / d) < 2^32, x / d = floor(x*M / 2^(32+s)) + (1 if x < 0). ptxas
+// 11.8 expands div.s32 by a constant into a float-reciprocal sequence instead.
+func (e *emitter) divRemMagic(k ir.OpKind, a ptx.Operand, d int64) ptx.Operand {
+	a = e.inReg(a, ir.I32)
+	s := bits.Len64(uint64(d)) - 1
+	m := (uint64(1)<<(32+s) + uint64(d) - 1) / uint64(d)
+	hi := e.reg(ir.I32)
+	// 2^s < d < 2^(s+1) puts M in (2^31, 2^32): as an s32 it is M - 2^32, so the
+	// signed high product is x*M/2^32 - x, and adding x back restores it.
+	e.ins("mul.hi.s32", hi, a, ptx.Imm(int64(int32(uint32(m)))))
+	e.ins("add.s32", hi, hi, a)
+	e.ins("shr.s32", hi, hi, ptx.Imm(s))
+	neg := e.reg(ir.I32)
+	e.ins("shr.u32", neg, a, ptx.Imm(31))
+	q := e.reg(ir.I32)
+	e.ins("add.s32", q, hi, neg)
+	if k == ir.OpDiv {
+		return q
+	}
+	whole := e.reg(ir.I32)
+	e.ins("mul.lo.s32", whole, q, ptx.Imm(d))
+	r := e.reg(ir.I32)
 	e.ins("sub.s32", r, a, whole)
 	return r
 }

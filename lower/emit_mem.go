@@ -271,10 +271,10 @@ func (e *emitter) noteRead(v *ir.Value) { e.readSince[storageOf(v)] = true }
 // every thread has a run, else the predicate "this thread's run exists"; threads
 // past the end get the last row, so every address they form is one the tile uses.
 //
-// The run coordinates depend only on the thread, so they are computed once (see
-// runCoordsOf), and the body evaluates in the enclosing scope: tiles with the same
-// row split (the seven e4m3 slices of a gathered K tile) then share one register
-// for each row offset and mask instead of recomputing them per tile.
+// The run coordinates are computed once per scope (runCoordsOf), and the body
+// evaluates in the enclosing scope: tiles with the same row split (the seven e4m3
+// slices of a gathered K tile) then share one register for each row offset and
+// mask instead of recomputing them per tile.
 func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand) error) error {
 	total := rows * perRow
 	for i := 0; i < (total+e.nthreads-1)/e.nthreads; i++ {
@@ -297,15 +297,17 @@ func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand
 // its row (clamped to the last row for threads past the end) and its index in the row.
 type runCoords struct{ run, row, idx ptx.Operand }
 
-// runCoordsOf computes a run's coordinates once per kernel, after the prologue,
-// so they dominate every use.
+// runCoordsOf computes a run's coordinates at first use in the open scope (a loop
+// iteration, typically) and reuses them for the scope's later tiles. They are not
+// hoisted to the prologue: kept live across a loop they cost registers, and
+// recomputing them is three instructions.
 func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
-	key := [3]int{i, rows, perRow}
-	if rc, ok := e.runCoordCache[key]; ok {
-		return rc
+	key := fmt.Sprintf("run %d/%dx%d ", i, rows, perRow)
+	if run, ok := e.cached(key + "run"); ok {
+		row, _ := e.cached(key + "row")
+		idx, _ := e.cached(key + "idx")
+		return &runCoords{run: run, row: row, idx: idx}
 	}
-	saved := e.body
-	e.body = nil
 	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: e.reg(ir.I32)}
 	e.ins("add.s32", rc.run, e.tid, ptx.Imm(i*e.nthreads))
 	e.ins("div.u32", rc.row, rc.run, ptx.Imm(perRow))
@@ -313,9 +315,8 @@ func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
 		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
 	}
 	e.ins("rem.u32", rc.idx, rc.run, ptx.Imm(perRow))
-	e.prologueTail = append(e.prologueTail, e.body...)
-	e.body = saved
-	e.runCoordCache[key] = rc
+	scope := e.cache[len(e.cache)-1]
+	scope[key+"run"], scope[key+"row"], scope[key+"idx"] = rc.run, rc.row, rc.idx
 	return rc
 }
 
@@ -488,7 +489,20 @@ func (e *emitter) store(o *ir.Op) error {
 	case l.kind == lAcc:
 		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
 		col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
-		e.comment("store %s from mma fragments", v)
+		// A thread's two elements of a fragment row are adjacent columns 2t, 2t+1 (from
+		// an even column base): one paired store when the pair is aligned in memory and
+		// a column bound, if any, is an even constant (so it never splits a pair).
+		pair := int64(2 * elem.Size())
+		var bound ptx.Operand
+		paired := (elem.Size() == 2 || elem.Size() == 4) &&
+			gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(elem.Size()), e.f.divisor(m.col0)*int64(elem.Size())))%pair == 0
+		if m.bound != nil {
+			bound = e.scalar(m.bound)
+			if b, ok := bound.(ptx.Imm); !ok || b%2 != 0 {
+				paired = false
+			}
+		}
+		e.comment("store %s from mma fragments, paired: %v", v, paired)
 		for mi := 0; mi < rows.n; mi++ {
 			for h := 0; h < 2; h++ {
 				row := rows.idx[mi][h]
@@ -507,6 +521,35 @@ func (e *emitter) store(o *ir.Op) error {
 				rowOK = e.andPred(rowOK, e.firstCopy(l.copies()))
 				rowBase := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), elem.Size())
 				for ni := 0; ni < cols.n; ni++ {
+					if paired {
+						// Columns 2t and 2t+1: one 2-element store, in bounds together.
+						lo, err := e.accElem(v, l, mi, ni, 2*h)
+						if err != nil {
+							return err
+						}
+						hi, err := e.accElem(v, l, mi, ni, 2*h+1)
+						if err != nil {
+							return err
+						}
+						addr := e.elemAddr(rowBase, e.toI64(cols.idx[ni][0], ir.I32), elem.Size())
+						ok := rowOK
+						if bound != nil {
+							p := e.reg(ir.I1)
+							e.ins("setp.lt.s32", p, cols.idx[ni][0], bound)
+							if ok != nil {
+								e.ins("and.pred", p, p, e.inReg(ok, ir.I1))
+							}
+							ok = p
+						}
+						if elem.Size() == 4 {
+							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), ptx.Addr{Base: addr}, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
+						} else {
+							w := e.reg(ir.I32)
+							e.ins("mov.b32", w, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
+							e.insIf(guardOf(ok), false, "st.global.b32", ptx.Addr{Base: addr}, w)
+						}
+						continue
+					}
 					for j := 0; j < 2; j++ {
 						col := cols.idx[ni][j]
 						ok := rowOK
@@ -719,20 +762,22 @@ func (e *emitter) andPred(a, b ptx.Operand) ptx.Operand {
 }
 
 // firstCopy is the predicate "this warp is the first of each group of n warps
-// holding the same values" (nil when n is 1), computed once after the prologue.
+// holding the same values" (nil when n is 1).
 func (e *emitter) firstCopy(n int) ptx.Operand {
 	if n <= 1 {
 		return nil
 	}
-	return e.laneOffset(fmt.Sprintf("first-of-%d", n), func() ptx.Operand {
-		saved := e.body
-		e.body = nil
-		r := e.reg(ir.I32)
-		e.ins("rem.u32", r, e.warp, ptx.Imm(n))
-		p := e.reg(ir.I1)
-		e.ins("setp.eq.s32", p, r, ptx.Imm(0))
-		e.prologueTail = append(e.prologueTail, e.body...)
-		e.body = saved
+	// Computed where it is used (once per scope), not hoisted to the prologue: a
+	// predicate live across the whole kernel costs ptxas a saved register, and
+	// at the register budget that was a spill.
+	key := fmt.Sprintf("first-of-%d", n)
+	if p, ok := e.cached(key); ok {
 		return p
-	})
+	}
+	r := e.reg(ir.I32)
+	e.ins("rem.u32", r, e.warp, ptx.Imm(n))
+	p := e.reg(ir.I1)
+	e.ins("setp.eq.s32", p, r, ptx.Imm(0))
+	e.cache[len(e.cache)-1][key] = p
+	return p
 }

@@ -70,23 +70,28 @@ var featureVersion = map[string]int{
 // allows, yet leave room for the kernel's loop-carried fragments plus
 // regHeadroom for everything else (fragments being loaded, addresses, softmax
 // state): the headroom at which mla_decode's variants assemble without spills
-// (ptxas 11.8 and CUDA 13).
+// (ptxas 11.8 and CUDA 13). With 100, the default decode gets 168 registers and
+// three CTAs per SM on sm_90 (v5 in docs/perf-notes.md).
 const (
 	regsPerSM    = 65536
-	regHeadroom  = 108
+	regHeadroom  = 100
 	minRegBudget = 128
 	maxRegBudget = 255
 )
 
-// regBudget is the .maxnreg for a kernel of threads threads using smem bytes of
-// shared memory per CTA and carrying carried registers of fragments in a loop
-// (plus those of tiles replicated across warps, which hold whole score tiles).
-func (t Target) regBudget(threads, smem, carried int) int {
+// CTAsPerSM is how many CTAs of threads threads, using smem bytes of shared memory
+// and carrying carried registers of fragments in a loop (plus those of tiles
+// replicated across warps), one SM of t holds at the register budget.
+func (t Target) CTAsPerSM(threads, smem, carried int) int {
 	need := min(max(carried+regHeadroom, minRegBudget), maxRegBudget)
 	ctas := regsPerSM / (threads * need)
 	if smem > 0 {
 		ctas = min(ctas, t.SharedPerSM/smem)
 	}
-	ctas = max(ctas, 1)
-	return min(regsPerSM/(threads*ctas)/8*8, maxRegBudget)
+	return max(ctas, 1)
+}
+
+// regBudget is the .maxnreg that keeps CTAsPerSM resident.
+func (t Target) regBudget(threads, smem, carried int) int {
+	return min(regsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, maxRegBudget)
 }

@@ -154,7 +154,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 		kernels: []ptx.Kernel{
 			{
 				Name:        "mla_decode",
-				Grid:        [3]int{4, 2, 17},
+				Grid:        [3]int{4, 2, 20},
 				Block:       128,
 				SharedBytes: 73856,
 				Params: []ptx.KParam{
@@ -171,8 +171,8 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					{Name: "idx1", Kind: "ptr", Elem: "i32", Bytes: 4096, Align: 4},
 					{Name: "idx_stride1", Kind: "i64"},
 					{Name: "len1", Kind: "ptr", Elem: "i32", Bytes: 8, Align: 4},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Bytes: 4456448, Align: 16, Written: true},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Bytes: 8704, Align: 4, Written: true},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Bytes: 5242880, Align: 16, Written: true},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Bytes: 10240, Align: 4, Written: true},
 				},
 			},
 			{
@@ -181,15 +181,15 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Bytes: 4456448, Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Bytes: 8704, Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Bytes: 5242880, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Bytes: 10240, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", Bytes: 131072, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", Bytes: 512, Align: 4, Written: true},
 				},
 			},
 		},
-		workspace: []int64{4456448, 8704},
+		workspace: []int64{5242880, 10240},
 		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17}, {16, 17, 13, 14, 15}},
 	},
 }
