@@ -204,6 +204,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
 	}
 	addWorkspace(c)
+	c.EmuAbs = map[string]float64{"out": mlaSoftmaxAllowance(g, in)}
 	c.WriteVectors = func(dir string) error { return golden.WriteVectors(dir, g, in, wantOut, wantLSE) }
 	c.Compare = func(final map[string][]byte) []golden.Report {
 		got := make([]dtype.BF16, cfg.T*cfg.H*D)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/golden"
 )
 
 // GPU and emulator outputs differ, for two documented reasons, and Diff bounds by how much.
@@ -38,6 +39,14 @@ import (
 //     one more such flip). So every element must be within one bf16 ulp (of the larger
 //     magnitude) or within the f32 bound, and at most GPUEmuBF16Frac of the elements may
 //     differ at all: 1%, 30 times the expected rate.
+//   - Softmax amplification (mla_decode's out): (1) also applies to the scores q·k, of depth
+//     D, and exp2 turns an absolute score error into a relative error of every weight p.
+//     The scores' error is at most D/16 ulps of |q||k| (Cauchy-Schwarz bounds every running
+//     sum) times the softmax scale, and the max subtracted from them moves by as much, so
+//     each p differs by a relative 2 (D/16) 2^-23 scale max|q| max|k| and out = sum p v / l
+//     by that times max|v|: an absolute allowance per case (Case.EmuAbs, from the inputs)
+//     added to the f32 bound. It matters only where out cancels to far below its scale:
+//     one element of 2M at T=64 differed by 7e-6 (the scale's 7e-5) on the H200.
 //   - Special values must agree exactly: a NaN on one side only, or an infinity that the
 //     other side does not have with the same sign, is a difference beyond any bound.
 const (
@@ -60,6 +69,7 @@ type Diff struct {
 	Special  int     // NaN or infinity on one side only, or infinities of different sign
 	Bad      int     // elements outside the elementwise bound
 	Scale    float64 // RMS of b's finite values (S above)
+	ExtraAbs float64 // the case's absolute allowance for this buffer (Case.EmuAbs)
 	Problem  string
 }
 
@@ -94,6 +104,9 @@ func (d Diff) String() string {
 // Bound describes the bound applied.
 func (d Diff) Bound() string {
 	b := fmt.Sprintf("|d| <= %g|e| + %g*%.3g", GPUEmuRel, GPUEmuScaleRel, d.Scale)
+	if d.ExtraAbs > 0 {
+		b += fmt.Sprintf(" + %.3g", d.ExtraAbs)
+	}
 	if d.Elem == "bf16" {
 		b = fmt.Sprintf("|d| <= 1 bf16 ulp or %s, differing <= %g%%", b, 100*GPUEmuBF16Frac)
 	}
@@ -128,7 +141,7 @@ func DiffRuns(c *Case, a, b map[string][]byte) []Diff {
 	sort.Strings(names)
 	var ds []Diff
 	for _, n := range names {
-		ds = append(ds, diffBuffer(n, outs[n], a[n], b[n]))
+		ds = append(ds, diffBuffer(n, outs[n], a[n], b[n], c.EmuAbs[n]))
 	}
 	return ds
 }
@@ -153,8 +166,8 @@ func FormatDiffs(ds []Diff) string {
 	return b.String()
 }
 
-func diffBuffer(name, elem string, a, b []byte) Diff {
-	d := Diff{Name: name, Elem: elem}
+func diffBuffer(name, elem string, a, b []byte, extraAbs float64) Diff {
+	d := Diff{Name: name, Elem: elem, ExtraAbs: extraAbs}
 	if len(a) != len(b) {
 		d.Problem = fmt.Sprintf("sizes differ: %d and %d bytes", len(a), len(b))
 		return d
@@ -221,7 +234,7 @@ func diffBuffer(name, elem string, a, b []byte) Diff {
 				d.MaxRel, d.MaxRelAt = r, i
 			}
 		}
-		within := diff <= GPUEmuRel*math.Abs(y)+GPUEmuScaleRel*d.Scale
+		within := diff <= GPUEmuRel*math.Abs(y)+GPUEmuScaleRel*d.Scale+d.ExtraAbs
 		if elem == "bf16" {
 			u := bf16ULPs(x, y)
 			d.MaxULP = max(d.MaxULP, u)
@@ -250,4 +263,38 @@ func bf16ULP(m float64) float64 {
 	}
 	_, e := math.Frexp(m) // m = f * 2^e, f in [0.5, 1)
 	return math.Ldexp(1, e-8)
+}
+
+// mlaSoftmaxAllowance is the absolute GPU-emulator allowance on mla_decode's out for
+// the softmax amplification of score errors (see the bounds above):
+// 2 (D/16) 2^-23 scale max|q| max|k| max|v| over the rows' valid candidates.
+func mlaSoftmaxAllowance(g golden.MLAConfig, in *golden.MLAInputs) float64 {
+	D := g.D()
+	qt, qh := g.QStrides()
+	var maxQ float64
+	for t := 0; t < g.T; t++ {
+		for h := 0; h < g.H; h++ {
+			var ss float64
+			for _, x := range in.Q[t*qt+h*qh : t*qt+h*qh+D] {
+				ss += x.F64() * x.F64()
+			}
+			maxQ = math.Max(maxQ, math.Sqrt(ss))
+		}
+	}
+	var maxK, maxV float64
+	var k []float64
+	for s := range g.Segments {
+		for t := 0; t < g.T; t++ {
+			for _, id := range g.Candidates(in, s, t) {
+				k = g.LoadK(k[:0], in, s, id)
+				var ss float64
+				for _, x := range k {
+					ss += x * x
+					maxV = math.Max(maxV, math.Abs(x))
+				}
+				maxK = math.Max(maxK, math.Sqrt(ss))
+			}
+		}
+	}
+	return 2 * float64(D) / 16 * 0x1p-23 * g.SoftmaxScale() * maxQ * maxK * maxV
 }
