@@ -536,6 +536,16 @@ func (f *fn) allocShared() error {
 		}
 		return v
 	}
+	// Tiles a dot reads (through ldmatrix) need the conflict-free odd pitch; the
+	// rest are read by runs of consecutive elements, for which dense rows are
+	// conflict-free (a warp's runs are one contiguous range).
+	mmaOperand := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			mmaOperand[storage(o.Args[0])] = true
+			mmaOperand[storage(o.Args[1])] = true
+		}
+	})
 	items := map[*ir.Value]*sharedItem{}
 	var order []*sharedItem
 	add := func(v *ir.Value, size int, scratch bool) {
@@ -562,7 +572,10 @@ func (f *fn) allocShared() error {
 				continue
 			}
 			if h, ok := f.sharedHome(r); ok {
-				h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
+				h.pitch = roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
+				if mmaOperand[r] {
+					h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
+				}
 				f.setHome(r, h)
 				add(r, h.pitch*r.Type.Shape[0], false)
 			}

@@ -112,7 +112,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Name:        "mla_decode",
 				Grid:        [3]int{4, 2, 20},
 				Block:       128,
-				SharedBytes: 73856,
+				SharedBytes: 70272,
 				Params: []ptx.KParam{
 					{Name: "q", Kind: "ptr", Elem: "bf16", Bytes: 131072, Align: 16},
 					{Name: "q_stride_t", Kind: "i64", Align: 8},
@@ -156,7 +156,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Name:        "mla_decode",
 				Grid:        [3]int{4, 2, 20},
 				Block:       128,
-				SharedBytes: 73856,
+				SharedBytes: 70272,
 				Params: []ptx.KParam{
 					{Name: "q", Kind: "ptr", Elem: "bf16", Bytes: 131072, Align: 16},
 					{Name: "q_stride_t", Kind: "i64", Align: 8},
