@@ -59,6 +59,10 @@ var mlaMatrix = []mlaCaseSpec{
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "several waves: split score tiles"},
 	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true)}, sink: true, hb: 32, sms: 1, target: "sm_80",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, EmptyRows: []int{1}}, comment: "several waves, 32 heads per CTA"},
+	// 64 heads per CTA (16 warps), chosen automatically: the 2 rows fill the 2 SMs
+	// planned for. 72 heads pad to two blocks of 64.
+	{T: 2, H: 72, segs: []kernels.MLASegment{seg(64, 64, true), seg(40, 16, true)}, sink: true, sms: 2, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "automatic 64 heads per CTA, 72 heads padded to 128"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {

@@ -314,3 +314,30 @@ func TestPlanSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestAutomaticHeadBlock: 64 heads per CTA (16 warps) once the rows alone fill the
+// SMs and the target has the shared memory; 16 otherwise, and an explicit choice stands.
+func TestAutomaticHeadBlock(t *testing.T) {
+	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	for _, c := range []struct {
+		T, H, hb  int
+		target    string
+		wantWarps int
+	}{
+		{T: 256, H: 64, target: "sm_90", wantWarps: 16},
+		{T: 256, H: 64, target: "sm_80", wantWarps: 16},
+		{T: 256, H: 64, target: "sm_120", wantWarps: 4}, // 99 KB per block
+		{T: 64, H: 64, target: "sm_90", wantWarps: 4},   // 64 CTAs would not fill 132 SMs
+		{T: 256, H: 16, target: "sm_90", wantWarps: 4},
+		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
+	} {
+		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb}
+		p, err := kernels.MLA(cfg, c.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Kernels[0].Warps; got != c.wantWarps {
+			t.Errorf("T=%d H=%d head-block=%d %s: %d warps per CTA, want %d", c.T, c.H, c.hb, c.target, got, c.wantWarps)
+		}
+	}
+}

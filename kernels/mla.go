@@ -25,7 +25,7 @@ type MLAConfig struct {
 	Split int
 	// SMs is the SM count the split is planned for; 0 means the target's.
 	SMs int
-	// HeadBlock is the number of heads per CTA, 16 or 32; 0 picks it.
+	// HeadBlock is the number of heads per CTA, 16, 32 or 64; 0 picks it (MLA).
 	HeadBlock int
 }
 
@@ -136,14 +136,32 @@ func (c MLAConfig) totalTiles() int {
 // headBlocks is the number of head blocks per row.
 func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, c.headBlock()) }
 
-// headBlock is the number of heads a CTA takes: 16 (one m16 tile, 4 warps) or 32
-// (8 warps, which keeps the output accumulator at 64 registers per thread). A CTA
-// dequantizes each KV tile once for all of its heads, so 32 halves the
-// dequantization per head, but needs 97 KB of shared memory (sm_120 allows 99) and
-// half as many CTAs. Until GPU measurements decide, 16 is the default.
+// headBlock is the number of heads a CTA takes: 16 (one m16 tile, 4 warps), 32 or
+// 64 (8 or 16 warps, each keeping the output accumulator at 64 registers per
+// thread). MLA resolves 0 (automatic) with pickHeadBlock before anything else
+// reads it; 16 stands for it until then.
 func (c MLAConfig) headBlock() int {
 	if c.HeadBlock != 0 {
 		return c.HeadBlock
+	}
+	return 16
+}
+
+// pickHeadBlock chooses the heads per CTA on target t when the caller left it to
+// us. A CTA dequantizes each KV tile once for all of its heads, so 64 heads per
+// CTA (16 warps) quarter the dequantization per head, but need about 125 KB of
+// shared memory (sm_80 and sm_90 only) and quarter the CTAs. Measured on the H200
+// (docs/perf-notes.md, v5): at H=64 it pays once the rows alone fill the SMs
+// (T=256: 256 against 280 us) and loses when the CTAs must be split to fill them
+// (T=64: 96 against 86 us); 32 heads never paid.
+func (c MLAConfig) pickHeadBlock(t lower.Target, sms int) int {
+	if c.HeadBlock != 0 {
+		return c.HeadBlock
+	}
+	wide := c
+	wide.HeadBlock = 64
+	if c.H >= 64 && c.T*wide.headBlocks() >= sms && wide.sharedEstimate() <= t.MaxSharedPerBlock {
+		return 64
 	}
 	return 16
 }
@@ -191,7 +209,7 @@ func (c MLAConfig) sharedEstimate() int {
 	q := slices * c.headBlock() * pitch
 	tile := slices * mlaTile * pitch
 	if c.Cache != CacheBF16 {
-		tile += (fp8dsNope / fp8dsScaleBlock) * mlaTile * 80
+		tile += (fp8dsNope / fp8dsScaleBlock) * mlaTile * fp8dsScaleBlock
 	}
 	return q + tile
 }
@@ -224,6 +242,7 @@ func MLA(c MLAConfig, target string) (*ir.Program, error) {
 	if sms == 0 {
 		sms = t.SMs
 	}
+	c.HeadBlock = c.pickHeadBlock(t, sms)
 	split := c.PlanSplit(sms, c.residentCTAs(t))
 	p := &ir.Program{Name: "mla_decode", SMs: c.SMs}
 	dec, err := mlaDecodeKernel(c, split)
