@@ -260,6 +260,11 @@ func (b *Builder) Exp2(x *Value) *Value { return b.unary(OpExp2, x) }
 // Log2 returns log2(x) (f32).
 func (b *Builder) Log2(x *Value) *Value { return b.unary(OpLog2, x) }
 
+// Rcp returns an approximation of 1/x (f32, within 1 ulp; 1/±0 = ±inf, 1/±inf = ±0).
+// Unlike Div it needs no slow path for special operands, so loads after it can be
+// scheduled before it.
+func (b *Builder) Rcp(x *Value) *Value { return b.unary(OpRcp, x) }
+
 // Neg returns -x.
 func (b *Builder) Neg(x *Value) *Value { return b.unary(OpNeg, x) }
 

@@ -61,6 +61,7 @@ const (
 	OpShr       OpKind = "shr" // arithmetic for i32/i64, logical for u8
 	OpExp2      OpKind = "exp2"
 	OpLog2      OpKind = "log2"
+	OpRcp       OpKind = "rcp" // approximate 1/x (within 1 ulp), as exp2 and log2 are approximate
 	OpNeg       OpKind = "neg"
 	OpCmp       OpKind = "cmp"     // Pred names the comparison; result i1
 	OpSelect    OpKind = "select"  // select c, a, b = c ? a : b

@@ -122,6 +122,10 @@ func TestVerifierErrors(t *testing.T) {
   %a = const 1 : i32
   %b = exp2 %a : i32
 }`, []string{"exp2 %a", "exp2 is not defined on i32"}},
+		{"rcp on ints", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : i32
+  %b = rcp %a : i32
+}`, []string{"rcp %a", "rcp is not defined on i32"}},
 		{"mask shape", `kernel k(%p: ptr<f32>) grid(1, 1, 1) warps 1 {
   %r = iota : tile<8xi32>
   %m = iota : tile<4xi32>

@@ -118,7 +118,7 @@ func checkOp(o *Op) error {
 		if !res.Equal(broadcastType(x, y, e)) {
 			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, e), res)
 		}
-	case OpExp2, OpLog2, OpNeg:
+	case OpExp2, OpLog2, OpRcp, OpNeg:
 		if err := nargs(1); err != nil {
 			return err
 		}

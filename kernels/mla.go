@@ -387,14 +387,14 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	}
 	m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
 	nonEmpty := b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
-	inv := b.Select(nonEmpty, b.Div(b.F32(1), l), b.F32(0))
+	inv := b.Select(nonEmpty, b.Rcp(l), b.F32(0))
 	lse2 := b.Name(b.Add(m, b.Log2(l)), "lse2")
 	if split == 1 {
 		// Final output: out = o / l * g with the sink gate g = 1 / (1 + e^(sink - lse)).
 		scale := inv
 		if sink != nil {
 			sk := b.Load1(sink, heads, headOK)
-			g := b.Div(b.F32(1), b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
+			g := b.Rcp(b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
 			scale = b.Mul(inv, g)
 		}
 		outRows := b.Add(b.Mul(row64, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
@@ -498,10 +498,10 @@ func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	}
 	nonEmpty := b.Cmp(ir.CmpGT, total, b.F32(0))
 	lse2 := b.Add(mUse, b.Log2(total))
-	scale := b.Select(nonEmpty, b.Div(b.F32(1), total), b.F32(0))
+	scale := b.Select(nonEmpty, b.Rcp(total), b.F32(0))
 	if sink != nil {
 		sk := b.Load1(sink, h, nil)
-		g := b.Div(b.F32(1), b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
+		g := b.Rcp(b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
 		scale = b.Mul(scale, g)
 	}
 	o := b.Select(nonEmpty, b.Mul(acc, scale), b.F32(0))

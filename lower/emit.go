@@ -385,12 +385,9 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		r := e.reg(re)
 		e.ins("neg."+typeSuffix(re), r, args[0])
 		return r, nil
-	case ir.OpExp2, ir.OpLog2:
+	case ir.OpExp2, ir.OpLog2, ir.OpRcp:
 		r := e.reg(re)
-		name := "ex2.approx.f32"
-		if o.Kind == ir.OpLog2 {
-			name = "lg2.approx.f32"
-		}
+		name := map[ir.OpKind]string{ir.OpExp2: "ex2.approx.f32", ir.OpLog2: "lg2.approx.f32", ir.OpRcp: "rcp.approx.f32"}[o.Kind]
 		e.ins(name, r, e.inReg(args[0], ir.F32))
 		return r, nil
 	case ir.OpCmp:

@@ -319,7 +319,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 func isElementwise(k ir.OpKind) bool {
 	switch k {
 	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
-		ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpNeg, ir.OpCmp, ir.OpSelect,
+		ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpRcp, ir.OpNeg, ir.OpCmp, ir.OpSelect,
 		ir.OpCast, ir.OpBitcast:
 		return true
 	}

@@ -112,7 +112,7 @@ func legalize(f *fn) error {
 		}
 		switch o.Kind {
 		case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
-			ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpNeg, ir.OpCmp, ir.OpSelect,
+			ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpRcp, ir.OpNeg, ir.OpCmp, ir.OpSelect,
 			ir.OpCast, ir.OpBitcast:
 			for _, a := range o.Args {
 				c.tie(a, o.Result())
