@@ -174,8 +174,9 @@ func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
 // over one wave of resident CTAs (SMs x perSM, how many decode CTAs one SM holds
 // at once): each CTA takes ceil(CTA-tiles / slots) tiles, so chains are as short
 // as the GPU allows without a second wave. Measured on the H200 (docs/perf-notes.md,
-// splits swept per shape): this picks the fastest split at H=8/16/64 and T=1/8/64
-// (H=64, T=8: 7 chunks of 3 tiles, 24.3 us, against 31.3 us with 5 chunks of 4).
+// splits swept per shape): this picks the fastest split, or one within 2%, at
+// H=8/16/64 and T=1/8/64 (H=64, T=8 with three CTAs per SM: 10 chunks of 2 tiles,
+// 22.5 us, against 31.3 us with the SM-count rule's 5 chunks of 4).
 func (c MLAConfig) PlanSplit(sms, perSM int) int {
 	if c.Split > 0 {
 		return min(c.Split, c.totalTiles())
