@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Triton baseline for ptxgen's mla_decode: DeepSeek-V4 sparse MLA decode, fp8ds cache.
+"""Triton baseline for ptxgen's mla_decode: DeepSeek-V4 sparse MLA decode, fp8ds or bf16 cache.
 
 The kernel follows the approach of ../shared/seed/ (a Triton MMA kernel for sm_120): one
 program per query row, all H heads in one tl.dot, the 448 "nope" dims padded to 512 with
-masked loads (tl.arange needs a power of two). It reads ptxgen's test-vector folders
+masked loads (tl.arange needs a power of two); a bf16 cache ([pages, B, 512] bf16, the
+same 448 + 64 widths) is loaded directly instead of dequantized. It reads ptxgen's test-vector folders
 (shared/testvectors/README.md: meta.json + raw little-endian arrays), checks its output
 against the float64 reference in the folder with the spec's thresholds
 (shared/spec/dsv4-sparse-mla-decode.md, section 6) and times it with CUDA events, flushing
@@ -42,6 +43,7 @@ except Exception as exc:  # noqa: BLE001 - any import failure is reported on the
 # 448 nope dims are loaded as 512 with a mask, as tl.arange needs a power of two.
 NOPE, ROPE, D = 448, 64, 512
 RECORD_BYTES, SCALE_BYTES = 576, 8  # per token: 448 e4m3 + 64 bf16, then 7 UE8M0 + 1 pad
+BF16_RECORD_BYTES = 2 * D           # per token in a bf16 cache: D bf16 values
 LOG2E, LN2 = 1.4426950408889634, 0.6931471805599453
 
 # Spec section 6 (FlashMLA's test thresholds): (abs, rel, max cosine distance; 0 = unchecked).
@@ -142,8 +144,10 @@ def load_folder(folder):
         raise FolderError(f"{folder}: meta.json: {exc}") from exc
     if meta.get("kernel") != "mla_decode":
         raise FolderError(f"{folder}: meta.json kernel = {meta.get('kernel')!r}, want 'mla_decode'")
-    if meta.get("cache") != "fp8ds":
-        raise FolderError(f"{folder}: cache {meta.get('cache')!r}: this baseline reads only 'fp8ds'")
+    cache = meta.get("cache")
+    if cache not in ("fp8ds", "bf16"):
+        raise FolderError(f"{folder}: cache {cache!r}: want 'fp8ds' or 'bf16'")
+    token_bytes = RECORD_BYTES + SCALE_BYTES if cache == "fp8ds" else BF16_RECORD_BYTES
     if meta.get("nope") != NOPE or meta.get("rope") != ROPE:
         raise FolderError(f"{folder}: nope/rope = {meta.get('nope')}/{meta.get('rope')}, want 448/64")
     T, H = meta.get("T"), meta.get("H")
@@ -154,15 +158,15 @@ def load_folder(folder):
         raise FolderError(f"{folder}: {len(segs_meta)} segments, want 1 or 2")
     scale = meta.get("sm_scale") or 1 / math.sqrt(D)
     f = {"name": os.path.basename(os.path.normpath(folder)), "dir": folder, "meta": meta,
-         "T": T, "H": H, "sm_scale": float(scale), "segments": []}
+         "T": T, "H": H, "sm_scale": float(scale), "cache": cache, "segments": []}
     f["q_raw"] = _read(folder, "q.bf16", T * H * D, 2)
     for i, s in enumerate(segs_meta):
         K, B, stride, pages = s.get("K"), s.get("page_size"), s.get("page_stride"), s.get("pages")
         if not all(isinstance(v, int) for v in (K, B, stride, pages)) or K < 1 or B < 1 or pages < 1:
             raise FolderError(f"{folder}: segment {i}: bad K/page_size/page_stride/pages in {s}")
-        if stride < B * (RECORD_BYTES + SCALE_BYTES):
-            raise FolderError(f"{folder}: segment {i}: page_stride {stride} < page_size*584")
-        seg = {"K": K, "B": B, "stride": stride, "pages": pages,
+        if stride < B * token_bytes:
+            raise FolderError(f"{folder}: segment {i}: page_stride {stride} < page_size*{token_bytes}")
+        seg = {"K": K, "B": B, "stride": stride, "pages": pages, "cache": cache,
                "cache_raw": _read(folder, s["cache"], pages * stride, 1)}
         seg["idx_raw"] = _read(folder, s["idx"], T * K, 4)
         seg["idx"] = _typed(seg["idx_raw"], "i")
@@ -209,6 +213,8 @@ def load_k(seg, ident):
     """The 512-dim K (= V) vector of one cache slot, exactly (spec section 4)."""
     c = seg["cache_raw"]
     page, off = divmod(ident, seg["B"])
+    if seg["cache"] == "bf16":
+        return [bf16_to_float(u) for u in struct.unpack_from(f"<{D}H", c, page * seg["stride"] + off * BF16_RECORD_BYTES)]
     rec = page * seg["stride"] + off * RECORD_BYTES
     sc = page * seg["stride"] + seg["B"] * RECORD_BYTES + off * SCALE_BYTES
     k = [E4M3[c[rec + d]] * 2.0 ** (c[sc + d // 64] - 127) for d in range(NOPE)]
@@ -402,7 +408,7 @@ if triton is not None:
     def _attend_segment(q_n, q_r, m_i, l_i, acc_n, acc_r,
                         cache_ptr, idx_ptr, len_ptr, t, K, B, stride, qk_scale,
                         HAS_LEN: tl.constexpr, BLOCK_N: tl.constexpr, FP8_NATIVE: tl.constexpr,
-                        SCALE_BCAST: tl.constexpr, P_SPLIT: tl.constexpr):
+                        SCALE_BCAST: tl.constexpr, P_SPLIT: tl.constexpr, BF16_CACHE: tl.constexpr):
         """Folds one segment's candidates of row t into the running softmax state of all
         heads (m_i: running max in log2 units, l_i: running sum, acc_n: P.V over the nope
         dims padded to 512 (columns >= 448 stay 0), acc_r: P.V over the 64 rope dims)."""
@@ -428,7 +434,12 @@ if triton is not None:
             scl = page * stride + off * 8 + B * 576  # its 8 scale bytes
             # The nope part of K, [BLOCK_N, 512]: dims >= 448 are masked to 0. e4m3 * 2^(e-127)
             # is exact in float32 and in bf16 (power-of-two scale).
-            if SCALE_BCAST:
+            if BF16_CACHE:
+                # [pages, B, 512] bf16: the token's 448 nope and 64 rope values as they are.
+                rec = page * stride + off * 1024
+                tok_ptr = (cache_ptr + rec).to(tl.pointer_type(tl.bfloat16))
+                k_n = tl.load(tok_ptr[:, None] + offs_d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
+            elif SCALE_BCAST:
                 # Loaded as [BLOCK_N, 8, 64] (7 scale blocks of 64 dims + 1 padding block),
                 # one scale byte per block broadcast over its 64 dims, then reshaped.
                 offs_c = tl.arange(0, 8)
@@ -446,7 +457,7 @@ if triton is not None:
                 x = tl.load(cache_ptr + (rec[:, None] + offs_d[None, :]), mask=mask_nd, other=0)
                 e = tl.load(cache_ptr + (scl[:, None] + (offs_d // 64)[None, :]), mask=mask_nd, other=127)
                 k_n = (_e4m3_to_f32(x, FP8_NATIVE) * _pow2_ue8m0(e)).to(tl.bfloat16)
-            rope_ptr = (cache_ptr + rec + 448).to(tl.pointer_type(tl.bfloat16))
+            rope_ptr = (cache_ptr + rec + (896 if BF16_CACHE else 448)).to(tl.pointer_type(tl.bfloat16))
             k_r = tl.load(rope_ptr[:, None] + offs_r[None, :], mask=valid[:, None], other=0.0)  # [BLOCK_N, 64]
             # All heads at once: [BLOCK_H, 512] x [512, BLOCK_N] + [BLOCK_H, 64] x [64, BLOCK_N].
             s = tl.dot(q_n, tl.trans(k_n))
@@ -475,7 +486,7 @@ if triton is not None:
                            BLOCK_H: tl.constexpr, BLOCK_N: tl.constexpr,
                            HAS_SEG1: tl.constexpr, HAS_LEN0: tl.constexpr, HAS_LEN1: tl.constexpr,
                            HAS_SINK: tl.constexpr, FP8_NATIVE: tl.constexpr, SCALE_BCAST: tl.constexpr,
-                           P_SPLIT: tl.constexpr):
+                           P_SPLIT: tl.constexpr, BF16_CACHE: tl.constexpr):
         """grid = (T,): one program per query row, all H heads (padded to BLOCK_H)."""
         t = tl.program_id(0)
         offs_h = tl.arange(0, BLOCK_H)
@@ -493,11 +504,11 @@ if triton is not None:
         # Both segments feed one softmax.
         m_i, l_i, acc_n, acc_r = _attend_segment(q_n, q_r, m_i, l_i, acc_n, acc_r,
                                                  c0_ptr, i0_ptr, l0_ptr, t, K0, B0, S0, qk_scale,
-                                                 HAS_LEN0, BLOCK_N, FP8_NATIVE, SCALE_BCAST, P_SPLIT)
+                                                 HAS_LEN0, BLOCK_N, FP8_NATIVE, SCALE_BCAST, P_SPLIT, BF16_CACHE)
         if HAS_SEG1:
             m_i, l_i, acc_n, acc_r = _attend_segment(q_n, q_r, m_i, l_i, acc_n, acc_r,
                                                      c1_ptr, i1_ptr, l1_ptr, t, K1, B1, S1, qk_scale,
-                                                     HAS_LEN1, BLOCK_N, FP8_NATIVE, SCALE_BCAST, P_SPLIT)
+                                                     HAS_LEN1, BLOCK_N, FP8_NATIVE, SCALE_BCAST, P_SPLIT, BF16_CACHE)
         nonempty = l_i > 0.0
         l_safe = tl.where(nonempty, l_i, 1.0)
         lse = tl.where(nonempty, (m_i + tl.log2(l_safe)) * 0.6931471805599453, float("inf"))  # natural log, no sink
@@ -557,7 +568,7 @@ def make_launch(f, g, block_n, num_warps, num_stages, variant, p_split):
                 HAS_SEG1=s1 is not None, HAS_LEN0=s0["len"] is not None,
                 HAS_LEN1=s1 is not None and s1["len"] is not None,
                 HAS_SINK=f["sink"], FP8_NATIVE=variant[0] == "native", SCALE_BCAST=variant[1] == "bcast",
-                P_SPLIT=p_split,
+                P_SPLIT=p_split, BF16_CACHE=f["cache"] == "bf16",
                 num_warps=num_warps, num_stages=num_stages)
     grid = (f["T"],)
 
@@ -627,7 +638,7 @@ def run_folder(torch, folder, args, env, flush):
         rec["error"] = f"{type(exc).__name__}: {exc}"
         return rec
     rec.update({"name": f["name"], "T": f["T"], "H": f["H"], "K": [s["K"] for s in f["segments"]],
-                "page_size": [s["B"] for s in f["segments"]], "cache": "fp8ds", "sink": f["sink"],
+                "page_size": [s["B"] for s in f["segments"]], "cache": f["cache"], "sink": f["sink"],
                 "valid_candidates_per_row": f["valid_per_row"], "BLOCK_H": block_h_for(f["H"]),
                 "p_split": args.p_split, "iters": args.iters, "warmup": args.warmup, "flush_mb": args.flush_mb,
                 "input_copies": 1, "configs": []})
