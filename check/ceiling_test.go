@@ -20,13 +20,7 @@ func TestCeilingKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*Case{cp, mm} {
-		res, err := Run(Emulator{}, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.OK() {
-			t.Errorf("%s", res)
-		}
+		passesInEmulator(t, c)
 	}
 	text := cp.Compiled.Module.Print()
 	for _, s := range []string{"cp.async.cg.shared.global", "ld.shared.v4.b32", "st.global.v4.b32"} {

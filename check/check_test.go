@@ -63,13 +63,7 @@ func TestGEMMEmulator(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %v", gc.seed, err)
 			}
-			res, err := Run(Emulator{}, c)
-			if err != nil {
-				t.Fatal(err) // names the case, with its seed
-			}
-			if !res.OK() {
-				t.Errorf("%s", res)
-			}
+			passesInEmulator(t, c)
 		})
 	}
 }
@@ -133,13 +127,7 @@ func TestGEMMStridedEmulator(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(Emulator{}, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Errorf("%s", res)
-			}
+			passesInEmulator(t, c)
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -30,6 +31,19 @@ const (
 type verdict struct {
 	kind   string
 	detail string
+}
+
+// passesInEmulator runs c in the emulator and fails t on an emulator error (fatal,
+// naming the case and its seed) or on an output outside its tolerance.
+func passesInEmulator(t *testing.T, c *Case) {
+	t.Helper()
+	res, err := Run(Emulator{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() {
+		t.Errorf("%s", res)
+	}
 }
 
 // runEmu runs c in the emulator and classifies the outcome.

@@ -60,13 +60,7 @@ func TestIntDivRem(t *testing.T) {
 					golden.Compare("r", i32s(final["r"]), wantR, nil, golden.Tolerance{}),
 				}
 			}
-			res, err := Run(Emulator{}, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Errorf("%s", res)
-			}
+			passesInEmulator(t, c)
 		})
 	}
 }

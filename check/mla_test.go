@@ -83,13 +83,7 @@ func TestMLAMatrix(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Run(Emulator{}, c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !res.OK() {
-				t.Errorf("%s", res)
-			}
+			passesInEmulator(t, c)
 		})
 	}
 }
@@ -159,13 +153,7 @@ func TestVectors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := Run(Emulator{}, c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !res.OK() {
-					t.Errorf("%s", res)
-				}
+				passesInEmulator(t, c)
 			})
 		}
 	}
