@@ -181,46 +181,24 @@ func fma32(a, b, c float32) float32 {
 	return float32(s)
 }
 
-// max32 and min32 follow PTX max/min.f32: a NaN input is ignored (both NaN give the
-// canonical NaN) and +0 > -0.
+// max32 and min32 follow PTX max/min.f32: a NaN input is ignored, two NaNs give the
+// canonical NaN, and +0 > -0. Widening to f64 and back is exact, and max64/min64
+// return one of their inputs, so the f64 rules serve.
 func max32(a, b float32) uint64 {
-	switch {
-	case a != a && b != b:
+	if a != a && b != b {
 		return canonNaN32
-	case a != a:
-		return b32(b)
-	case b != b:
-		return b32(a)
-	case a == b && a == 0:
-		if math.Signbit(float64(a)) {
-			return b32(b)
-		}
-		return b32(a)
-	case a > b:
-		return b32(a)
 	}
-	return b32(b)
+	return b32(float32(max64(float64(a), float64(b))))
 }
 
 func min32(a, b float32) uint64 {
-	switch {
-	case a != a && b != b:
+	if a != a && b != b {
 		return canonNaN32
-	case a != a:
-		return b32(b)
-	case b != b:
-		return b32(a)
-	case a == b && a == 0:
-		if math.Signbit(float64(a)) {
-			return b32(a)
-		}
-		return b32(b)
-	case a < b:
-		return b32(a)
 	}
-	return b32(b)
+	return b32(float32(min64(float64(a), float64(b))))
 }
 
+// max64 and min64 follow PTX max/min.f64: a NaN input is ignored, +0 > -0.
 func max64(a, b float64) float64 {
 	switch {
 	case a != a:
