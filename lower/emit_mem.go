@@ -308,13 +308,19 @@ func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
 		idx, _ := e.cached(key + "idx")
 		return &runCoords{run: run, row: row, idx: idx}
 	}
-	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: e.reg(ir.I32)}
+	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: ptx.Imm(0)}
 	e.ins("add.s32", rc.run, e.tid, ptx.Imm(i*e.nthreads))
-	e.ins("div.u32", rc.row, rc.run, ptx.Imm(perRow))
+	if perRow == 1 {
+		// One run per row (a rank-1 tile, element by element): the row is the run.
+		e.ins("mov.u32", rc.row, rc.run)
+	} else {
+		e.ins("div.u32", rc.row, rc.run, ptx.Imm(perRow))
+		rc.idx = e.reg(ir.I32)
+		e.ins("rem.u32", rc.idx, rc.run, ptx.Imm(perRow))
+	}
 	if (i+1)*e.nthreads > rows*perRow {
 		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
 	}
-	e.ins("rem.u32", rc.idx, rc.run, ptx.Imm(perRow))
 	scope := e.cache[len(e.cache)-1]
 	scope[key+"run"], scope[key+"row"], scope[key+"idx"] = rc.run, rc.row, rc.idx
 	return rc
@@ -597,22 +603,11 @@ func (e *emitter) store(o *ir.Op) error {
 		if v.Type.Kind == ir.Tile {
 			n = v.Type.Shape[0]
 		}
-		for i := 0; i < (n+e.nthreads-1)/e.nthreads; i++ {
-			idx := e.reg(ir.I32)
-			e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
-			var live ptx.Operand
-			if (i+1)*e.nthreads > n {
-				// Threads past the end compute element n-1 (every address they form is
-				// one the tile uses) and store nothing.
-				live = e.reg(ir.I1)
-				e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
-				e.ins("min.u32", idx, idx, ptx.Imm(n-1))
-			}
-			if err := e.storeElem(o, m, idx, live, func() (ptx.Operand, error) { return e.at(v, []ptx.Operand{idx}) }); err != nil {
-				return err
-			}
-		}
-		return nil
+		// Element i by thread i mod the CTA size; threads past the end compute element
+		// n-1 (every address they form is one the tile uses) and store nothing.
+		return e.forRuns(n, 1, func(idx, _, live ptx.Operand) error {
+			return e.storeElem(o, m, idx, live, func() (ptx.Operand, error) { return e.at(v, []ptx.Operand{idx}) })
+		})
 	}
 	return fmt.Errorf("cannot store %s from %v", v, l)
 }

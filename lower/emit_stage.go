@@ -340,16 +340,7 @@ func (e *emitter) stageVector(v *ir.Value, h layout) error {
 	elem := v.Type.Elem
 	n := v.Type.Shape[0]
 	e.comment("stage %s: %d x %s computed once -> shared[%d]", v, n, elem, h.offset)
-	for i := 0; i < (n+e.nthreads-1)/e.nthreads; i++ {
-		idx := e.reg(ir.I32)
-		e.ins("add.s32", idx, e.tid, ptx.Imm(i*e.nthreads))
-		var live ptx.Operand
-		if (i+1)*e.nthreads > n {
-			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, idx, ptx.Imm(n))
-			e.ins("min.u32", idx, idx, ptx.Imm(n-1))
-		}
-		e.pushScope()
+	err := e.forRuns(n, 1, func(idx, _, live ptx.Operand) error {
 		x, err := e.atUncached(v, []ptx.Operand{idx})
 		if err != nil {
 			return err
@@ -357,7 +348,10 @@ func (e *emitter) stageVector(v *ir.Value, h layout) error {
 		a := e.reg(ir.I32)
 		e.ins("mad.lo.s32", a, idx, ptx.Imm(h.pitch), e.smem)
 		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem))
-		e.popScope()
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	e.stagedDone[v] = true
 	return nil
