@@ -1,6 +1,7 @@
 package check
 
 import (
+	"flag"
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/golden"
@@ -15,11 +16,28 @@ type CaseOptions struct {
 	Poison  bool    // mla_decode: NaN pages behind slots past len
 }
 
+// AddFlags registers the options as the check commands' flags (-seed, -vectors,
+// -invalid, -poison), with their defaults, writing into o.
+func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the random inputs")
+	fs.StringVar(&o.Vectors, "vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
+	fs.Float64Var(&o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
+	fs.BoolVar(&o.Poison, "poison", true, "mla_decode: point slots past len at NaN-filled pages")
+}
+
+// Validate reports an option value out of range as a *kernels.ConfigError.
+func (o CaseOptions) Validate() error {
+	if o.Invalid < 0 || o.Invalid > 1 {
+		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
+	}
+	return nil
+}
+
 // ForConfig makes the case for a validated kernel configuration (the Value of a
 // kernels.Config). Bad option values are *kernels.ConfigError.
 func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
-	if o.Invalid < 0 || o.Invalid > 1 {
-		return nil, &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	if _, ok := v.(kernels.MLAConfig); !ok && o.Vectors != "" {
 		return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "test vectors exist for mla_decode only"}

@@ -179,10 +179,8 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	useEmu := fs.Bool("emu", false, "run the PTX in the CPU emulator (the GPU check is ptxgen-gpu check -gpu)")
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
-	seed := fs.Uint64("seed", 1, "seed of the random inputs")
-	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
-	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
-	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
+	var opts pcheck.CaseOptions
+	opts.AddFlags(fs.FlagSet)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -199,7 +197,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := pcheck.ForConfig(v, *fs.Target, pcheck.CaseOptions{Seed: *seed, Vectors: *vectors, Invalid: *invalid, Poison: *poison})
+	c, err := pcheck.ForConfig(v, *fs.Target, opts)
 	if err != nil {
 		return err
 	}

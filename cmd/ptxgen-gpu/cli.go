@@ -168,10 +168,8 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU (required: the emulator-only check is ptxgen check -emu)")
 	withEmu := fs.Bool("emu", true, "also run the case in the emulator and compare the GPU with it")
 	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
-	seed := fs.Uint64("seed", 1, "seed of the random inputs")
-	vectors := fs.String("vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
-	invalid := fs.Float64("invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
-	poison := fs.Bool("poison", true, "mla_decode: point slots past len at NaN-filled pages")
+	var opts check.CaseOptions
+	opts.AddFlags(fs.FlagSet)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -188,9 +186,8 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if err != nil {
 		return err
 	}
-	opts := check.CaseOptions{Seed: *seed, Vectors: *vectors, Invalid: *invalid, Poison: *poison}
-	if *invalid < 0 || *invalid > 1 {
-		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(*invalid), Want: "a fraction in 0..1"}
+	if err := opts.Validate(); err != nil {
+		return err
 	}
 	d, err := open(*ordinal)
 	if err != nil {
