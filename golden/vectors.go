@@ -26,24 +26,27 @@ type Vectors struct {
 }
 
 type vectorMeta struct {
-	Kernel   string      `json:"kernel"`
-	T        int         `json:"T"`
-	H        int         `json:"H"`
-	Nope     int         `json:"nope"`
-	Rope     int         `json:"rope"`
-	Scale    float64     `json:"sm_scale"`
-	Sink     bool        `json:"sink"`
-	Cache    CacheFormat `json:"cache"`
-	Segments []struct {
-		K          int    `json:"K"`
-		PageSize   int    `json:"page_size"`
-		PageStride int    `json:"page_stride"`
-		Pages      int    `json:"pages"`
-		CacheFile  string `json:"cache"`
-		IdxFile    string `json:"idx"`
-		LenFile    string `json:"len"`
-	} `json:"segments"`
-	ValidPerRow []int `json:"valid_candidates_per_row"`
+	Kernel      string          `json:"kernel"`
+	T           int             `json:"T"`
+	H           int             `json:"H"`
+	Nope        int             `json:"nope"`
+	Rope        int             `json:"rope"`
+	Scale       float64         `json:"sm_scale"`
+	Sink        bool            `json:"sink"`
+	Cache       CacheFormat     `json:"cache"`
+	Segments    []vectorSegment `json:"segments"`
+	ValidPerRow []int           `json:"valid_candidates_per_row"`
+}
+
+// vectorSegment is one segment's entry in meta.json.
+type vectorSegment struct {
+	K          int    `json:"K"`
+	PageSize   int    `json:"page_size"`
+	PageStride int    `json:"page_stride"`
+	Pages      int    `json:"pages"`
+	CacheFile  string `json:"cache"`
+	IdxFile    string `json:"idx"`
+	LenFile    string `json:"len"`
 }
 
 // LoadVectors reads a test-vector folder: meta.json plus raw little-endian
@@ -177,15 +180,7 @@ func WriteVectors(dir string, c MLAConfig, in *MLAInputs, out, lse []float64) er
 	}
 	put("q.bf16", in.Q)
 	for i, s := range c.Segments {
-		var ms struct {
-			K          int    `json:"K"`
-			PageSize   int    `json:"page_size"`
-			PageStride int    `json:"page_stride"`
-			Pages      int    `json:"pages"`
-			CacheFile  string `json:"cache"`
-			IdxFile    string `json:"idx"`
-			LenFile    string `json:"len"`
-		}
+		var ms vectorSegment
 		ms.K, ms.PageSize, ms.PageStride, ms.Pages = s.K, s.PageSize, s.PageStride, s.Pages
 		ms.CacheFile, ms.IdxFile = fmt.Sprintf("cache%d.u8", i), fmt.Sprintf("idx%d.i32", i)
 		files[ms.CacheFile] = in.Segments[i].Cache
