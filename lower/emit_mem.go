@@ -499,14 +499,23 @@ func (e *emitter) store(o *ir.Op) error {
 		// an even column base): one paired store when the pair is aligned in memory and
 		// a column bound, if any, is an even constant (so it never splits a pair).
 		pair := int64(2 * elem.Size())
-		var bound ptx.Operand
 		paired := (elem.Size() == 2 || elem.Size() == 4) &&
 			gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(elem.Size()), e.f.divisor(m.col0)*int64(elem.Size())))%pair == 0
+		var bound ptx.Operand
 		if m.bound != nil {
 			bound = e.scalar(m.bound)
 			if b, ok := bound.(ptx.Imm); !ok || b%2 != 0 {
 				paired = false
 			}
+		}
+		// inBounds is rowOK and, under a column bound, col < bound.
+		inBounds := func(rowOK, col ptx.Operand) ptx.Operand {
+			if bound == nil {
+				return rowOK
+			}
+			p := e.reg(ir.I1)
+			e.ins("setp.lt.s32", p, col, bound)
+			return e.andPred(p, rowOK)
 		}
 		e.comment("store %s from mma fragments, paired: %v", v, paired)
 		for mi := 0; mi < rows.n; mi++ {
@@ -538,15 +547,7 @@ func (e *emitter) store(o *ir.Op) error {
 							return err
 						}
 						addr := e.elemAddr(rowBase, e.toI64(cols.idx[ni][0], ir.I32), elem.Size())
-						ok := rowOK
-						if bound != nil {
-							p := e.reg(ir.I1)
-							e.ins("setp.lt.s32", p, cols.idx[ni][0], bound)
-							if ok != nil {
-								e.ins("and.pred", p, p, e.inReg(ok, ir.I1))
-							}
-							ok = p
-						}
+						ok := inBounds(rowOK, cols.idx[ni][0])
 						if elem.Size() == 4 {
 							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), ptx.Addr{Base: addr}, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
 						} else {
@@ -558,15 +559,7 @@ func (e *emitter) store(o *ir.Op) error {
 					}
 					for j := 0; j < 2; j++ {
 						col := cols.idx[ni][j]
-						ok := rowOK
-						if m.bound != nil {
-							p := e.reg(ir.I1)
-							e.ins("setp.lt.s32", p, col, e.scalar(m.bound))
-							if ok != nil {
-								e.ins("and.pred", p, p, e.inReg(ok, ir.I1))
-							}
-							ok = p
-						}
+						ok := inBounds(rowOK, col)
 						x, err := e.accElem(v, l, mi, ni, 2*h+j)
 						if err != nil {
 							return err
