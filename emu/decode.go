@@ -131,8 +131,10 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		f, err = d.shfl(in, m)
 	case "bar", "barrier":
 		f, err = d.bar(in, m)
-	case "membar", "fence":
-		m.list, m.used = nil, nil // all orderings are no-ops: one CTA runs at a time
+	case "membar", "fence", "griddepcontrol":
+		// Orderings are no-ops: one CTA runs at a time, and the kernels of a program
+		// run one after another, so a grid dependency is always already met.
+		m.list, m.used = nil, nil
 		f = func(*warp, uint32) error { return nil }
 	case "bra":
 		f, err = d.bra(in, m)

@@ -871,11 +871,15 @@ func factsLit(k *ptx.Kernel) jen.Code {
 		}
 		params = append(params, jen.Values(fields...))
 	}
-	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true},
+	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(k.Name),
 		jen.Id("Grid").Op(":").Index(jen.Lit(3)).Int().Values(jen.Lit(k.Grid[0]), jen.Lit(k.Grid[1]), jen.Lit(k.Grid[2])),
 		jen.Id("Block").Op(":").Lit(k.Block),
 		jen.Id("SharedBytes").Op(":").Lit(k.SharedBytes),
 		jen.Id("Params").Op(":").Index().Qual(ptxPath, "KParam").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, params...),
-	)
+	}
+	if k.Programmatic {
+		fields = append(fields, jen.Id("Programmatic").Op(":").True())
+	}
+	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
 }

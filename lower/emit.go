@@ -119,6 +119,7 @@ func emit(f *fn) error {
 	fnc.Body = e.body
 	fnc.MaxNReg = f.target.regBudget(e.nthreads, f.smem, f.carriedRegs())
 	out.SharedBytes = f.smem
+	out.Programmatic = f.follows && f.target.GridDependency
 	out.Module = &ptx.Module{Version: versionString(e.version), Target: f.target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}
 	f.out = out
 	return nil
@@ -177,6 +178,21 @@ func (e *emitter) needVersion(v int) {
 }
 
 func (e *emitter) prologue(fnc *ptx.Func) {
+	if e.f.target.GridDependency {
+		// Programmatic dependent launch: a kernel with a successor lets it launch
+		// now (its CTAs then wait below, resident, instead of after the launch gap);
+		// a kernel with a predecessor waits for it to finish and its writes to be
+		// visible before anything else, so it may safely be launched early.
+		if e.f.precedes {
+			e.ins("griddepcontrol.launch_dependents")
+		}
+		if e.f.follows {
+			e.ins("griddepcontrol.wait")
+		}
+		if e.f.precedes || e.f.follows {
+			e.needVersion(featureVersion["griddepcontrol"])
+		}
+	}
 	for i, p := range e.f.k.Params {
 		t := p.Value.Type
 		name := ptx.Sym(fnc.Params[i].Name)

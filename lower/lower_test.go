@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 func TestSharedPitchIsAnOddMultipleOf16(t *testing.T) {
@@ -106,5 +107,56 @@ func TestEveryPassDumps(t *testing.T) {
 	res, _ := Compile(k, "sm_90", Options{After: "legalize"})
 	if !strings.Contains(res.Dump, "tile<16x16xf32>  // logical 12x12") {
 		t.Errorf("12 rows pad to one m16 tile, 12 columns to two n8 tiles:\n%s", res.Dump)
+	}
+}
+
+// TestGridDependency: in a program of two kernels on sm_90 and later, the first lets
+// the second launch early and the second waits for it before anything else, and is
+// marked Programmatic for launchers; older targets get neither instruction.
+func TestGridDependency(t *testing.T) {
+	p := &ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}}
+	for _, target := range TargetNames() {
+		c, err := CompileProgram(p, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg, _ := LookupTarget(target)
+		for i, k := range c.Kernels {
+			var ops []string
+			for _, s := range k.Module.Funcs[i].Body {
+				if in, ok := s.(*ptx.Instr); ok && strings.HasPrefix(in.Op, "griddepcontrol") {
+					ops = append(ops, in.Op)
+				}
+			}
+			var want []string
+			switch {
+			case !tg.GridDependency:
+			case i == 0:
+				want = []string{"griddepcontrol.launch_dependents"}
+			default:
+				want = []string{"griddepcontrol.wait"}
+			}
+			if strings.Join(ops, ",") != strings.Join(want, ",") || k.Programmatic != (i > 0 && tg.GridDependency) {
+				t.Errorf("%s kernel %d: griddepcontrol %v, Programmatic %v; want %v, %v", target, i, ops, k.Programmatic, want, i > 0 && tg.GridDependency)
+			}
+			if i > 0 && tg.GridDependency {
+				// Nothing but parameter loads may come before the wait.
+				for _, s := range k.Module.Funcs[i].Body {
+					in, ok := s.(*ptx.Instr)
+					if !ok {
+						continue
+					}
+					if in.Op == "griddepcontrol.wait" {
+						break
+					}
+					if !strings.HasPrefix(in.Op, "ld.param.") {
+						t.Errorf("%s: %s before griddepcontrol.wait", target, in.Op)
+					}
+				}
+			}
+		}
+	}
+	if c, _ := CompileProgram(&ir.Program{Name: "one", Kernels: []*ir.Kernel{tinyKernel(t, 16)}}, "sm_90"); strings.Contains(c.Module.Print(), "griddepcontrol") {
+		t.Errorf("a program of one kernel needs no grid dependency control")
 	}
 }

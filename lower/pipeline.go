@@ -26,6 +26,8 @@ type fn struct {
 	names    map[string]bool
 	nextID   int
 	out      *ptx.Kernel
+	// follows and precedes place the kernel in its program (Options).
+	follows, precedes bool
 }
 
 func (f *fn) freshName() string {
@@ -69,6 +71,10 @@ type Options struct {
 	After string
 	// SMs overrides the target's SM count in cost decisions (0: the target's).
 	SMs int
+	// Follows says an earlier kernel of the same program writes what this one reads;
+	// Precedes says a later one reads what this one writes. On targets with grid
+	// dependency control they let the later kernel launch early (see ptx.Kernel.Programmatic).
+	Follows, Precedes bool
 }
 
 // Result is a compiled kernel, or a pass dump when Options.After was set.
@@ -97,7 +103,7 @@ func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
 	if opt.SMs > 0 {
 		t.SMs = opt.SMs
 	}
-	f := &fn{k: kc, target: t, names: map[string]bool{}}
+	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {

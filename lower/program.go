@@ -24,8 +24,8 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 		return nil, fmt.Errorf("program %s has no kernels", p.Name)
 	}
 	c := &Compiled{Target: target, Workspace: p.Workspace}
-	for _, k := range p.Kernels {
-		res, err := Compile(k, target, Options{SMs: p.SMs})
+	for i, k := range p.Kernels {
+		res, err := Compile(k, target, Options{SMs: p.SMs, Follows: i > 0, Precedes: i < len(p.Kernels)-1})
 		if err != nil {
 			return nil, err
 		}
@@ -48,8 +48,8 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 // DumpProgram returns every kernel's dump after the named pass.
 func DumpProgram(p *ir.Program, target, after string) (string, error) {
 	var parts []string
-	for _, k := range p.Kernels {
-		res, err := Compile(k, target, Options{After: after, SMs: p.SMs})
+	for i, k := range p.Kernels {
+		res, err := Compile(k, target, Options{After: after, SMs: p.SMs, Follows: i > 0, Precedes: i < len(p.Kernels)-1})
 		if err != nil {
 			return "", err
 		}

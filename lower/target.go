@@ -22,6 +22,9 @@ type Target struct {
 	SMs int
 	// FP8Convert reports native cvt between e4m3x2 and f16x2 (sm_89 and later).
 	FP8Convert bool
+	// GridDependency reports griddepcontrol (programmatic dependent launch, sm_90 and
+	// later): a kernel can start while the one before it finishes.
+	GridDependency bool
 }
 
 // Targets lists the supported targets, oldest first.
@@ -29,8 +32,8 @@ var Targets = []Target{
 	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SharedPerSM: 164 * 1024, SMs: 108},
 	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 84},
 	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 128, FP8Convert: true},
-	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SharedPerSM: 228 * 1024, SMs: 132, FP8Convert: true},
-	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 188, FP8Convert: true},
+	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SharedPerSM: 228 * 1024, SMs: 132, FP8Convert: true, GridDependency: true},
+	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 188, FP8Convert: true, GridDependency: true},
 }
 
 // LookupTarget finds a target by name.
@@ -62,6 +65,7 @@ var featureVersion = map[string]int{
 	"cvt.f32.bf16":   71,
 	"cvt.e4m3":       78, // cvt.rn.f16x2.e4m3x2 on sm_90; sm_89 needs 8.1
 	"cvt.e4m3.sm_89": 81,
+	"griddepcontrol": 78, // sm_90 and later
 }
 
 // Register budget. ptxas left to itself sometimes caps a kernel at 128

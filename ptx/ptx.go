@@ -131,6 +131,11 @@ type Kernel struct {
 	Block       int      // threads per CTA (1-D blocks only)
 	SharedBytes int      // dynamic shared memory per CTA
 	Params      []KParam // in declaration order, one per Func parameter
+	// Programmatic marks a kernel that may be launched while the kernel before it in
+	// the stream is still running (programmatic dependent launch, sm_90 and later):
+	// it executes griddepcontrol.wait before it touches memory, so launchers pass the
+	// driver's programmatic-stream-serialization attribute and save the launch gap.
+	Programmatic bool
 }
 
 // KParam describes one kernel parameter for launchers and argument checks.

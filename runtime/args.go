@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -212,7 +213,30 @@ func CheckFacts(k *ptx.Kernel) error {
 			return fail("parameter %d (%s) is .%s in PTX (%d bytes) but kind %s (%d bytes)", i, p.Name, p.Type, got, k.Params[i].Kind, want)
 		}
 	}
+	if k.Programmatic && !waitsForGrid(fn) {
+		return fail("marked Programmatic but its PTX never executes griddepcontrol.wait: launched early it could read what the kernel before it has not written yet")
+	}
 	return nil
+}
+
+// waitsForGrid reports whether fn's first instruction that is not a parameter load or
+// griddepcontrol.launch_dependents is griddepcontrol.wait, i.e. nothing can touch memory
+// before the previous kernel in the stream is done.
+func waitsForGrid(fn *ptx.Func) bool {
+	for _, s := range fn.Body {
+		in, ok := s.(*ptx.Instr)
+		if !ok {
+			continue
+		}
+		switch {
+		case in.Op == "griddepcontrol.wait":
+			return true
+		case in.Op == "griddepcontrol.launch_dependents", strings.HasPrefix(in.Op, "ld.param."):
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 // ptxTypeBytes is the size of a PTX scalar parameter type, 0 for anything else.

@@ -249,11 +249,16 @@ func (k *Kernel) Launch(args ...Arg) error {
 	}
 	slots := marshal(args)
 	return k.dev.do(func() error {
-		params := make([]unsafe.Pointer, len(slots))
-		for i := range slots {
-			params[i] = unsafe.Pointer(&slots[i])
+		var err error
+		if f.Programmatic {
+			err = launchProgrammatic(&k.handle.fn, f.Grid, f.Block, f.SharedBytes, slots)
+		} else {
+			params := make([]unsafe.Pointer, len(slots))
+			for i := range slots {
+				params[i] = unsafe.Pointer(&slots[i])
+			}
+			err = k.handle.fn.Launch(f.Grid[0], f.Grid[1], f.Grid[2], f.Block, 1, 1, f.SharedBytes, cu.Stream{}, params)
 		}
-		err := k.handle.fn.Launch(f.Grid[0], f.Grid[1], f.Grid[2], f.Block, 1, 1, f.SharedBytes, cu.Stream{}, params)
 		if err != nil {
 			return fmt.Errorf("runtime: launching %s (grid %v, block %d, %d bytes shared): %w", f.Name, f.Grid, f.Block, f.SharedBytes, err)
 		}

@@ -7,11 +7,35 @@ package runtime
 /*
 #cgo LDFLAGS: -lcuda
 #include <cuda.h>
+#include <string.h>
 
 // Raising MAX_DYNAMIC_SHARED_SIZE_BYTES is the opt-in a kernel needs to use more than
 // 48 KiB of dynamic shared memory; without it the launch fails with INVALID_VALUE.
 static CUresult ptxgen_set_max_dynamic_smem(CUfunction f, int bytes) {
 	return cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+}
+
+// Programmatic dependent launch (sm_90 and later): the kernel may start while the
+// previous kernel in the stream is still running; it waits for it in its own code
+// (griddepcontrol.wait). slots holds one 8-byte value per parameter; the driver copies
+// each parameter's declared size from the start of its slot.
+static CUresult ptxgen_launch_programmatic(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+		unsigned block, unsigned smem, unsigned long long *slots, int n) {
+	void *params[64];
+	if (n > 64) return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++) params[i] = &slots[i];
+	CUlaunchAttribute attr;
+	memset(&attr, 0, sizeof attr);
+	attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+	attr.value.programmaticStreamSerializationAllowed = 1;
+	CUlaunchConfig cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.gridDimX = gx; cfg.gridDimY = gy; cfg.gridDimZ = gz;
+	cfg.blockDimX = block; cfg.blockDimY = 1; cfg.blockDimZ = 1;
+	cfg.sharedMemBytes = smem;
+	cfg.attrs = &attr;
+	cfg.numAttrs = 1;
+	return cuLaunchKernelEx(&cfg, f, params, 0);
 }
 
 static const char *ptxgen_error_name(CUresult r) {
@@ -62,6 +86,27 @@ func setMaxDynamicShared(fn *cu.Function, bytes int) error {
 	}
 	if got != bytes {
 		return fmt.Errorf("MAX_DYNAMIC_SHARED_SIZE_BYTES reads back %d after setting %d: CUfunction handle mismatch with gorgonia.org/cu", got, bytes)
+	}
+	return nil
+}
+
+// maxParams is how many parameters launchProgrammatic passes (its C side's array).
+const maxParams = 64
+
+// launchProgrammatic queues fn on the default stream with programmatic stream
+// serialization allowed (ptx.Kernel.Programmatic).
+func launchProgrammatic(fn *cu.Function, grid [3]int, block, smem int, slots []uint64) error {
+	if len(slots) > maxParams {
+		return fmt.Errorf("%d parameters, at most %d", len(slots), maxParams)
+	}
+	var p *C.ulonglong
+	if len(slots) > 0 {
+		p = (*C.ulonglong)(unsafe.Pointer(&slots[0]))
+	}
+	r := C.ptxgen_launch_programmatic(cuFunction(fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+		C.uint(block), C.uint(smem), p, C.int(len(slots)))
+	if r != C.CUDA_SUCCESS {
+		return fmt.Errorf("cuLaunchKernelEx(programmatic stream serialization): %s", C.GoString(C.ptxgen_error_name(r)))
 	}
 	return nil
 }

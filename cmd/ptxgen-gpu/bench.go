@@ -57,6 +57,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16 or 32; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
+	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (mla_combine on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
 	}
@@ -116,6 +117,12 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		opts := golden.MLAGenOptions{Seed: *seed + uint64(i)}
 		if cases[i], err = check.MLA(cfg, target, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
+		}
+		if !*pdl {
+			// The kernels still run griddepcontrol.wait, a no-op in a plain launch.
+			for _, k := range cases[i].Compiled.Kernels {
+				k.Programmatic = false
+			}
 		}
 	}
 	if *vectorsOut != "" {
