@@ -487,11 +487,13 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	case aok && ia == 1 && k == ir.OpMul:
 		return b, nil
 	}
-	if bok && elem == ir.I32 && (k == ir.OpDiv || k == ir.OpRem) && ib > 1 && ib <= math.MaxInt32 {
+	if bok && (elem == ir.I32 || elem == ir.I64) && (k == ir.OpDiv || k == ir.OpRem) && ib > 1 && ib <= math.MaxInt32 {
 		if ib&(ib-1) == 0 {
-			return e.divRemPow2(k, a, int(ib)), nil
+			return e.divRemPow2(k, elem, a, int(ib)), nil
 		}
-		return e.divRemMagic(k, a, int64(ib)), nil
+		if elem == ir.I32 {
+			return e.divRemMagic(k, a, int64(ib)), nil
+		}
 	}
 	commutative := k == ir.OpAdd || k == ir.OpMul || k == ir.OpMax || k == ir.OpMin || k == ir.OpAnd || k == ir.OpOr || k == ir.OpXor
 	if isImm(a) && commutative {
@@ -551,29 +553,51 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	return r, nil
 }
 
-// divRemPow2 is signed i32 division (truncating) or remainder by d = 2^k with
-// shifts: a negative dividend is biased by d-1 so the arithmetic shift rounds
+// divRemPow2 is signed i32 or i64 division (truncating) or remainder by d = 2^k
+// with shifts: a negative dividend is biased by d-1 so the arithmetic shift rounds
 // toward zero, as div.s32 does. ptxas 11.8 expands div.s32 and rem.s32 by a
 // constant into its general sequence (about 15 instructions with a float
-// reciprocal); a page index and slot are computed per gathered candidate.
-func (e *emitter) divRemPow2(k ir.OpKind, a ptx.Operand, d int) ptx.Operand {
-	a = e.inReg(a, ir.I32)
-	sign := e.reg(ir.I32)
-	e.ins("shr.s32", sign, a, ptx.Imm(31))
-	bias := e.reg(ir.I32)
-	e.ins("shr.u32", bias, sign, ptx.Imm(32-log2(d)))
-	biased := e.reg(ir.I32)
-	e.ins("add.s32", biased, a, bias)
-	r := e.reg(ir.I32)
+// reciprocal), and div.s64 into a call to a 64-bit division routine; a page
+// index and slot, and a bf16 view's row of a byte offset, are computed per
+// gathered candidate.
+func (e *emitter) divRemPow2(k ir.OpKind, elem ir.Elem, a ptx.Operand, d int) ptx.Operand {
+	a = e.inReg(a, elem)
+	width := 8 * elem.Size()
+	ts := typeSuffix(elem)
+	sign := e.reg(elem)
+	e.ins("shr.s"+ts[1:], sign, a, ptx.Imm(width-1))
+	bias := e.reg(elem)
+	e.ins("shr.u"+ts[1:], bias, sign, ptx.Imm(width-log2(d)))
+	biased := e.reg(elem)
+	e.ins("add.s"+ts[1:], biased, a, bias)
+	r := e.reg(elem)
 	if k == ir.OpDiv {
-		e.ins("shr.s32", r, biased, ptx.Imm(log2(d)))
+		e.ins("shr.s"+ts[1:], r, biased, ptx.Imm(log2(d)))
 		return r
 	}
 	// a - trunc(a/d)*d: clear the biased value's low bits and subtract.
-	whole := e.reg(ir.I32)
-	e.ins("and.b32", whole, biased, ptx.Imm(-d))
-	e.ins("sub.s32", r, a, whole)
+	whole := e.reg(elem)
+	e.ins("and.b"+ts[1:], whole, biased, ptx.Imm(-d))
+	e.ins("sub.s"+ts[1:], r, a, whole)
 	return r
+}
+
+// divRemU32 writes r = a / d or a % d for an a known to be non-negative (a thread,
+// warp or run number) and a constant d >= 1, without div.u32 or rem.u32, which
+// ptxas 11.8 expands into a float-reciprocal sequence even for powers of two.
+func (e *emitter) divRemU32(k ir.OpKind, r, a ptx.Operand, d int) {
+	switch {
+	case d == 1 && k == ir.OpDiv:
+		e.ins("mov.u32", r, a)
+	case d == 1:
+		e.ins("mov.u32", r, ptx.Imm(0))
+	case d&(d-1) == 0 && k == ir.OpDiv:
+		e.ins("shr.u32", r, a, ptx.Imm(log2(d)))
+	case d&(d-1) == 0:
+		e.ins("and.b32", r, a, ptx.Imm(d-1))
+	default:
+		e.ins("mov.u32", r, e.divRemMagic(k, a, int64(d)))
+	}
 }
 
 // divRemMagic is signed i32 division (truncating) or remainder by a constant d > 1

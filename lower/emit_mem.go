@@ -314,9 +314,9 @@ func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
 		// One run per row (a rank-1 tile, element by element): the row is the run.
 		e.ins("mov.u32", rc.row, rc.run)
 	} else {
-		e.ins("div.u32", rc.row, rc.run, ptx.Imm(perRow))
+		e.divRemU32(ir.OpDiv, rc.row, rc.run, perRow)
 		rc.idx = e.reg(ir.I32)
-		e.ins("rem.u32", rc.idx, rc.run, ptx.Imm(perRow))
+		e.divRemU32(ir.OpRem, rc.idx, rc.run, perRow)
 	}
 	if (i+1)*e.nthreads > rows*perRow {
 		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
@@ -521,20 +521,46 @@ func (e *emitter) store(o *ir.Op) error {
 		for mi := 0; mi < rows.n; mi++ {
 			for h := 0; h < 2; h++ {
 				row := rows.idx[mi][h]
+				// A constant column offset goes into the instructions' immediate, and
+				// the (row, column) addresses are kept for the enclosing scope: the
+				// column slices of one output (mla_decode's eight) then share them
+				// instead of each forming its own 64-bit addresses, which ptxas would
+				// otherwise compute all at once and spill at 128 registers.
+				var immOff int64
+				c0 := col0
+				if c, ok := col0.(ptx.Imm); ok {
+					immOff, c0 = int64(c)*int64(elem.Size()), ptx.Imm(0)
+				}
+				outer := e.cache[len(e.cache)-1]
+				addrKey := fmt.Sprintf("frag-store %s %s %s %s ", m.ptr.Name, m.offs.Name, operandKey([]ptx.Operand{c0}), operandKey([]ptx.Operand{row}))
 				e.pushScope()
-				rowOff, err := e.at(m.offs, []ptx.Operand{row})
-				if err != nil {
-					return err
+				rowBase, haveBase := e.cached(addrKey + "row")
+				if !haveBase {
+					rowOff, err := e.at(m.offs, []ptx.Operand{row})
+					if err != nil {
+						return err
+					}
+					rowBase = e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), c0), elem.Size())
+					outer[addrKey+"row"] = rowBase
+				}
+				colAddr := func(ni, j int) ptx.Operand {
+					key := fmt.Sprintf("%scol %d %d", addrKey, ni, j)
+					if a, ok := e.cached(key); ok {
+						return a
+					}
+					a := e.elemAddr(rowBase, e.toI64(cols.idx[ni][j], ir.I32), elem.Size())
+					outer[key] = a
+					return a
 				}
 				var rowOK ptx.Operand
 				if m.mask != nil {
+					var err error
 					if rowOK, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
 						return err
 					}
 				}
 				// Of the warps holding identical copies, one writes.
 				rowOK = e.andPred(rowOK, e.firstCopy(l.copies()))
-				rowBase := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), elem.Size())
 				for ni := 0; ni < cols.n; ni++ {
 					if paired {
 						// Columns 2t and 2t+1: one 2-element store, in bounds together.
@@ -546,14 +572,14 @@ func (e *emitter) store(o *ir.Op) error {
 						if err != nil {
 							return err
 						}
-						addr := e.elemAddr(rowBase, e.toI64(cols.idx[ni][0], ir.I32), elem.Size())
+						addr := ptx.Addr{Base: colAddr(ni, 0), Off: immOff}
 						ok := inBounds(rowOK, cols.idx[ni][0])
 						if elem.Size() == 4 {
-							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), ptx.Addr{Base: addr}, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
+							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), addr, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
 						} else {
 							w := e.reg(ir.I32)
 							e.ins("mov.b32", w, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
-							e.insIf(guardOf(ok), false, "st.global.b32", ptx.Addr{Base: addr}, w)
+							e.insIf(guardOf(ok), false, "st.global.b32", addr, w)
 						}
 						continue
 					}
@@ -564,8 +590,7 @@ func (e *emitter) store(o *ir.Op) error {
 						if err != nil {
 							return err
 						}
-						addr := e.elemAddr(rowBase, e.toI64(col, ir.I32), elem.Size())
-						e.insIf(guardOf(ok), false, st, ptx.Addr{Base: addr}, e.inReg(x, elem))
+						e.insIf(guardOf(ok), false, st, ptx.Addr{Base: colAddr(ni, j), Off: immOff}, e.inReg(x, elem))
 					}
 				}
 				e.popScope()
@@ -763,7 +788,7 @@ func (e *emitter) firstCopy(n int) ptx.Operand {
 		return p
 	}
 	r := e.reg(ir.I32)
-	e.ins("rem.u32", r, e.warp, ptx.Imm(n))
+	e.divRemU32(ir.OpRem, r, e.warp, n)
 	p := e.reg(ir.I1)
 	e.ins("setp.eq.s32", p, r, ptx.Imm(0))
 	e.cache[len(e.cache)-1][key] = p

@@ -45,7 +45,7 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 		warpPos = e.warp
 		if g := l.rowGroupWarps(); g > 1 {
 			r := e.reg(ir.I32)
-			e.ins("div.u32", r, e.warp, ptx.Imm(g))
+			e.divRemU32(ir.OpDiv, r, e.warp, g)
 			warpPos = r
 		}
 	} else {
@@ -54,7 +54,7 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 		warpPos = ptx.Imm(0)
 		if l.wn > 1 {
 			r := e.reg(ir.I32)
-			e.ins("rem.u32", r, e.warp, ptx.Imm(l.wn))
+			e.divRemU32(ir.OpRem, r, e.warp, l.wn)
 			warpPos = r
 		}
 	}
@@ -273,11 +273,11 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 	if o.Int == 1 {
 		c, parts = e.rowsOf(extent, sl), sl.wn
 		who, lanePos = e.t, e.reg(ir.I32)
-		e.ins("rem.u32", lanePos, e.warp, ptx.Imm(sl.wn))
+		e.divRemU32(ir.OpRem, lanePos, e.warp, sl.wn)
 	} else {
 		c, parts = e.colsOf(extent, sl), sl.wm
 		who, lanePos = e.g, e.reg(ir.I32)
-		e.ins("div.u32", lanePos, e.warp, ptx.Imm(sl.wn))
+		e.divRemU32(ir.OpDiv, lanePos, e.warp, sl.wn)
 	}
 	writer := e.reg(ir.I1)
 	e.ins("setp.eq.s32", writer, who, ptx.Imm(0))
