@@ -152,6 +152,9 @@ func describeMLA(c kernels.MLAConfig) string {
 	if c.HeadBlock > 0 {
 		s += fmt.Sprintf(" head-block=%d", c.HeadBlock)
 	}
+	if c.Tile > 0 {
+		s += fmt.Sprintf(" tile=%d", c.Tile)
+	}
 	if c.SMs > 0 {
 		s += fmt.Sprintf(" sms=%d", c.SMs)
 	}

@@ -27,6 +27,8 @@ type MLAConfig struct {
 	SMs int
 	// HeadBlock is the number of heads per CTA, 16, 32 or 64; 0 picks it (MLA).
 	HeadBlock int
+	// Tile is the number of candidates per loop iteration, 32 or 64; 0 picks it (MLA).
+	Tile int
 }
 
 // MLASegment is one candidate list: K candidates per row into a cache with
@@ -108,6 +110,8 @@ func (c MLAConfig) Validate() error {
 		return bad("sms", c.SMs, "0 (the target's) or 1..4096")
 	case c.HeadBlock != 0 && c.HeadBlock != 16 && c.HeadBlock != 32 && c.HeadBlock != 64:
 		return bad("head-block", c.HeadBlock, "0 (automatic), 16, 32 or 64")
+	case c.Tile != 0 && c.Tile != 32 && c.Tile != 64:
+		return bad("tile", c.Tile, "0 (automatic), 32 or 64")
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -123,7 +127,36 @@ func (c MLAConfig) Validate() error {
 }
 
 // tiles is the number of candidate tiles of segment s.
-func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, mlaTile) }
+func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }
+
+// tileN is the candidates per tile. MLA resolves 0 (automatic) with pickTile
+// before anything else reads it; 32 stands for it until then.
+func (c MLAConfig) tileN() int {
+	if c.Tile != 0 {
+		return c.Tile
+	}
+	return mlaTile
+}
+
+// pickTile chooses the candidates per tile on target t when the caller left it
+// to us: 64 for 64-head CTAs where the shared memory allows (sm_90: 191 KB),
+// else 32. A 64-head CTA is alone on its SM, and each k16 step of q·k loads a Q
+// fragment for one n8 tile of candidates at 32 and for two at 64, so Q's shared
+// memory traffic per candidate halves, as do the tiles' barriers and index
+// round trips (H=64, T=256 on the H200: 172 against 234 us, docs/perf-notes.md
+// v6). 16-head CTAs keep 32: at 64 their shared memory (120 KB) would leave one
+// CTA per SM instead of three.
+func (c MLAConfig) pickTile(t lower.Target) int {
+	if c.Tile != 0 {
+		return c.Tile
+	}
+	wide := c
+	wide.Tile = 64
+	if c.headBlock() == 64 && wide.sharedEstimate() <= t.MaxSharedPerBlock {
+		return 64
+	}
+	return mlaTile
+}
 
 func (c MLAConfig) totalTiles() int {
 	n := 0
@@ -149,18 +182,35 @@ func (c MLAConfig) headBlock() int {
 
 // pickHeadBlock chooses the heads per CTA on target t when the caller left it to
 // us. A CTA dequantizes each KV tile once for all of its heads, so 64 heads per
-// CTA (16 warps) quarter the dequantization per head, but need about 125 KB of
-// shared memory (sm_80 and sm_90 only) and quarter the CTAs. Measured on the H200
-// (docs/perf-notes.md, v5): at H=64 it pays once the rows alone fill the SMs
-// (T=256: 256 against 280 us) and loses when the CTAs must be split to fill them
-// (T=64: 96 against 86 us); 32 heads never paid.
+// CTA (16 warps) quarter the dequantization per head, but need 130-190 KB of
+// shared memory (sm_80 and sm_90 only: one CTA per SM) and quarter the CTAs.
+// Measured on the H200 (docs/perf-notes.md, v5 and v6): with 32-candidate tiles
+// (sm_80) they pay once the rows alone fill the SMs (T=256: 256 against 280 us)
+// and lose when the CTAs must be split to fill them (T=64, K=2176: 262 against
+// 231 us). With 64-candidate tiles (sm_90) they pay once each CTA walks at least
+// 8 tiles and the CTAs fill at least half the SMs (T=256: 166 against 297 us;
+// T=64, K=2176, 128 CTAs of 17 tiles: 212 against 231 us), tie at 5 tiles
+// (T=64, K=640: 74.4 against 73.8 us) and lose at 1 (T=8: 24.0 against 19.0 us).
 func (c MLAConfig) pickHeadBlock(t lower.Target, sms int) int {
 	if c.HeadBlock != 0 {
 		return c.HeadBlock
 	}
 	wide := c
 	wide.HeadBlock = 64
-	if c.H >= 64 && c.T*wide.headBlocks() >= sms && wide.sharedEstimate() <= t.MaxSharedPerBlock {
+	wide.Tile = wide.pickTile(t)
+	if c.H < 64 || wide.sharedEstimate() > t.MaxSharedPerBlock {
+		return 16
+	}
+	if wide.tileN() == 64 {
+		// Enough tiles per CTA to pay for the wide CTA, and enough CTAs to fill
+		// at least half of the SMs (a forced split of 1 at T=1 would be one CTA).
+		split := wide.PlanSplit(sms, 1)
+		if ceilDiv(wide.totalTiles(), split) >= 8 && 2*c.T*wide.headBlocks()*split >= sms {
+			return 64
+		}
+		return 16
+	}
+	if c.T*wide.headBlocks() >= sms {
 		return 64
 	}
 	return 16
@@ -208,9 +258,9 @@ func (c MLAConfig) sharedEstimate() int {
 	const pitch = 144 // a 64-wide bf16 row with its 16-byte pad
 	slices := len(c.dChunks())
 	q := slices * c.headBlock() * pitch
-	tile := slices * mlaTile * pitch
+	tile := slices * c.tileN() * pitch
 	if c.Cache != CacheBF16 {
-		tile += (fp8dsNope / fp8dsScaleBlock) * mlaTile * fp8dsScaleBlock
+		tile += (fp8dsNope / fp8dsScaleBlock) * c.tileN() * fp8dsScaleBlock
 	}
 	return q + tile
 }
@@ -244,6 +294,7 @@ func MLA(c MLAConfig, target string) (*ir.Program, error) {
 		sms = t.SMs
 	}
 	c.HeadBlock = c.pickHeadBlock(t, sms)
+	c.Tile = c.pickTile(t)
 	split := c.PlanSplit(sms, c.residentCTAs(t))
 	p := &ir.Program{Name: "mla_decode", SMs: c.SMs}
 	dec, err := mlaDecodeKernel(c, split)
@@ -274,7 +325,7 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	b.SetWarps(c.warps())
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
-	HB, N := c.headBlock(), mlaTile
+	HB, N := c.headBlock(), c.tileN()
 
 	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
@@ -452,7 +503,7 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte
 		// meaningfully holds.
 		scale := b.Bitcast(b.Shl(e, b.I32(23)), ir.F32)
-		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, mlaTile, fp8dsScaleBlock))
+		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, c.tileN(), fp8dsScaleBlock))
 		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k%s_%d", tag, i)))
 	}
 	ks = append(ks, ropeTile)

@@ -41,13 +41,14 @@ type vals struct {
 }
 
 type emitter struct {
+	uses  map[*ir.Value]int // each value's uses in the kernel (useCounts)
 	f     *fn
 	body  []ptx.Stmt
 	nregs map[string]int
 	v     map[*ir.Value]*vals
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
-	cache      []map[string]ptx.Operand
-	coordCache map[[5]int]*coords
+	cache       []map[string]ptx.Operand
+	coordScopes []map[[5]int]*coords
 	// prologueTail collects loop-invariant setup (coordinates, lane offsets) made
 	// on first use; it is spliced in after the prologue so it dominates every use.
 	prologueTail []ptx.Stmt
@@ -74,9 +75,10 @@ type emitter struct {
 }
 
 func emit(f *fn) error {
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordCache: map[[5]int]*coords{},
+	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordScopes: []map[[5]int]*coords{{}},
 		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
+	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, Block: e.nthreads}
 	for _, p := range f.k.Params {
@@ -227,12 +229,37 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 }
 
 func (e *emitter) block(b *ir.Block) error {
-	for _, o := range b.Ops {
-		if err := e.op(o); err != nil {
-			return opError(o, err)
+	for i := 0; i < len(b.Ops); {
+		if g := e.dotGroupAt(b.Ops, i); g != nil {
+			if err := e.dotGroup(g); err != nil {
+				return err
+			}
+			i += len(g)
+			continue
 		}
+		if err := e.op(b.Ops[i]); err != nil {
+			return opError(b.Ops[i], err)
+		}
+		i++
 	}
 	return nil
+}
+
+// useCounts counts each value's uses: as an op argument anywhere in k, and as
+// a loop's yielded value.
+func useCounts(k *ir.Kernel) map[*ir.Value]int {
+	n := map[*ir.Value]int{}
+	walkOps(k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			n[a]++
+		}
+		if o.Body != nil {
+			for _, y := range o.Body.Yield {
+				n[y]++
+			}
+		}
+	})
+	return n
 }
 
 func (e *emitter) layout(v *ir.Value) layout { return e.f.layouts[v] }
@@ -722,8 +749,32 @@ func (e *emitter) e4m3ToF32(x ptx.Operand, r ptx.Reg) (ptx.Operand, error) {
 	return r, nil
 }
 
-func (e *emitter) pushScope() { e.cache = append(e.cache, map[string]ptx.Operand{}) }
-func (e *emitter) popScope()  { e.cache = e.cache[:len(e.cache)-1] }
+func (e *emitter) pushScope() {
+	e.cache = append(e.cache, map[string]ptx.Operand{})
+	e.coordScopes = append(e.coordScopes, map[[5]int]*coords{})
+}
+
+// forgetThreadCoords drops the cached coordinates and lane offsets that depend
+// only on the thread, after a loop: recomputing them later costs a few integer
+// instructions, while keeping them live across the loop cost the 64-head decode
+// (128 registers) a spill.
+func (e *emitter) forgetThreadCoords() {
+	for _, m := range e.coordScopes {
+		clear(m)
+	}
+	for _, m := range e.cache {
+		for k := range m {
+			if strings.HasPrefix(k, "lane:") {
+				delete(m, k)
+			}
+		}
+	}
+}
+
+func (e *emitter) popScope() {
+	e.cache = e.cache[:len(e.cache)-1]
+	e.coordScopes = e.coordScopes[:len(e.coordScopes)-1]
+}
 
 func (e *emitter) cached(key string) (ptx.Operand, bool) {
 	for i := len(e.cache) - 1; i >= 0; i-- {
@@ -864,6 +915,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	e.insIf(p, false, "bra.uni", ptx.Sym(top))
 	e.body = append(e.body, &ptx.Label{Name: end})
 	e.restoreHazards(entry)
+	e.forgetThreadCoords()
 	for i, r := range o.Results {
 		e.v[r] = carried[i]
 	}

@@ -31,12 +31,12 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 	if !isRow {
 		key[0] = 1
 	}
-	if c, ok := e.coordCache[key]; ok {
-		return c
+	for i := len(e.coordScopes) - 1; i >= 0; i-- {
+		if c, ok := e.coordScopes[i][key]; ok {
+			return c
+		}
 	}
 	c := &coords{}
-	saved := e.body
-	e.body = nil
 	var warpPos ptx.Operand
 	var span int
 	if isRow {
@@ -83,9 +83,7 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 			c.idx[i][h] = r
 		}
 	}
-	e.prologueTail = append(e.prologueTail, e.body...)
-	e.body = saved
-	e.coordCache[key] = c
+	e.coordScopes[len(e.coordScopes)-1][key] = c
 	return c
 }
 
@@ -327,7 +325,7 @@ func (e *emitter) laneOffset(key string, build func() ptx.Operand) ptx.Operand {
 		return x
 	}
 	x := build()
-	e.cache[0]["lane:"+key] = x
+	e.cache[len(e.cache)-1]["lane:"+key] = x
 	return x
 }
 
@@ -335,8 +333,6 @@ func (e *emitter) laneOffset(key string, build func() ptx.Operand) ptx.Operand {
 // of a row-major shared tile: the lane supplies row rowOf(l) at column colOf(l).
 func (e *emitter) ldmatrixLaneOffset(pitch int, kind string) ptx.Operand {
 	return e.laneOffset(fmt.Sprintf("%s/%d", kind, pitch), func() ptx.Operand {
-		saved := e.body
-		e.body = nil
 		row, col := e.reg(ir.I32), e.reg(ir.I32)
 		t := e.reg(ir.I32)
 		switch kind {
@@ -365,67 +361,84 @@ func (e *emitter) ldmatrixLaneOffset(pitch int, kind string) ptx.Operand {
 		}
 		off := e.reg(ir.I32)
 		e.ins("mad.lo.s32", off, row, ptx.Imm(pitch), col)
-		e.prologueTail = append(e.prologueTail, e.body...)
-		e.body = saved
 		return off
 	})
 }
 
 // dot emits mma.sync m16n8k16 over the k16 steps, loading A and B fragments from
 // shared memory with ldmatrix (or taking A from the registers of an earlier result).
-func (e *emitter) dot(o *ir.Op) error {
+// dotPlan is one dot being emitted: its layouts, its accumulators (which the
+// mma.sync of each k16 step replace) and the per-warp bases of its operands.
+type dotPlan struct {
+	a, b       *ir.Value
+	r          *ir.Value
+	al, bl     layout
+	mt, nt, ks int
+	in         string
+	acc        [][][4]ptx.Operand
+	chain      []*dotPlan // earlier dots of a fused group accumulating into acc
+	aBase      ptx.Operand
+	b4, b2     ptx.Operand
+}
+
+// planDot sets a dot up: operand readiness, accumulators (taken from chain when
+// the dot accumulates onto a dot of the same fused group) and operand bases.
+func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	a, b, c := o.Args[0], o.Args[1], o.Args[2]
 	r := o.Result()
 	l := e.layout(r)
-	al, bl := e.layout(a), e.layout(b)
-	if h, ok := e.f.sharedHome(a); ok && !(al.kind == lAcc && al.wn == 1 && al.wm == l.wm) {
-		al = h
+	p := &dotPlan{a: a, b: b, r: r, al: e.layout(a)}
+	if h, ok := e.f.sharedHome(a); ok && !(p.al.kind == lAcc && p.al.wn == 1 && p.al.wm == l.wm) {
+		p.al = h
 	}
-	bl, _ = e.f.sharedHome(b)
+	p.bl, _ = e.f.sharedHome(b)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
-	mt, nt := rows.n, cols.n
-	ks := a.Type.Shape[1] / granuleK
-	in := a.Type.Elem.String()
+	p.mt, p.nt = rows.n, cols.n
+	p.ks = a.Type.Shape[1] / granuleK
+	p.in = a.Type.Elem.String()
 	e.ready(b)
 	e.noteRead(b)
-	if al.kind == lShared {
+	if p.al.kind == lShared {
 		e.ready(a)
 		e.noteRead(a)
 	}
-	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, ks, mt, nt)
+	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, p.ks, p.mt, p.nt)
 
-	// Accumulators.
-	acc := make([][][4]ptx.Operand, mt)
-	for mi := range acc {
-		acc[mi] = make([][4]ptx.Operand, nt)
-		for ni := range acc[mi] {
-			for q := 0; q < 4; q++ {
-				x, err := e.accElem(c, l, mi, ni, q)
-				if err != nil {
-					return err
+	if chain != nil {
+		p.acc = chain.acc
+	} else {
+		p.acc = make([][][4]ptx.Operand, p.mt)
+		for mi := range p.acc {
+			p.acc[mi] = make([][4]ptx.Operand, p.nt)
+			for ni := range p.acc[mi] {
+				for q := 0; q < 4; q++ {
+					x, err := e.accElem(c, l, mi, ni, q)
+					if err != nil {
+						return nil, err
+					}
+					p.acc[mi][ni][q] = e.inReg(x, ir.F32)
 				}
-				acc[mi][ni][q] = e.inReg(x, ir.F32)
 			}
 		}
 	}
 
 	// Per-warp base addresses of the operand tiles.
-	var aBase, bBase ptx.Operand
-	if al.kind == lShared {
-		off := e.ldmatrixLaneOffset(al.pitch, "a")
-		aBase = e.reg(ir.I32)
-		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(al.pitch), off)
+	if p.al.kind == lShared {
+		off := e.ldmatrixLaneOffset(p.al.pitch, "a")
+		aBase := e.reg(ir.I32)
+		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
 		e.ins("add.s32", aBase, aBase, e.smem)
+		p.aBase = aBase
 	}
 	bKind := "bt"
-	if bl.trans {
+	if p.bl.trans {
 		bKind = "bn"
 	}
-	bOff4 := e.ldmatrixLaneOffset(bl.pitch, bKind+"4")
-	bOff2 := e.ldmatrixLaneOffset(bl.pitch, bKind+"2")
+	bOff4 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"4")
+	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2")
 	colBase := e.reg(ir.I32)
-	if bl.trans {
-		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(bl.pitch))
+	if p.bl.trans {
+		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch))
 	} else {
 		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
 	}
@@ -433,72 +446,237 @@ func (e *emitter) dot(o *ir.Op) error {
 	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
 	e.ins("add.s32", b4, colBase, bOff4)
 	e.ins("add.s32", b2, colBase, bOff2)
-	bBase = b4
+	p.b4, p.b2 = b4, b2
+	return p, nil
+}
 
-	for k := 0; k < ks; k++ {
-		afr := make([][4]ptx.Operand, mt)
-		for mi := 0; mi < mt; mi++ {
-			if al.kind == lShared {
-				for q := range afr[mi] {
-					afr[mi][q] = e.reg(ir.I32)
-				}
-				off := al.offset + mi*granuleM*al.pitch + k*granuleK*2
-				e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: aBase, Off: int64(off)})
-				continue
+// aFrags loads (or packs from registers) the A fragments of k16 step k.
+func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
+	afr := make([][4]ptx.Operand, p.mt)
+	for mi := 0; mi < p.mt; mi++ {
+		if p.al.kind == lShared {
+			for q := range afr[mi] {
+				afr[mi][q] = e.reg(ir.I32)
 			}
-			// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
-			// k16 A fragment (FlashAttention-2's trick).
-			for q, src := range [4][2]int{{2 * k, 0}, {2 * k, 2}, {2*k + 1, 0}, {2*k + 1, 2}} {
-				lo, err := e.accElem(a, al, mi, src[0], src[1])
-				if err != nil {
-					return err
-				}
-				hi, err := e.accElem(a, al, mi, src[0], src[1]+1)
-				if err != nil {
-					return err
-				}
-				p := e.reg(ir.I32)
-				e.ins("mov.b32", p, ptx.Vec{e.inReg(lo, a.Type.Elem), e.inReg(hi, a.Type.Elem)})
-				afr[mi][q] = p
+			off := p.al.offset + mi*granuleM*p.al.pitch + k*granuleK*2
+			e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: p.aBase, Off: int64(off)})
+			continue
+		}
+		// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
+		// k16 A fragment (FlashAttention-2's trick).
+		for q, src := range [4][2]int{{2 * k, 0}, {2 * k, 2}, {2*k + 1, 0}, {2*k + 1, 2}} {
+			lo, err := e.accElem(p.a, p.al, mi, src[0], src[1])
+			if err != nil {
+				return nil, err
+			}
+			hi, err := e.accElem(p.a, p.al, mi, src[0], src[1]+1)
+			if err != nil {
+				return nil, err
+			}
+			r := e.reg(ir.I32)
+			e.ins("mov.b32", r, ptx.Vec{e.inReg(lo, p.a.Type.Elem), e.inReg(hi, p.a.Type.Elem)})
+			afr[mi][q] = r
+		}
+	}
+	return afr, nil
+}
+
+// bFrags loads the B fragments of k16 step k (ldmatrix .x4 covers two n8 tiles).
+func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
+	bfr := make([][2]ptx.Operand, p.nt)
+	for ni := 0; ni < p.nt; ni += 2 {
+		var off int
+		if p.bl.trans {
+			off = p.bl.offset + ni*granuleN*p.bl.pitch + k*granuleK*2
+		} else {
+			off = p.bl.offset + k*granuleK*p.bl.pitch + ni*granuleN*2
+		}
+		op := "ldmatrix.sync.aligned.m8n8.x4"
+		if !p.bl.trans {
+			op += ".trans"
+		}
+		op += ".shared.b16"
+		if ni+1 < p.nt {
+			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
+			e.ins(op, regs, ptx.Addr{Base: p.b4, Off: int64(off)})
+			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+			bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
+		} else {
+			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
+			e.ins(replaceX4(op), regs, ptx.Addr{Base: p.b2, Off: int64(off)})
+			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+		}
+	}
+	return bfr
+}
+
+// mmaStep issues the mma.sync of one k16 step.
+func (e *emitter) mmaStep(p *dotPlan, afr [][4]ptx.Operand, bfr [][2]ptx.Operand) {
+	for mi := 0; mi < p.mt; mi++ {
+		for ni := 0; ni < p.nt; ni++ {
+			d := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
+			e.ins("mma.sync.aligned.m16n8k16.row.col.f32."+p.in+"."+p.in+".f32",
+				ptx.Vec{d[0], d[1], d[2], d[3]},
+				ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]},
+				ptx.Vec{bfr[ni][0], bfr[ni][1]},
+				ptx.Vec{p.acc[mi][ni][0], p.acc[mi][ni][1], p.acc[mi][ni][2], p.acc[mi][ni][3]})
+			p.acc[mi][ni] = d
+		}
+	}
+}
+
+func (e *emitter) dot(o *ir.Op) error {
+	p, err := e.planDot(o, nil)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < p.ks; k++ {
+		afr, err := e.aFrags(p, k)
+		if err != nil {
+			return err
+		}
+		e.mmaStep(p, afr, e.bFrags(p, k))
+	}
+	e.v[p.r] = &vals{acc: p.acc}
+	return nil
+}
+
+// dotGroupAt returns the ops of a fused dot group starting at ops[i], or nil:
+// consecutive dots with the same result layout, shape and K, at least two of them
+// sharing an A operand (P·V over column slices: P hi and lo times each V slice),
+// possibly chained (a dot accumulating onto a dot of the group that has no other
+// use), with fragment-elementwise ops in between that use no dot of the group.
+// Emitted k step by k step (dotGroup), each A fragment is loaded once for all
+// the slices and each B fragment once for the hi and lo terms; one dot at a time,
+// ptxas kept every A fragment of the K extent live across the slices (a spill at
+// 128 registers with 64-candidate tiles).
+func (e *emitter) dotGroupAt(ops []*ir.Op, i int) []*ir.Op {
+	first := ops[i]
+	if first.Kind != ir.OpDot || e.layout(first.Result()).kind != lAcc {
+		return nil
+	}
+	key := func(o *ir.Op) string {
+		return fmt.Sprint(e.layout(o.Result()), o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem)
+	}
+	want := key(first)
+	inGroup := map[*ir.Value]bool{}
+	uses := map[*ir.Value]int{}
+	var group []*ir.Op
+	for j := i; j < len(ops); j++ {
+		o := ops[j]
+		if len(o.Results) != 1 || e.layout(o.Result()).kind != lAcc {
+			break
+		}
+		if _, staged := e.f.staged[o.Result()]; staged {
+			break
+		}
+		dependent := false
+		for _, a := range o.Args {
+			if inGroup[a] {
+				dependent = true
+				uses[a]++
 			}
 		}
-		bfr := make([][2]ptx.Operand, nt)
-		for ni := 0; ni < nt; ni += 2 {
-			var off int
-			if bl.trans {
-				off = bl.offset + ni*granuleN*bl.pitch + k*granuleK*2
-			} else {
-				off = bl.offset + k*granuleK*bl.pitch + ni*granuleN*2
+		if o.Kind == ir.OpDot {
+			if key(o) != want || inGroup[o.Args[0]] || inGroup[o.Args[1]] {
+				break
 			}
-			op := "ldmatrix.sync.aligned.m8n8.x4"
-			if !bl.trans {
-				op += ".trans"
-			}
-			op += ".shared.b16"
-			if ni+1 < nt {
-				regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
-				e.ins(op, regs, ptx.Addr{Base: bBase, Off: int64(off)})
-				bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
-				bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
-			} else {
-				regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
-				e.ins(replaceX4(op), regs, ptx.Addr{Base: b2, Off: int64(off)})
-				bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
-			}
+		} else if dependent || (o.Kind != ir.OpBroadcast && !isElementwise(o.Kind)) {
+			break
 		}
-		for mi := 0; mi < mt; mi++ {
-			for ni := 0; ni < nt; ni++ {
-				d := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
-				e.ins("mma.sync.aligned.m16n8k16.row.col.f32."+in+"."+in+".f32",
-					ptx.Vec{d[0], d[1], d[2], d[3]},
-					ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]},
-					ptx.Vec{bfr[ni][0], bfr[ni][1]},
-					ptx.Vec{acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]})
-				acc[mi][ni] = d
+		if o.Kind == ir.OpDot {
+			inGroup[o.Result()] = true
+		}
+		group = append(group, o)
+	}
+	shared := map[*ir.Value]int{}
+	ndots := 0
+	for _, o := range group {
+		if o.Kind == ir.OpDot {
+			shared[o.Args[0]]++
+			ndots++
+		}
+	}
+	reused := false
+	for _, n := range shared {
+		reused = reused || n > 1
+	}
+	// With two k16 steps (32-candidate tiles) the A fragments of the whole extent
+	// fit next to the accumulators, and dots one at a time schedule better.
+	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < 4 {
+		return nil
+	}
+	// A chained dot takes over its predecessor's accumulators, so the predecessor
+	// may have no other use, here or anywhere else.
+	for v, n := range uses {
+		if n != 1 || e.uses[v] != 1 {
+			return nil
+		}
+	}
+	return group
+}
+
+// dotGroup emits a group from dotGroupAt: the elementwise ops first (they use
+// no dot of the group), then the dots interleaved k step by k step.
+func (e *emitter) dotGroup(group []*ir.Op) error {
+	var dots []*dotPlan
+	plans := map[*ir.Value]*dotPlan{}
+	for _, o := range group {
+		if o.Kind != ir.OpDot {
+			if err := e.op(o); err != nil {
+				return opError(o, err)
 			}
 		}
 	}
-	e.v[r] = &vals{acc: acc}
+	for _, o := range group {
+		if o.Kind != ir.OpDot {
+			continue
+		}
+		p, err := e.planDot(o, plans[o.Args[2]])
+		if err != nil {
+			return opError(o, err)
+		}
+		if chain := plans[o.Args[2]]; chain != nil {
+			// The predecessor's result is this dot's accumulator: one chain.
+			for i, d := range dots {
+				if d == chain {
+					dots = append(dots[:i], dots[i+1:]...)
+					break
+				}
+			}
+			p.chain = append(chain.chain, chain)
+		}
+		plans[o.Result()] = p
+		dots = append(dots, p)
+	}
+	ks := dots[0].ks
+	for k := 0; k < ks; k++ {
+		aCache := map[*ir.Value][][4]ptx.Operand{}
+		bCache := map[*ir.Value][][2]ptx.Operand{}
+		for _, last := range dots {
+			for _, p := range append(append([]*dotPlan{}, last.chain...), last) {
+				afr, ok := aCache[p.a]
+				if !ok {
+					var err error
+					if afr, err = e.aFrags(p, k); err != nil {
+						return err
+					}
+					aCache[p.a] = afr
+				}
+				bfr, ok := bCache[p.b]
+				if !ok {
+					bfr = e.bFrags(p, k)
+					bCache[p.b] = bfr
+				}
+				p.acc = last.acc
+				e.mmaStep(p, afr, bfr)
+				last.acc = p.acc
+			}
+		}
+	}
+	for _, p := range dots {
+		e.v[p.r] = &vals{acc: p.acc}
+	}
 	return nil
 }
 

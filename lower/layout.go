@@ -226,7 +226,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{}, err
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
-		if wn > 1 && f.rowReduced[r] && f.latencyBound() {
+		if wn > 1 && f.rowReduced[r] && f.latencyBound() && f.replicationFits() {
 			// A tile whose rows are reduced (softmax scores) is computed whole by every
 			// warp of its row group: the reductions then stay inside the warp, and the
 			// result feeds the next dot from registers, with no shared-memory exchange
@@ -333,6 +333,13 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 func (f *fn) latencyBound() bool {
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
 	return 4*ctas <= 5*f.target.SMs
+}
+
+// replicationFits reports whether this CTA's threads may have more than the
+// minimum register budget: a replicated score tile needs 32 registers beyond the
+// headroom, which 16 warps (128 registers each) do not have.
+func (f *fn) replicationFits() bool {
+	return regsPerSM/(32*f.k.Warps) > minRegBudget
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by

@@ -56,6 +56,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	triton := fs.String("triton", "", "merge bench/triton_seed.py's JSON output")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16 or 32; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
+	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (mla_combine on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
@@ -77,6 +78,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if *split < 0 || *split > 64 {
 		return &kernels.ConfigError{Flag: "split", Value: fmt.Sprint(*split), Want: "0..64"}
+	}
+	if *tile != 0 && *tile != 32 && *tile != 64 {
+		return &kernels.ConfigError{Flag: "tile", Value: fmt.Sprint(*tile), Want: "0, 32 or 64"}
 	}
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
@@ -113,7 +117,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	cases := make([]*check.Case, len(picked))
 	for i, s := range picked {
 		cfg := s.Config()
-		cfg.HeadBlock, cfg.Split = *headBlock, *split
+		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
 		opts := golden.MLAGenOptions{Seed: *seed + uint64(i)}
 		if cases[i], err = check.MLA(cfg, target, opts); err != nil {
 			return fmt.Errorf("%s: %w", s.Name, err)
