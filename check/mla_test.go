@@ -59,10 +59,15 @@ var mlaMatrix = []mlaCaseSpec{
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "several waves: split score tiles"},
 	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true)}, sink: true, hb: 32, sms: 1, target: "sm_80",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, EmptyRows: []int{1}}, comment: "several waves, 32 heads per CTA"},
-	// 64 heads per CTA (16 warps), chosen automatically: the 2 rows fill the 2 SMs
-	// planned for. 72 heads pad to two blocks of 64.
-	{T: 2, H: 72, segs: []kernels.MLASegment{seg(64, 64, true), seg(40, 16, true)}, sink: true, sms: 2, target: "sm_90",
-		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "automatic 64 heads per CTA, 72 heads padded to 128"},
+	// 64 heads per CTA (16 warps) and 64-candidate tiles, chosen automatically: the
+	// CTAs fill the 2 SMs planned for and each walks 9 tiles. 72 heads pad to two
+	// blocks of 64; the second segment's last tile is partial (460 = 7x64 + 12).
+	{T: 2, H: 72, segs: []kernels.MLASegment{seg(64, 64, true), seg(460, 16, true)}, sink: true, sms: 2, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "automatic 64 heads per CTA, 64-candidate tiles, 72 heads padded to 128"},
+	// More candidates than a CTA preloads (2112 > 2048 indices): each tile loads its
+	// own indices.
+	{T: 1, H: 8, segs: []kernels.MLASegment{seg(2100, 64, true)}, sink: true, split: 1, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "2100 candidates unsplit: per-tile index loads"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {

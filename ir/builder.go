@@ -341,6 +341,17 @@ func (b *Builder) Dot(a, bm, acc *Value) *Value {
 	return b.emit(&Op{Kind: OpDot, Args: []*Value{a, bm, acc}}, acc.Type)
 }
 
+// Slice returns the n elements of a rank-1 tile x from position start (a scalar
+// i32 that may vary at run time) on. Positions past the end of x are not
+// checked at run time: the caller keeps start+n within x.
+func (b *Builder) Slice(x, start *Value, n int) *Value {
+	if x == nil || start == nil || x.Type.Rank() != 1 {
+		b.fail("slice: want a rank-1 tile and a scalar start")
+		return b.placeholder(Type{})
+	}
+	return b.emit(&Op{Kind: OpSlice, Int: int64(n), Args: []*Value{x, start}}, TileOf(x.Type.Elem, n))
+}
+
 // Column returns column c of a rank-2 tile as a rank-1 tile of its rows.
 func (b *Builder) Column(x *Value, c int) *Value {
 	if x == nil || x.Type.Rank() != 2 {

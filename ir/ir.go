@@ -72,6 +72,7 @@ const (
 	OpDot       OpKind = "dot"    // dot a, b, c = c + a·b with fp32 accumulation
 	OpTrans     OpKind = "trans"
 	OpColumn    OpKind = "column" // column x, c: the rank-1 tile x[:, c]
+	OpSlice     OpKind = "slice"  // slice x, s, n: the rank-1 tile x[s : s+n] (s a scalar i32)
 	OpLoad      OpKind = "load"
 	OpStore     OpKind = "store"
 	OpFor       OpKind = "for"

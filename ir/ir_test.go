@@ -38,6 +38,7 @@ func everyOp(t *testing.T) *Kernel {
 		_ = b.Min(b.Div(sh, b.I32(3)), b.I32(9))
 		_ = b.Bitcast(b.Cast(p, BF16), F16)
 		_ = b.Column(p, 3)
+		_ = b.Slice(ids, b.Mul(iv, b.I32(8)), 8)
 		return []*Value{p, c[1]}
 	})
 	b.Store2(out, off, b.I64(0), valid, b.I32(24), res[0])
@@ -59,7 +60,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := Print(k2); got != text {
 		t.Errorf("round trip changed the text:\n--- printed\n%s\n--- reparsed\n%s", text, got)
 	}
-	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "column ", "-inf", "div 16 bytes 4096"} {
+	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "column ", "slice ", "-inf", "div 16 bytes 4096"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text form lacks %q", s)
 		}
@@ -133,6 +134,16 @@ func TestVerifierErrors(t *testing.T) {
   %mm = cmp lt %m, %c : tile<4xi1>
   %v = load %p[%r] mask(%mm) : tile<8xf32>
 }`, []string{"load %p[%r] mask(%mm)", "the mask must be i1 shaped like the offsets"}},
+		{"slice too long", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = iota : tile<8xi32>
+  %s = const 2 : i32
+  %b = slice %a, %s, 9 : tile<9xi32>
+}`, []string{"slice %a, %s, 9", "slice length 9 out of range 1..8"}},
+		{"slice start not i32", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = iota : tile<8xi32>
+  %s = const 2 : i64
+  %b = slice %a, %s, 4 : tile<4xi32>
+}`, []string{"slice start must be a scalar i32"}},
 		{"unknown op", `kernel k() grid(1, 1, 1) warps 1 {
   %a = frobnicate : i32
 }`, []string{"unknown op \"frobnicate\""}},

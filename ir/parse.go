@@ -320,7 +320,7 @@ func (p *parser) op() (*Op, error) {
 	case OpCmp:
 		o.Pred = p.next()
 		o.Args, err = p.uses(":")
-	case OpReduce, OpBroadcast, OpColumn:
+	case OpReduce, OpBroadcast, OpColumn, OpSlice:
 		if o.Kind == OpReduce {
 			o.Pred = p.next()
 		}
@@ -331,6 +331,16 @@ func (p *parser) op() (*Op, error) {
 		o.Args = []*Value{v}
 		if err = p.expect(","); err != nil {
 			return nil, err
+		}
+		if o.Kind == OpSlice {
+			var start *Value
+			if start, err = p.use(); err != nil {
+				return nil, err
+			}
+			o.Args = append(o.Args, start)
+			if err = p.expect(","); err != nil {
+				return nil, err
+			}
 		}
 		o.Int, err = p.int()
 	case OpLoad, OpStore:

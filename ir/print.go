@@ -107,7 +107,7 @@ func opHeadline(o *Op) string {
 		fmt.Fprintf(&b, " %s %s", o.Pred, valueList(a))
 	case OpReduce:
 		fmt.Fprintf(&b, " %s %s, %d", o.Pred, valueList(a), o.Int)
-	case OpBroadcast, OpColumn:
+	case OpBroadcast, OpColumn, OpSlice:
 		fmt.Fprintf(&b, " %s, %d", valueList(a), o.Int)
 	case OpLoad, OpStore:
 		val := ""

@@ -250,6 +250,23 @@ func checkOp(o *Op) error {
 		if x.Kind != Tile || x.Rank() != 2 || !res.Equal(TileOf(x.Elem, x.Shape[1], x.Shape[0])) {
 			return opErr(o, 0, "trans needs a rank-2 tile")
 		}
+	case OpSlice:
+		if err := nargs(2); err != nil {
+			return err
+		}
+		x, s := o.Args[0].Type, o.Args[1].Type
+		if x.Kind != Tile || x.Rank() != 1 {
+			return opErr(o, 0, "slice needs a rank-1 tile")
+		}
+		if s.Kind != Scalar || s.Elem != I32 {
+			return opErr(o, 1, "slice start must be a scalar i32")
+		}
+		if o.Int < 1 || o.Int > int64(x.Shape[0]) {
+			return opErr(o, -2, "slice length %d out of range 1..%d", o.Int, x.Shape[0])
+		}
+		if !res.Equal(TileOf(x.Elem, int(o.Int))) {
+			return opErr(o, -1, "want %s", TileOf(x.Elem, int(o.Int)))
+		}
 	case OpColumn:
 		if err := nargs(1); err != nil {
 			return err

@@ -63,6 +63,8 @@ const (
 	mlaTile     = 32
 	mlaChunk    = 64
 	mlaMaxSplit = 64
+	// mlaPreloadIDs bounds the candidate indices a CTA loads before its loop (8 KB).
+	mlaPreloadIDs = 2048
 	// MaxMLAHeads etc. bound the configuration.
 	MaxMLAHeads = 128
 	MaxMLAK     = 1 << 20
@@ -397,10 +399,26 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		}
 		b.Name(limit, fmt.Sprintf("limit%d", s))
 		idxRow := b.Mul(row64, sp.idxStride)
+		// The CTA's candidate indices of this segment, loaded before the loop when
+		// they are few (one round trip instead of one per tile, ahead of the
+		// gathers that depend on them); the loop slices its tile out.
+		var allIds *ir.Value
+		if n := min(per, nt) * N; n <= mlaPreloadIDs {
+			first := b.Mul(jlo, b.I32(int64(N)))
+			pos := b.Add(first, b.Iota(n))
+			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
+			allIds = b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), in), fmt.Sprintf("cta_ids%d", s))
+		}
 		carried = b.For(jlo, jhi, 1, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
 			pos := b.Name(b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N)), fmt.Sprintf("pos%d", s))
-			inK := b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K)))
-			ids := b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), inK), fmt.Sprintf("ids%d", s))
+			var ids *ir.Value
+			if allIds != nil {
+				ids = b.Slice(allIds, b.Mul(b.Sub(j, jlo), b.I32(int64(N))), N)
+			} else {
+				inK := b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K)))
+				ids = b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), inK)
+			}
+			ids = b.Name(ids, fmt.Sprintf("ids%d", s))
 			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), b.Cmp(ir.CmpGE, ids, b.I32(0))), fmt.Sprintf("valid%d", s))
 			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)

@@ -840,6 +840,12 @@ func (e *emitter) atUncached(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 		return e.at(x, []ptx.Operand{idx[1-o.Int]})
 	case ir.OpColumn:
 		return e.at(o.Args[0], []ptx.Operand{idx[0], ptx.Imm(o.Int)})
+	case ir.OpSlice:
+		i, err := e.binary(ir.OpAdd, ir.I32, e.scalar(o.Args[1]), idx[0])
+		if err != nil {
+			return nil, err
+		}
+		return e.at(o.Args[0], []ptx.Operand{i})
 	case ir.OpLoad:
 		m := memOperands(o)
 		off, err := e.at(m.offs, idx)
@@ -881,6 +887,22 @@ func (e *emitter) loop(o *ir.Op) error {
 		}
 		carried[i] = c
 		e.v[arg] = c
+	}
+	// Tiles the body slices (the CTA's candidate indices) are written before the
+	// loop and read first thing in it: make them visible once, here, instead of
+	// with a barrier in every iteration.
+	inBody := map[*ir.Value]bool{}
+	for _, bo := range body.Ops {
+		for _, r := range bo.Results {
+			inBody[r] = true
+		}
+	}
+	for _, bo := range body.Ops {
+		if x := bo.Args; bo.Kind == ir.OpSlice && !inBody[x[0]] {
+			if _, ok := e.f.sharedHome(x[0]); ok {
+				e.ready(x[0])
+			}
+		}
 	}
 	// The body ends with every shared access complete (flushAll), so after the loop
 	// the hazards are those at entry: a loop that runs no iteration leaves them as

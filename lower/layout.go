@@ -270,6 +270,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{kind: lAcc, wm: src.wm, wn: src.wn}, nil
 		}
 		return layout{}, fmt.Errorf("cannot broadcast a tile in %v", src)
+	case ir.OpSlice:
+		if src := f.layouts[o.Args[0]]; src.kind != lExpr {
+			return layout{}, fmt.Errorf("slice of a tile in %v is not supported", src)
+		}
+		return layout{kind: lExpr}, nil
 	case ir.OpColumn:
 		if src := f.layouts[o.Args[0]]; src.kind != lShared && src.kind != lExpr {
 			return layout{}, fmt.Errorf("column of a tile in %v is not supported (stage it first)", src)
@@ -488,10 +493,22 @@ func (f *fn) stageGathers() {
 		if r.Type.Rank() != 1 || f.layouts[r].kind != lExpr || r.Type.Elem == ir.I1 {
 			return
 		}
-		if len(users[r]) > 1 || feedsRank2(r, 0) {
+		if len(users[r]) > 1 || feedsRank2(r, 0) || slicedOnly(users[r]) {
 			f.staged[r] = layout{kind: lShared}
 		}
 	})
+}
+
+// slicedOnly reports uses that are all slices: a load read through slices (a
+// CTA's candidate indices, loaded once before its loop) is staged, or each
+// element read would be a global load.
+func slicedOnly(users []*ir.Op) bool {
+	for _, u := range users {
+		if u.Kind != ir.OpSlice {
+			return false
+		}
+	}
+	return len(users) > 0
 }
 
 // sharedHome is where v's elements live in shared memory, if anywhere: its own
