@@ -315,8 +315,9 @@ func TestPlanSplit(t *testing.T) {
 	}
 }
 
-// TestAutomaticHeadBlock: 64 heads per CTA (16 warps) once the rows alone fill the
-// SMs and the target has the shared memory; 16 otherwise, and an explicit choice stands.
+// TestAutomaticHeadBlock: 64 heads per CTA (16 warps) where the target has the
+// shared memory and the CTAs fill the SMs with enough tiles each (pickHeadBlock's
+// measured rule); 16 otherwise, and an explicit choice stands.
 func TestAutomaticHeadBlock(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, c := range []struct {
@@ -327,7 +328,9 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 256, H: 64, target: "sm_90", wantWarps: 16},
 		{T: 256, H: 64, target: "sm_80", wantWarps: 16},
 		{T: 256, H: 64, target: "sm_120", wantWarps: 4}, // 99 KB per block
-		{T: 64, H: 64, target: "sm_90", wantWarps: 4},   // 64 CTAs would not fill 132 SMs
+		{T: 64, H: 64, target: "sm_90", wantWarps: 16},  // split 2: 128 CTAs of 5 64-candidate tiles
+		{T: 64, H: 64, target: "sm_80", wantWarps: 4},   // 32-candidate tiles: the rows must fill the SMs
+		{T: 8, H: 64, target: "sm_90", wantWarps: 4},    // 1 tile per CTA
 		{T: 256, H: 16, target: "sm_90", wantWarps: 4},
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {

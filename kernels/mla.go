@@ -189,10 +189,11 @@ func (c MLAConfig) headBlock() int {
 // Measured on the H200 (docs/perf-notes.md, v5 and v6): with 32-candidate tiles
 // (sm_80) they pay once the rows alone fill the SMs (T=256: 256 against 280 us)
 // and lose when the CTAs must be split to fill them (T=64, K=2176: 262 against
-// 231 us). With 64-candidate tiles (sm_90) they pay once each CTA walks at least
-// 8 tiles and the CTAs fill at least half the SMs (T=256: 166 against 297 us;
-// T=64, K=2176, 128 CTAs of 17 tiles: 212 against 231 us), tie at 5 tiles
-// (T=64, K=640: 74.4 against 73.8 us) and lose at 1 (T=8: 24.0 against 19.0 us).
+// 231 us). With 64-candidate tiles (sm_90) and the indices loaded once per CTA
+// they pay once each CTA walks at least 4 tiles and the CTAs fill at least half
+// the SMs (H=64: T=64, K=640, 128 CTAs of 5 tiles: 50.8 against 70.2 us; T=64,
+// K=2176, 128 CTAs of 17 tiles: 133 against 231 us; T=256: 160 against 297 us)
+// and tie at 1 tile (T=8: 19.3 against 18.9 us).
 func (c MLAConfig) pickHeadBlock(t lower.Target, sms int) int {
 	if c.HeadBlock != 0 {
 		return c.HeadBlock
@@ -207,7 +208,7 @@ func (c MLAConfig) pickHeadBlock(t lower.Target, sms int) int {
 		// Enough tiles per CTA to pay for the wide CTA, and enough CTAs to fill
 		// at least half of the SMs (a forced split of 1 at T=1 would be one CTA).
 		split := wide.PlanSplit(sms, 1)
-		if ceilDiv(wide.totalTiles(), split) >= 8 && 2*c.T*wide.headBlocks()*split >= sms {
+		if ceilDiv(wide.totalTiles(), split) >= 4 && 2*c.T*wide.headBlocks()*split >= sms {
 			return 64
 		}
 		return 16
