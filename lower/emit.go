@@ -47,13 +47,10 @@ type emitter struct {
 	nregs map[string]int
 	v     map[*ir.Value]*vals
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
-	cache       []map[string]ptx.Operand
+	cache []map[string]ptx.Operand
+	// coordScopes caches fragment coordinates per open scope, like cache.
 	coordScopes []map[[5]int]*coords
-	// prologueTail collects loop-invariant setup (coordinates, lane offsets) made
-	// on first use; it is spliced in after the prologue so it dominates every use.
-	prologueTail []ptx.Stmt
-	prologueEnd  int
-	written      []bool
+	written     []bool
 	// Shared-memory hazards: cp.async writes not yet waited for, plain writes not
 	// yet followed by a barrier, and arrays read since the last barrier (an array
 	// whose bytes are reused must not be overwritten before all reads are done).
@@ -104,12 +101,10 @@ func emit(f *fn) error {
 		e.written = append(e.written, p.Written)
 	}
 	e.prologue(fnc)
-	e.prologueEnd = len(e.body)
 	if err := e.block(f.k.Body); err != nil {
 		return err
 	}
 	e.ins("ret")
-	e.body = append(e.body[:e.prologueEnd], append(e.prologueTail, e.body[e.prologueEnd:]...)...)
 	for _, rf := range regFiles {
 		if n := e.nregs[rf.prefix]; n > 0 {
 			fnc.Regs = append(fnc.Regs, ptx.RegDecl{Type: rf.typ, Prefix: rf.prefix, Count: n})

@@ -16,7 +16,8 @@ type coords struct {
 }
 
 // rowsOf returns the row coordinates of a tile with rows rows split over l's warps.
-// Coordinates are computed once, in the prologue, so that every use dominates.
+// Coordinates are computed at first use in the open scope and reused by the code
+// that scope dominates (forgotten after a loop: see forgetThreadCoords).
 func (e *emitter) rowsOf(rows int, l layout) *coords {
 	return e.coordsOf(true, rows, l)
 }
