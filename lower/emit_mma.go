@@ -645,7 +645,7 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 					break
 				}
 			}
-			p.chain = append(chain.chain, chain)
+			p.chain = append(append([]*dotPlan{}, chain.chain...), chain)
 		}
 		plans[o.Result()] = p
 		dots = append(dots, p)
@@ -669,9 +669,7 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 					bfr = e.bFrags(p, k)
 					bCache[p.b] = bfr
 				}
-				p.acc = last.acc
-				e.mmaStep(p, afr, bfr)
-				last.acc = p.acc
+				e.mmaStep(p, afr, bfr) // a chain's plans share one accumulator array
 			}
 		}
 	}
