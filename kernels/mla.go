@@ -145,7 +145,7 @@ func (c MLAConfig) tileN() int {
 // else 32. A 64-head CTA is alone on its SM, and each k16 step of q·k loads a Q
 // fragment for one n8 tile of candidates at 32 and for two at 64, so Q's shared
 // memory traffic per candidate halves, as do the tiles' barriers and index
-// round trips (H=64, T=256 on the H200: 172 against 234 us, docs/perf-notes.md
+// round trips (H=64, T=256 on the H200: 166 against 234 us, docs/perf-notes.md
 // v6). 16-head CTAs keep 32: at 64 their shared memory (120 KB) would leave one
 // CTA per SM instead of three.
 func (c MLAConfig) pickTile(t lower.Target) int {

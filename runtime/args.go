@@ -214,7 +214,7 @@ func CheckFacts(k *ptx.Kernel) error {
 		}
 	}
 	if k.Programmatic && !waitsForGrid(fn) {
-		return fail("marked Programmatic but its PTX never executes griddepcontrol.wait: launched early it could read what the kernel before it has not written yet")
+		return fail("marked Programmatic but its PTX does not execute griddepcontrol.wait before touching memory: launched early it could read what the kernel before it has not written yet")
 	}
 	return nil
 }

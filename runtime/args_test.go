@@ -124,7 +124,7 @@ func TestCheckFacts(t *testing.T) {
 		{"param count", func(k *ptx.Kernel) { k.Params = k.Params[:3] }, "PTX entry has 4 parameters, launch facts list 3"},
 		{"param size", func(k *ptx.Kernel) { k.Params[2].Kind = "i64" }, "parameter 2 (k) is .u32 in PTX (4 bytes) but kind i64 (8 bytes)"},
 		{"negative smem", func(k *ptx.Kernel) { k.SharedBytes = -1 }, "negative shared memory"},
-		{"programmatic without wait", func(k *ptx.Kernel) { k.Programmatic = true }, "never executes griddepcontrol.wait"},
+		{"programmatic without wait", func(k *ptx.Kernel) { k.Programmatic = true }, "does not execute griddepcontrol.wait before touching memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := gemmFacts()
