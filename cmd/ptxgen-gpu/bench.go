@@ -54,7 +54,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	svgOut := fs.String("svg", "", "write the SVG roofline plot to this file")
 	vectorsOut := fs.String("vectors-out", "", "write each shape's inputs and float64 outputs as a test-vector folder under this directory (for bench/triton_seed.py) and exit")
 	triton := fs.String("triton", "", "merge bench/triton_seed.py's JSON output")
-	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16 or 32; 0: the generator's choice)")
+	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
