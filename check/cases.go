@@ -122,6 +122,9 @@ func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case,
 		return nil, err
 	}
 	name := fmt.Sprintf("mla_decode %s target=%s seed=%d", describeMLA(cfg), target, opt.Seed)
+	if opt.OutOfPool {
+		name += " out-of-pool"
+	}
 	return mlaCase(name, cfg, g, in, nil, nil, target)
 }
 
@@ -204,6 +207,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 			stride = seg.K
 		}
 		c.Scalars[fmt.Sprintf("page_stride%d", s)] = int64(seg.PageStride)
+		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots()) // golden.MLAConfig.Validate keeps it <= 2^31-1
 		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
 	}
 	addWorkspace(c)

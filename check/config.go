@@ -14,6 +14,9 @@ type CaseOptions struct {
 	Vectors string  // mla_decode: a test-vector folder whose inputs and outputs to use
 	Invalid float64 // mla_decode: fraction of candidate slots set to -1
 	Poison  bool    // mla_decode: NaN pages behind slots past len
+	// OutOfPool: mla_decode: indices slots, slots+1 and INT_MAX inside each row's
+	// valid prefix (invalid like -1).
+	OutOfPool bool
 }
 
 // AddFlags registers the options as the check commands' flags (-seed, -vectors,
@@ -23,12 +26,16 @@ func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Vectors, "vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
 	fs.Float64Var(&o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
 	fs.BoolVar(&o.Poison, "poison", true, "mla_decode: point slots past len at NaN-filled pages")
+	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
 
 // Validate reports an option value out of range as a *kernels.ConfigError.
 func (o CaseOptions) Validate() error {
 	if o.Invalid < 0 || o.Invalid > 1 {
 		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
+	}
+	if o.Vectors != "" && o.OutOfPool {
+		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -out-of-pool with it (a folder brings its own inputs)"}
 	}
 	return nil
 }
@@ -39,8 +46,13 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if _, ok := v.(kernels.MLAConfig); !ok && o.Vectors != "" {
-		return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "test vectors exist for mla_decode only"}
+	if _, ok := v.(kernels.MLAConfig); !ok {
+		switch {
+		case o.Vectors != "":
+			return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "test vectors exist for mla_decode only"}
+		case o.OutOfPool:
+			return nil, &kernels.ConfigError{Flag: "out-of-pool", Value: "true", Want: "false: only mla_decode has a pool"}
+		}
 	}
 	switch v := v.(type) {
 	case kernels.GEMMConfig:
@@ -57,7 +69,7 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 			}
 			return c, nil
 		}
-		return MLA(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison})
+		return MLA(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool})
 	}
 	return nil, fmt.Errorf("check: no reference for %T", v)
 }

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -63,11 +65,20 @@ var mlaMatrix = []mlaCaseSpec{
 	// CTAs fill the 2 SMs planned for and each walks 9 tiles. 72 heads pad to two
 	// blocks of 64; the second segment's last tile is partial (460 = 7x64 + 12).
 	{T: 2, H: 72, segs: []kernels.MLASegment{seg(64, 64, true), seg(460, 16, true)}, sink: true, sms: 2, target: "sm_90",
-		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "automatic 64 heads per CTA, 64-candidate tiles, 72 heads padded to 128"},
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "automatic 64 heads per CTA, 64-candidate tiles, 72 heads padded to 128, out-of-pool indices"},
 	// More candidates than a CTA preloads (2112 > 2048 indices): each tile loads its
 	// own indices.
 	{T: 1, H: 8, segs: []kernels.MLASegment{seg(2100, 64, true)}, sink: true, split: 1, target: "sm_90",
-		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "2100 candidates unsplit: per-tile index loads"},
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "2100 candidates unsplit: per-tile index loads, out-of-pool indices"},
+	// Indices slots, slots+1 and INT_MAX inside every row's valid prefix: invalid
+	// like -1 (never read: the emulator fails a read past a buffer, and with
+	// poison the pages behind the pool's end are NaN).
+	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, split: 3, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, split"},
+	{T: 2, H: 8, segs: []kernels.MLASegment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
+		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
+	{T: 2, H: 8, segs: []kernels.MLASegment{seg(64, 16, true)}, cache: kernels.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, bf16 cache"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {
@@ -121,6 +132,9 @@ func TestMLAMatrixCoversTheIssue(t *testing.T) {
 		if s.opts.Poison {
 			seen["poison"] = true
 		}
+		if s.opts.OutOfPool {
+			seen["out of pool "+c.Cache] = true
+		}
 		for _, g := range c.Segments {
 			seen[fmt.Sprint("K", g.K)] = true
 			seen[fmt.Sprint("B", g.PageSize)] = true
@@ -136,7 +150,7 @@ func TestMLAMatrixCoversTheIssue(t *testing.T) {
 	for _, b := range []int{1, 2, 53, 64, 256} {
 		want = append(want, fmt.Sprint("B", b))
 	}
-	want = append(want, "T1", "T3", "T64", "cache fp8ds", "cache bf16", "split", "unsplit", "sink", "no sink", "sink inf", "empty row", "poison")
+	want = append(want, "T1", "T3", "T64", "cache fp8ds", "cache bf16", "split", "unsplit", "sink", "no sink", "sink inf", "empty row", "poison", "out of pool fp8ds", "out of pool bf16")
 	for _, w := range want {
 		if !seen[w] {
 			t.Errorf("the matrix has no row with %s", w)
@@ -190,5 +204,46 @@ func TestMLAMatrixAssembles(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestVectorsIndexPastPool: a vector folder whose idx0.i32 holds an index far
+// past the pool inside the valid prefix (issue 15, item 1: it panicked in
+// golden.MLAConfig.LoadK) loads, runs in the emulator without reading it, and
+// still matches the folder's outputs: one candidate of 160 dropped stays within
+// the spec's tolerance. The candidate counts show it was dropped.
+func TestVectorsIndexPastPool(t *testing.T) {
+	src := "../golden/testdata/vectors/mla_decode/h4_sink_edges"
+	dir := t.TempDir()
+	files, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Name() == "idx0.i32" {
+			binary.LittleEndian.PutUint32(b, 1000000000)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := golden.LoadVectors(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := len(v.Config.Candidates(v.Inputs, 0, 0)) + len(v.Config.Candidates(v.Inputs, 1, 0))
+	if got != v.ValidPerRow[0]-1 {
+		t.Fatalf("row 0 has %d valid candidates, want %d (the folder's %d less the one past the pool)", got, v.ValidPerRow[0]-1, v.ValidPerRow[0])
+	}
+	for _, split := range []int{1, 0} {
+		c, err := Vectors(dir, "sm_90", split, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		passesInEmulator(t, c)
 	}
 }

@@ -67,6 +67,10 @@ type MLAGenOptions struct {
 	// LenOutOfRange gives some rows a len above K or below 0, which the
 	// spec clamps to [0, K].
 	LenOutOfRange bool `json:"len_out_of_range,omitempty"`
+	// OutOfPool puts the indices Slots, Slots+1 and INT_MAX at random
+	// positions inside every row's valid prefix: invalid like -1 (spec
+	// section 3), never loaded.
+	OutOfPool bool `json:"out_of_pool,omitempty"`
 }
 
 // GenMLA returns seeded inputs for c with realistic value ranges: q ~
@@ -210,6 +214,11 @@ func genSegment(c MLAConfig, sc SegmentConfig, o MLAGenOptions, r *rand.Rand) (S
 				if r.IntN(8) == 0 {
 					row[j] = math.MinInt32
 				}
+			}
+		}
+		if o.OutOfPool {
+			for i, j := range r.Perm(n)[:min(n, 3)] {
+				row[j] = [3]int32{int32(min(sc.Slots(), math.MaxInt32)), int32(min(sc.Slots()+1, math.MaxInt32)), math.MaxInt32}[i]
 			}
 		}
 		for j := n; j < sc.K; j++ {

@@ -3,6 +3,7 @@ package golden
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +120,30 @@ func TestGenErrorsNameSeed(t *testing.T) {
 	}
 	if _, _, err := GenGemm(GemmConfig{M: 1, N: 1, K: 0}, 9); err == nil || !strings.Contains(err.Error(), "seed 0x9") {
 		t.Errorf("GenGemm bad config: %v", err)
+	}
+}
+
+// TestGenMLAOutOfPool: every row's valid prefix holds Slots, Slots+1 and
+// INT_MAX (rows of len >= 3), and Candidates drops them.
+func TestGenMLAOutOfPool(t *testing.T) {
+	const seed = 0x0b0b
+	c := fp8Config()
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, OutOfPool: true, Poison: true})
+	for s, sc := range c.Segments {
+		si := in.Segments[s]
+		for row := 0; row < c.T; row++ {
+			n := min(max(int(si.Len[row]), 0), sc.K)
+			prefix := si.Idx[row*sc.idxStride() : row*sc.idxStride()+n]
+			for _, want := range []int32{int32(sc.Slots()), int32(sc.Slots()) + 1, math.MaxInt32}[:min(n, 3)] {
+				if !slices.Contains(prefix, want) {
+					t.Errorf("seed %#x: segment %d row %d: valid prefix %v lacks %d", seed, s, row, prefix, want)
+				}
+			}
+			for _, id := range c.Candidates(in, s, row) {
+				if id < 0 || int(id) >= sc.Slots() {
+					t.Errorf("seed %#x: segment %d row %d: candidate %d outside [0, %d)", seed, s, row, id, sc.Slots())
+				}
+			}
+		}
 	}
 }

@@ -156,8 +156,8 @@ func (c MLAConfig) Validate() error {
 			return fmt.Errorf("mla: Segments[%d].PageStride = %d, want >= %d (PageSize %d tokens of cache %q)", i, s.PageStride, c.PageBytes(s.PageSize), s.PageSize, c.Cache)
 		case s.Pages < 1:
 			return fmt.Errorf("mla: Segments[%d].Pages = %d, want >= 1", i, s.Pages)
-		case int64(s.Pages)*int64(s.PageSize) > math.MaxInt32+1:
-			return fmt.Errorf("mla: Segments[%d].Pages*PageSize = %d, want <= 2^31 (indices are int32)", i, int64(s.Pages)*int64(s.PageSize))
+		case int64(s.Pages)*int64(s.PageSize) > math.MaxInt32:
+			return fmt.Errorf("mla: Segments[%d].Pages*PageSize = %d, want <= 2^31-1 (slots and indices are int32; bytes may exceed 2^32)", i, int64(s.Pages)*int64(s.PageSize))
 		}
 	}
 	return nil
@@ -216,7 +216,9 @@ func (c MLAConfig) CheckInputs(in *MLAInputs) error {
 }
 
 // Candidates returns, for row t, the valid slots of segment s in order: the
-// first clamp(len, 0, K) entries of the row that are >= 0 (spec section 3).
+// entries among the first clamp(len, 0, K) of the row that lie in [0, Slots)
+// (spec section 3). An index past the pool, from a buggy indexer, is invalid
+// like -1: never loaded.
 func (c MLAConfig) Candidates(in *MLAInputs, s, t int) []int32 {
 	sc, si := c.Segments[s], in.Segments[s]
 	n := sc.K
@@ -225,8 +227,9 @@ func (c MLAConfig) Candidates(in *MLAInputs, s, t int) []int32 {
 	}
 	row := si.Idx[t*sc.idxStride() : t*sc.idxStride()+n]
 	var out []int32
+	slots := sc.Slots()
 	for _, id := range row {
-		if id >= 0 {
+		if id >= 0 && int(id) < slots {
 			out = append(out, id)
 		}
 	}
@@ -234,7 +237,8 @@ func (c MLAConfig) Candidates(in *MLAInputs, s, t int) []int32 {
 }
 
 // LoadK appends to dst the exact values of the K/V vector at slot id of
-// segment s (spec section 5, loadK). The caller has checked 0 <= id < Slots.
+// segment s (spec section 5, loadK). id must be one of Candidates' (in
+// [0, Slots)), and in.Segments[s].Cache as CheckInputs requires.
 func (c MLAConfig) LoadK(dst []float64, in *MLAInputs, s int, id int32) []float64 {
 	sc := c.Segments[s]
 	cache := in.Segments[s].Cache
@@ -263,8 +267,8 @@ func (c MLAConfig) LoadK(dst []float64, in *MLAInputs, s int, id int32) []float6
 // MLADecode is the float64 reference of spec section 5. It returns out
 // [T,H,D] before bf16 rounding (RoundBF16 gives the kernel's format) and the
 // natural-log LSE [T,H] without the sink. A row with no valid candidate gets
-// out = 0 and lse = +Inf. A valid index outside the segment's pages is an
-// error, since a kernel would read out of bounds.
+// out = 0 and lse = +Inf. An index outside the segment's pool is invalid like
+// -1 (Candidates); only inputs of the wrong shape (CheckInputs) are errors.
 func MLADecode(c MLAConfig, in *MLAInputs) (out, lse []float64, err error) {
 	if err := c.CheckInputs(in); err != nil {
 		return nil, nil, err
@@ -279,11 +283,8 @@ func MLADecode(c MLAConfig, in *MLAInputs) (out, lse []float64, err error) {
 	q := make([]float64, D)
 	for t := 0; t < c.T; t++ {
 		kv = kv[:0]
-		for s, sc := range c.Segments {
+		for s := range c.Segments {
 			for _, id := range c.Candidates(in, s, t) {
-				if int(id) >= sc.Slots() {
-					return nil, nil, fmt.Errorf("mla: row %d: segment %d index %d outside the %d slots of %d pages", t, s, id, sc.Slots(), sc.Pages)
-				}
 				kv = c.LoadK(kv, in, s, id)
 			}
 		}

@@ -251,7 +251,7 @@ func TestMLAValidate(t *testing.T) {
 		{func(c *MLAConfig) { c.Segments[0].PageSize = 0 }, "Segments[0].PageSize = 0"},
 		{func(c *MLAConfig) { c.Segments[0].PageStride = 16 * 576 }, "Segments[0].PageStride = 9216, want >= 9344"},
 		{func(c *MLAConfig) { c.Segments[0].Pages = 0 }, "Segments[0].Pages = 0"},
-		{func(c *MLAConfig) { c.Segments[1].Pages = 1<<30 + 1 }, "want <= 2^31"},
+		{func(c *MLAConfig) { c.Segments[1].Pages = 1 << 30 }, "want <= 2^31-1"},
 	}
 	if err := fp8Config().Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
@@ -270,18 +270,72 @@ func TestMLAValidate(t *testing.T) {
 	}
 }
 
-// TestMLAOutOfPoolIndex: a valid index beyond the pages is an error, not a
-// panic or a silent read.
+// TestMLAOutOfPoolIndex: an index at or past the pool (Slots, Slots+1,
+// INT_MAX) inside the valid prefix is invalid like -1: the result is exactly
+// the one with -1 there, and nothing panics or errors. Only a malformed input
+// (a short idx) is an error.
 func TestMLAOutOfPoolIndex(t *testing.T) {
 	const seed = 0x00b
 	c := fp8Config()
-	in := mustGen(t, c, MLAGenOptions{Seed: seed})
-	in.Segments[1].Idx[0] = int32(c.Segments[1].Slots())
-	if _, _, err := MLADecode(c, in); err == nil || !strings.Contains(err.Error(), "outside the 48 slots") {
-		t.Errorf("MLADecode with index = Slots: err = %v", err)
+	for _, bad := range []int32{int32(c.Segments[1].Slots()), int32(c.Segments[1].Slots()) + 1, math.MaxInt32} {
+		in := mustGen(t, c, MLAGenOptions{Seed: seed})
+		// Row 0 has len = K, so entry 3 is inside the valid prefix.
+		in.Segments[1].Idx[3] = bad
+		out, lse := mustDecode(t, c, in, seed)
+		in.Segments[1].Idx[3] = -1
+		wantOut, wantLSE := mustDecode(t, c, in, seed)
+		for i := range out {
+			if out[i] != wantOut[i] {
+				t.Fatalf("seed %#x: index %d: out[%d] = %v, want %v (as with -1)", seed, bad, i, out[i], wantOut[i])
+			}
+		}
+		for i := range lse {
+			if lse[i] != wantLSE[i] {
+				t.Fatalf("seed %#x: index %d: lse[%d] = %v, want %v (as with -1)", seed, bad, i, lse[i], wantLSE[i])
+			}
+		}
+		// The candidate mattered: with a valid slot there instead, row 0 changes.
+		in.Segments[1].Idx[3] = int32(c.Segments[1].Slots()) - 1
+		if _, lse0 := mustDecode(t, c, in, seed); lse0[0] == wantLSE[0] {
+			t.Fatalf("seed %#x: lse[0] does not depend on candidate 3: the test proves nothing", seed)
+		}
 	}
+	in := mustGen(t, c, MLAGenOptions{Seed: seed})
 	in.Segments[1].Idx = in.Segments[1].Idx[:10]
 	if _, _, err := MLADecode(c, in); err == nil || !strings.Contains(err.Error(), "len(Segments[1].Idx) = 10") {
 		t.Errorf("short idx: err = %v", err)
+	}
+}
+
+// TestMLALargePoolSlots: at the largest pool the int32 indices allow (2^31-1
+// slots, about 1.2 TiB of fp8ds cache, never allocated here) the configuration
+// is valid, its byte size passes 2^32 without overflow, and Candidates keeps
+// exactly the indices below Slots.
+func TestMLALargePoolSlots(t *testing.T) {
+	c := MLAConfig{T: 1, H: 1, Nope: 448, Rope: 64, Cache: CacheFP8DS,
+		Segments: []SegmentConfig{{K: 6, PageSize: 1, PageStride: 592, Pages: math.MaxInt32}}}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("2^31-1 slots: %v", err)
+	}
+	sc := c.Segments[0]
+	if got, want := int64(sc.Pages)*int64(sc.PageStride), int64(math.MaxInt32)*592; got != want || got <= 1<<32 {
+		t.Fatalf("pool bytes = %d, want %d (> 2^32)", got, want)
+	}
+	in := &MLAInputs{Segments: []SegmentInputs{{Idx: []int32{math.MaxInt32 - 1, math.MaxInt32, -1, math.MinInt32, 0, 1 << 30}}}}
+	got := c.Candidates(in, 0, 0)
+	want := []int32{math.MaxInt32 - 1, 0, 1 << 30}
+	if len(got) != len(want) {
+		t.Fatalf("Candidates = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("Candidates = %v, want %v", got, want)
+		}
+	}
+	c.Segments[0].Pages = 1 << 30
+	c.Segments[0].PageSize = 2
+	c.Segments[0].PageStride = 2 * 584
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "want <= 2^31-1") {
+		t.Errorf("2^31 slots: Validate() = %v, want the int32 limit", err)
 	}
 }

@@ -333,7 +333,7 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
-	type segParams struct{ cache, pageStride, idx, idxStride, length *ir.Value }
+	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
 	segs := make([]segParams, len(c.Segments))
 	for s, sc := range c.Segments {
 		pageDiv := 16
@@ -342,6 +342,9 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		}
 		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
 		segs[s].pageStride = b.Param(fmt.Sprintf("page_stride%d", s), i64, pageDiv, 0)
+		// The pool's size in slots (pages x page size): an index outside [0, slots)
+		// is invalid like -1, so a buggy indexer's index is never a load.
+		segs[s].slots = b.Param(fmt.Sprintf("slots%d", s), ir.ScalarOf(ir.I32), 1, 0)
 		segs[s].idx = b.Param(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(c.T)*int64(sc.K)*4)
 		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
 		if sc.HasLen {
@@ -420,7 +423,9 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 				ids = b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), inK)
 			}
 			ids = b.Name(ids, fmt.Sprintf("ids%d", s))
-			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), b.Cmp(ir.CmpGE, ids, b.I32(0))), fmt.Sprintf("valid%d", s))
+			// Valid: inside the row's prefix and inside the pool, 0 <= idx < slots.
+			inPool := b.And(b.Cmp(ir.CmpGE, ids, b.I32(0)), b.Cmp(ir.CmpLT, ids, sp.slots))
+			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), inPool), fmt.Sprintf("valid%d", s))
 			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			pageBase := b.Mul(page, sp.pageStride)

@@ -111,13 +111,18 @@ add "mla T=3 H=128 K=1152+1152" "$M -tokens 3 -heads 128 -k0 1152 -k1 1152"
 add "mla T=64" "$M -tokens 64"
 add "mla no sink, no len" "$M -sink=false -len0=false -len1=false"
 add "mla seed 7, invalid 0.5" "$M -seed 7 -invalid 0.5"
+# Indices slots, slots+1 and INT_MAX inside every row's valid prefix: invalid like -1.
+add "mla out-of-pool" "$M -out-of-pool"
+add "mla out-of-pool split=1" "$M -out-of-pool -split 1"
+add "mla out-of-pool bf16 cache 512+64" "$M -out-of-pool -cache bf16 -nope 512 -rope 64"
+add "mla out-of-pool K=2100 split=1 (per-tile index loads)" "$M -out-of-pool -heads 16 -k0 2100 -k1 0 -split 1"
 for v in golden/testdata/vectors/mla_decode/*/; do
 	v=${v%/}
 	add "vectors $(basename "$v")" "$M -vectors $v"
 	add "vectors $(basename "$v") split=1" "$M -vectors $v -split 1"
 done
 if [ -n "${QUICK:-}" ]; then
-	awk 'NR==2 || NR==12 || NR==20 || /vectors/ && !/split/' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
+	awk 'NR==2 || NR==12 || NR==20 || /vectors/ && !/split/ || /out-of-pool\t/' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
 fi
 ncases=$(wc -l <"$cases")
 say ""
@@ -162,6 +167,9 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "gemm default 128x128x512" "-kernel gemm" &
 			runsan "$tool" "mla_decode default" "-kernel mla_decode" &
 		done
+		# Out-of-pool indices must never be read: memcheck would report the access.
+		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
+		runsan memcheck "mla_decode out-of-pool bf16 split=1" "-kernel mla_decode -out-of-pool -cache bf16 -nope 512 -rope 64 -split 1" &
 		wait
 	) &
 	san_pid=$!

@@ -25,11 +25,13 @@ Commands:
   ptxgen-gpu [info] [-device N]
                describe the GPU
   ptxgen-gpu check -gpu [-device N] [-kernel K] [kernel flags] [-target T] [-seed N]
-               [-vectors DIR] [-invalid F] [-poison] [-emu=false]
+               [-vectors DIR] [-invalid F] [-poison] [-out-of-pool] [-emu=false]
                run the generated PTX on the GPU on seeded inputs (or a test-vector
                folder), compare with the float64 reference, run the same case in the
                emulator and compare GPU with emulator against a documented bound
                (check.GPUEmuRel and friends). -target defaults to the device's own.
+               -out-of-pool puts indices slots, slots+1 and INT_MAX inside the valid
+               prefix
   ptxgen-gpu bench [-shapes all|NAMES] [-iters N] [-flush-mb MB] [-bw B/s -flops F/s]
                [-json FILE] [-svg FILE] [-triton FILE] [-vectors-out DIR]
                time mla_decode on the benchmark shapes with CUDA events (L2 flushed

@@ -129,3 +129,21 @@ func TestBenchPlumbing(t *testing.T) {
 		t.Errorf("unknown shape: exit %d, want 2", code)
 	}
 }
+
+// TestCheckGPUOutOfPool: -out-of-pool runs GPU and emulator; with -vectors it is
+// refused before any device is opened.
+func TestCheckGPUOutOfPool(t *testing.T) {
+	code, out, errOut := runCLI(emuOpener("sm_90"), "check", "-gpu", "-heads", "8", "-k0", "40", "-k1", "20", "-out-of-pool")
+	if code != 0 || !strings.Contains(out, "out-of-pool") || !strings.Contains(out, "SUMMARY gpu=ok emu=ok diff=ok") {
+		t.Errorf("-out-of-pool: exit %d\n%s%s", code, out, errOut)
+	}
+	noDevice := func(int) (device, error) { return nil, errors.New("no device") }
+	code, _, errOut = runCLI(noDevice, "check", "-gpu", "-vectors", "x", "-out-of-pool")
+	if code != 2 || !strings.Contains(errOut, "-vectors x") {
+		t.Errorf("-vectors -out-of-pool: exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-out-of-pool")
+	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+		t.Errorf("gemm -out-of-pool: exit %d, %q", code, errOut)
+	}
+}

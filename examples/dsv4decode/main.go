@@ -116,10 +116,12 @@ func run(ordinal int, seed uint64, iters int) error {
 
 	qt, qh := cfg.QStrides()
 	g0, g1 := cfg.Segments[0], cfg.Segments[1]
+	// slots: the pool's size (pages x page size); an index outside [0, slots) is
+	// treated like -1, never read.
 	launch := func() error {
 		return k.Launch(q, int64(qt), int64(qh),
-			cache0, int64(g0.PageStride), idx0, int64(g0.K), len0,
-			cache1, int64(g1.PageStride), idx1, int64(g1.K), len1,
+			cache0, int64(g0.PageStride), int32(g0.Slots()), idx0, int64(g0.K), len0,
+			cache1, int64(g1.PageStride), int32(g1.Slots()), idx1, int64(g1.K), len1,
 			sink, out, lse)
 	}
 	if err := launch(); err != nil {

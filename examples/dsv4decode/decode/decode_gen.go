@@ -122,11 +122,13 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					{Name: "q_stride_h", Kind: "i64", Align: 8},
 					{Name: "cache0", Kind: "ptr", Elem: "u8", Align: 16},
 					{Name: "page_stride0", Kind: "i64", Align: 16},
+					{Name: "slots0", Kind: "i32"},
 					{Name: "idx0", Kind: "ptr", Elem: "i32", Bytes: 1024, Align: 4},
 					{Name: "idx_stride0", Kind: "i64"},
 					{Name: "len0", Kind: "ptr", Elem: "i32", Bytes: 8, Align: 4},
 					{Name: "cache1", Kind: "ptr", Elem: "u8", Align: 16},
 					{Name: "page_stride1", Kind: "i64", Align: 16},
+					{Name: "slots1", Kind: "i32"},
 					{Name: "idx1", Kind: "ptr", Elem: "i32", Bytes: 4096, Align: 4},
 					{Name: "idx_stride1", Kind: "i64"},
 					{Name: "len1", Kind: "ptr", Elem: "i32", Bytes: 8, Align: 4},
@@ -150,7 +152,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 			},
 		},
 		workspace: []int64{5242880, 10240},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17}, {16, 17, 13, 14, 15}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 18, 19}, {18, 19, 15, 16, 17}},
 	},
 	{
 		target: "sm_90",
@@ -167,11 +169,13 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					{Name: "q_stride_h", Kind: "i64", Align: 8},
 					{Name: "cache0", Kind: "ptr", Elem: "u8", Align: 16},
 					{Name: "page_stride0", Kind: "i64", Align: 16},
+					{Name: "slots0", Kind: "i32"},
 					{Name: "idx0", Kind: "ptr", Elem: "i32", Bytes: 1024, Align: 4},
 					{Name: "idx_stride0", Kind: "i64"},
 					{Name: "len0", Kind: "ptr", Elem: "i32", Bytes: 8, Align: 4},
 					{Name: "cache1", Kind: "ptr", Elem: "u8", Align: 16},
 					{Name: "page_stride1", Kind: "i64", Align: 16},
+					{Name: "slots1", Kind: "i32"},
 					{Name: "idx1", Kind: "ptr", Elem: "i32", Bytes: 4096, Align: 4},
 					{Name: "idx_stride1", Kind: "i64"},
 					{Name: "len1", Kind: "ptr", Elem: "i32", Bytes: 8, Align: 4},
@@ -195,7 +199,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 			},
 		},
 		workspace: []int64{5242880, 10240},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 16, 17}, {16, 17, 13, 14, 15}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 18, 19}, {18, 19, 15, 16, 17}},
 	},
 }
 
@@ -269,11 +273,13 @@ func NewMLADecode(dev *runtime.Device) (*MLADecode, error) {
 //	qStrideH     int64, a multiple of 8
 //	cache0       u8 buffer, read, 16-byte aligned
 //	pageStride0  int64, a multiple of 16
+//	slots0       int32
 //	idx0         i32 buffer, read, at least 1024 bytes, 4-byte aligned
 //	idxStride0   int64
 //	len0         i32 buffer, read, at least 8 bytes, 4-byte aligned
 //	cache1       u8 buffer, read, 16-byte aligned
 //	pageStride1  int64, a multiple of 16
+//	slots1       int32
 //	idx1         i32 buffer, read, at least 4096 bytes, 4-byte aligned
 //	idxStride1   int64
 //	len1         i32 buffer, read, at least 8 bytes, 4-byte aligned
@@ -286,11 +292,13 @@ func (m *MLADecode) Launch(
 	qStrideH int64,
 	cache0 *runtime.Buffer,
 	pageStride0 int64,
+	slots0 int32,
 	idx0 *runtime.Buffer,
 	idxStride0 int64,
 	len0 *runtime.Buffer,
 	cache1 *runtime.Buffer,
 	pageStride1 int64,
+	slots1 int32,
 	idx1 *runtime.Buffer,
 	idxStride1 int64,
 	len1 *runtime.Buffer,
@@ -304,11 +312,13 @@ func (m *MLADecode) Launch(
 		runtime.I64(qStrideH),
 		runtime.Ptr(cache0),
 		runtime.I64(pageStride0),
+		runtime.I32(slots0),
 		runtime.Ptr(idx0),
 		runtime.I64(idxStride0),
 		runtime.Ptr(len0),
 		runtime.Ptr(cache1),
 		runtime.I64(pageStride1),
+		runtime.I32(slots1),
 		runtime.Ptr(idx1),
 		runtime.I64(idxStride1),
 		runtime.Ptr(len1),
