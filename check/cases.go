@@ -2,8 +2,10 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/golden"
@@ -110,6 +112,23 @@ func KernelMLAConfig(g golden.MLAConfig) kernels.MLAConfig {
 
 // MLA returns a seeded mla_decode case.
 func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
+	return MLAPool(cfg, target, opt, 0)
+}
+
+// MaxPoolBytes bounds MLAPool's pools: the case holds each on the host (two
+// segments: 64 GiB of the GPU machine's 128) and on the device.
+const MaxPoolBytes = 32 << 30
+
+// MLAPool is MLA over pools of at least poolBytes bytes per segment (whole
+// pages; 0 means the small pools MLA uses) whose valid candidates all lie in the
+// last pages (golden.MLAGenOptions.TailPages): with poolBytes above 4 GiB every
+// record the kernel reads sits past 2^32 bytes. Only those pages are written;
+// the rest of each pool is one zeroed allocation. Meant for the GPU: the
+// emulator would copy every pool twice.
+func MLAPool(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions, poolBytes int64) (*Case, error) {
+	if poolBytes < 0 || poolBytes > MaxPoolBytes {
+		return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
+	}
 	pages := make([]int, len(cfg.Segments))
 	for i, s := range cfg.Segments {
 		// Enough slots for every candidate to be distinct, plus room for the pages
@@ -117,6 +136,18 @@ func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case,
 		pages[i] = 2*((s.K+s.PageSize-1)/s.PageSize) + 4
 	}
 	g := MLAGoldenConfig(cfg, pages)
+	if poolBytes > 0 {
+		opt.TailPages = pages[0]
+		for i := range g.Segments {
+			sg := &g.Segments[i]
+			opt.TailPages = max(opt.TailPages, pages[i])
+			sg.Pages = max(pages[i], int((poolBytes+int64(sg.PageStride)-1)/int64(sg.PageStride)))
+			if slots := int64(sg.Pages) * int64(sg.PageSize); slots > math.MaxInt32 {
+				return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)),
+					Want: fmt.Sprintf("a pool of at most 2^31-1 slots (segment %d would have %d)", i, slots)}
+			}
+		}
+	}
 	in, err := golden.GenMLA(g, opt)
 	if err != nil {
 		return nil, err
@@ -124,6 +155,13 @@ func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case,
 	name := fmt.Sprintf("mla_decode %s target=%s seed=%d", describeMLA(cfg), target, opt.Seed)
 	if opt.OutOfPool {
 		name += " out-of-pool"
+	}
+	if poolBytes > 0 {
+		var ps []string
+		for _, sg := range g.Segments {
+			ps = append(ps, fmt.Sprint(sg.Pages))
+		}
+		name += fmt.Sprintf(" pool=%s pages (%.3g GiB per segment)", strings.Join(ps, "+"), float64(poolBytes)/(1<<30))
 	}
 	return mlaCase(name, cfg, g, in, nil, nil, target)
 }

@@ -17,6 +17,9 @@ type CaseOptions struct {
 	// OutOfPool: mla_decode: indices slots, slots+1 and INT_MAX inside each row's
 	// valid prefix (invalid like -1).
 	OutOfPool bool
+	// PoolGiB: mla_decode: pools of this many GiB per segment, valid candidates in
+	// their last pages (MLAPool); 0 means small pools. The GPU check's -pool-gib.
+	PoolGiB float64
 }
 
 // AddFlags registers the options as the check commands' flags (-seed, -vectors,
@@ -34,8 +37,11 @@ func (o CaseOptions) Validate() error {
 	if o.Invalid < 0 || o.Invalid > 1 {
 		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
 	}
-	if o.Vectors != "" && o.OutOfPool {
-		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -out-of-pool with it (a folder brings its own inputs)"}
+	if !(o.PoolGiB >= 0 && o.PoolGiB <= MaxPoolBytes>>30) { // NaN too
+		return &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(o.PoolGiB), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
+	}
+	if o.Vectors != "" && (o.OutOfPool || o.PoolGiB != 0) {
+		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -out-of-pool or -pool-gib with it (a folder brings its own inputs)"}
 	}
 	return nil
 }
@@ -52,6 +58,8 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 			return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "test vectors exist for mla_decode only"}
 		case o.OutOfPool:
 			return nil, &kernels.ConfigError{Flag: "out-of-pool", Value: "true", Want: "false: only mla_decode has a pool"}
+		case o.PoolGiB != 0:
+			return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(o.PoolGiB), Want: "0: only mla_decode has a pool"}
 		}
 	}
 	switch v := v.(type) {
@@ -69,7 +77,7 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 			}
 			return c, nil
 		}
-		return MLA(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool})
+		return MLAPool(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool}, int64(o.PoolGiB*(1<<30)))
 	}
 	return nil, fmt.Errorf("check: no reference for %T", v)
 }

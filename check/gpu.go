@@ -130,8 +130,24 @@ func (g GPU) Run(c *Case) (final map[string][]byte, err error) {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
+	// Buffers no kernel writes come back as they went in, without a copy: a pool of
+	// many GiB (MLAPool) would otherwise be held twice on the host. (The emulator
+	// fails a run that writes one.)
+	written := map[string]bool{}
+	for _, w := range c.Compiled.Workspace {
+		written[w.Name] = true
+	}
+	for _, k := range c.Compiled.Kernels {
+		for _, p := range k.Params {
+			written[p.Name] = written[p.Name] || p.Written
+		}
+	}
 	out := map[string][]byte{}
 	for _, n := range names {
+		if !written[n] {
+			out[n] = c.Buffers[n]
+			continue
+		}
 		dst := make([]byte, len(c.Buffers[n]))
 		if len(dst) > 0 {
 			if err := bufs[n].CopyOut(dst); err != nil {

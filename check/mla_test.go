@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/golden"
@@ -246,4 +247,62 @@ func TestVectorsIndexPastPool(t *testing.T) {
 		}
 		passesInEmulator(t, c)
 	}
+}
+
+// TestMLAPool: MLAPool sizes each pool in whole pages of at least the bytes asked
+// for, passes the slots to the kernel, puts every valid candidate in the pools' last
+// pages, and the case passes in the emulator at a small size (the GPU check runs
+// 4.5 GiB). A pool of more than 2^31-1 slots, or past MaxPoolBytes, is refused
+// before anything is allocated.
+func TestMLAPool(t *testing.T) {
+	const seed = 0x9001
+	cfg := kernels.MLAConfig{T: 2, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Split: 2,
+		Segments: []kernels.MLASegment{seg(70, 64, true), seg(40, 16, true)}}
+	const poolBytes = 3 << 20
+	c, err := MLAPool(cfg, "sm_90", golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true}, poolBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MLAPool writes as many last pages as the largest small pool MLA would use.
+	tailPages := 0
+	for _, sg := range cfg.Segments {
+		tailPages = max(tailPages, 2*((sg.K+sg.PageSize-1)/sg.PageSize)+4)
+	}
+	for s, sg := range cfg.Segments {
+		stride := c.Scalars[fmt.Sprintf("page_stride%d", s)].(int64)
+		pages := int64(len(c.Buffers[fmt.Sprintf("cache%d", s)])) / stride
+		if pages*stride < poolBytes || (pages-1)*stride >= poolBytes {
+			t.Errorf("segment %d: %d pages of %d bytes for a pool of %d bytes", s, pages, stride, poolBytes)
+		}
+		if got, want := c.Scalars[fmt.Sprintf("slots%d", s)], int32(pages)*int32(sg.PageSize); got != want {
+			t.Errorf("segment %d: slots = %v, want %d", s, got, want)
+		}
+		idx := f32sAsI32(c.Buffers[fmt.Sprintf("idx%d", s)])
+		lens := f32sAsI32(c.Buffers[fmt.Sprintf("len%d", s)])
+		tail := pages - int64(tailPages)
+		for row := 0; row < cfg.T; row++ {
+			for _, id := range idx[row*sg.K : row*sg.K+min(max(int(lens[row]), 0), sg.K)] {
+				if id >= 0 && int64(id) < pages*int64(sg.PageSize) && int64(id)/int64(sg.PageSize) < tail {
+					t.Errorf("seed %#x: segment %d row %d: candidate %d on page %d, before the last pages (from %d)", seed, s, row, id, int64(id)/int64(sg.PageSize), tail)
+				}
+			}
+		}
+	}
+	passesInEmulator(t, c)
+
+	tiny := kernels.MLAConfig{T: 1, H: 1, Nope: 1, Rope: 0, Cache: kernels.CacheBF16, Segments: []kernels.MLASegment{seg(1, 1, false)}}
+	if _, err := MLAPool(tiny, "sm_90", golden.MLAGenOptions{Seed: seed}, MaxPoolBytes); err == nil || !strings.Contains(err.Error(), "2^31-1 slots") {
+		t.Errorf("2^31 slots of 16 bytes: err = %v", err)
+	}
+	if _, err := MLAPool(cfg, "sm_90", golden.MLAGenOptions{Seed: seed}, MaxPoolBytes+1); err == nil || !strings.Contains(err.Error(), "-pool-gib") {
+		t.Errorf("past MaxPoolBytes: err = %v", err)
+	}
+}
+
+func f32sAsI32(b []byte) []int32 {
+	out := make([]int32, len(b)/4)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
 }

@@ -71,6 +71,12 @@ type MLAGenOptions struct {
 	// positions inside every row's valid prefix: invalid like -1 (spec
 	// section 3), never loaded.
 	OutOfPool bool `json:"out_of_pool,omitempty"`
+	// TailPages, when > 0, draws every valid slot (and Poison's pages) from
+	// the last TailPages pages of each pool and writes only those (and page
+	// 0): the rest of the cache stays zero, so a pool of many GiB costs one
+	// allocation, and every valid record lies near its end (past 2^32 bytes
+	// in a pool above 4 GiB).
+	TailPages int `json:"tail_pages,omitempty"`
 }
 
 // GenMLA returns seeded inputs for c with realistic value ranges: q ~
@@ -135,22 +141,38 @@ func GenMLA(c MLAConfig, o MLAGenOptions) (*MLAInputs, error) {
 
 func genSegment(c MLAConfig, sc SegmentConfig, o MLAGenOptions, r *rand.Rand) (SegmentInputs, error) {
 	B := sc.PageSize
-	cache := make([]byte, sc.Pages*sc.PageStride)
-	for i := range cache {
-		cache[i] = 0xFF // padding stays 0xFF; records are overwritten below
+	if o.TailPages < 0 {
+		return SegmentInputs{}, fmt.Errorf("TailPages = %d, want >= 0", o.TailPages)
 	}
+	// The pages GenMLA writes: all, or page 0 and the last TailPages.
+	first := 0
+	if o.TailPages > 0 {
+		first = max(0, sc.Pages-o.TailPages)
+	}
+	cache := make([]byte, sc.Pages*sc.PageStride)
+	fill := func(b []byte) {
+		for i := range b {
+			b[i] = 0xFF // padding stays 0xFF; records are overwritten below
+		}
+	}
+	fill(cache[first*sc.PageStride:])
+	fill(cache[:sc.PageStride])
 	// Pages no valid slot may use (Poison): a random quarter, at least one, and
 	// always page 0: kernels point the address of an empty (zero-fill) copy at
 	// the cache base, so a kernel that reads through it instead sees NaN.
+	n := sc.Pages - first
 	poison := make([]bool, sc.Pages)
 	var poisonPages, goodPages []int
 	if o.Poison {
-		for _, p := range r.Perm(sc.Pages)[:max(1, sc.Pages/4)] {
-			poison[p] = true
+		for _, p := range r.Perm(n)[:max(1, n/4)] {
+			poison[first+p] = true
 		}
 		poison[0] = sc.Pages > 1
 	}
-	for p := range sc.Pages {
+	if first > 0 && poison[0] {
+		poisonPages = append(poisonPages, 0)
+	}
+	for p := first; p < sc.Pages; p++ {
 		if poison[p] {
 			poisonPages = append(poisonPages, p)
 		} else {
@@ -158,7 +180,7 @@ func genSegment(c MLAConfig, sc SegmentConfig, o MLAGenOptions, r *rand.Rand) (S
 		}
 	}
 	if len(goodPages)*B < sc.K {
-		return SegmentInputs{}, fmt.Errorf("%d usable pages of %d slots hold fewer than K = %d distinct slots; raise Pages", len(goodPages), B, sc.K)
+		return SegmentInputs{}, fmt.Errorf("%d usable pages of %d slots hold fewer than K = %d distinct slots; raise Pages (or TailPages, %d)", len(goodPages), B, sc.K, o.TailPages)
 	}
 	for _, p := range goodPages {
 		for off := range B {

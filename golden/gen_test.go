@@ -147,3 +147,36 @@ func TestGenMLAOutOfPool(t *testing.T) {
 		}
 	}
 }
+
+// TestGenMLATailPages: with TailPages, every candidate lies in the last pages,
+// and every byte GenMLA did not need (outside page 0 and those pages) is zero.
+func TestGenMLATailPages(t *testing.T) {
+	const seed = 0x7a11
+	c := fp8Config()
+	c.Segments[0].Pages = 40
+	c.Segments[1].Pages = 300
+	const tail = 20
+	in := mustGen(t, c, MLAGenOptions{Seed: seed, TailPages: tail, Poison: true, InvalidFrac: 0.1})
+	for s, sc := range c.Segments {
+		first := sc.Pages - tail
+		for row := 0; row < c.T; row++ {
+			for _, id := range c.Candidates(in, s, row) {
+				if int(id)/sc.PageSize < first {
+					t.Errorf("seed %#x: segment %d row %d: candidate %d on page %d, want >= %d", seed, s, row, id, int(id)/sc.PageSize, first)
+				}
+			}
+		}
+		cache := in.Segments[s].Cache
+		for i, b := range cache[sc.PageStride : first*sc.PageStride] {
+			if b != 0 {
+				t.Fatalf("seed %#x: segment %d: byte %d = %#x outside the written pages, want 0", seed, s, sc.PageStride+i, b)
+			}
+		}
+		if slices.Max(cache[first*sc.PageStride:]) == 0 {
+			t.Fatalf("seed %#x: segment %d: the tail pages are empty", seed, s)
+		}
+	}
+	if _, err := GenMLA(c, MLAGenOptions{Seed: seed, TailPages: -1}); err == nil || !strings.Contains(err.Error(), "TailPages = -1") {
+		t.Errorf("TailPages -1: err = %v", err)
+	}
+}

@@ -21,7 +21,9 @@
 #
 # Environment: BIN (default build/ptxgen-gpu), RUNTIME_TEST (build/runtime.test), PTXAS,
 # SANITIZER, CUOBJDUMP (default: found on PATH or under /usr/local/cuda), JOBS (parallel
-# cases, default 8), QUICK=1 (a few cases only, for rehearsals).
+# cases, default 8), QUICK=1 (a few cases only, for rehearsals), CASES=REGEX (only the
+# matrix cases whose label matches, e.g. CASES='large pool' for the pools past 4 GiB),
+# POOL_GIB (the large pools' GiB per segment, default 4.5; 0.01 for a fake-GPU rehearsal).
 # Rehearse without a GPU (the emulator stands in for an sm_90 GPU; stub ptxas and
 # compute-sanitizer with small scripts that print their summary lines):
 #   go build -tags ptxgen_fakegpu -o /tmp/fake ./cmd/ptxgen-gpu
@@ -51,7 +53,7 @@ say() { echo "$@" | tee -a "$log"; }
 fail=0
 
 say "# gpu-check $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-say "command: bash scripts/gpu-check.sh${QUICK:+ (QUICK=$QUICK)}"
+say "command: bash scripts/gpu-check.sh${QUICK:+ (QUICK=$QUICK)}${CASES:+ (CASES=$CASES)}${POOL_GIB:+ (POOL_GIB=$POOL_GIB)}"
 if command -v nvidia-smi >/dev/null; then
 	say "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)"
 	say "cuda (driver): $(nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | head -1)"
@@ -116,13 +118,23 @@ add "mla out-of-pool" "$M -out-of-pool"
 add "mla out-of-pool split=1" "$M -out-of-pool -split 1"
 add "mla out-of-pool bf16 cache 512+64" "$M -out-of-pool -cache bf16 -nope 512 -rope 64"
 add "mla out-of-pool K=2100 split=1 (per-tile index loads)" "$M -out-of-pool -heads 16 -k0 2100 -k1 0 -split 1"
+# Pools of POOL_GIB GiB per segment, candidates in their last pages: every record read
+# lies past 2^32 bytes. GPU against the reference only (no emulator run).
+P="-pool-gib ${POOL_GIB:-4.5}"
+add "mla large pool fp8ds" "$M $P"
+add "mla large pool fp8ds split=1 out-of-pool" "$M $P -split 1 -out-of-pool"
+add "mla large pool bf16 512+64" "$M $P -cache bf16 -nope 512 -rope 64 -out-of-pool"
+add "mla large pool bf16 512+64 split=1" "$M $P -cache bf16 -nope 512 -rope 64 -split 1"
 for v in golden/testdata/vectors/mla_decode/*/; do
 	v=${v%/}
 	add "vectors $(basename "$v")" "$M -vectors $v"
 	add "vectors $(basename "$v") split=1" "$M -vectors $v -split 1"
 done
 if [ -n "${QUICK:-}" ]; then
-	awk 'NR==2 || NR==12 || NR==20 || /vectors/ && !/split/ || /out-of-pool\t/' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
+	awk 'NR==2 || NR==12 || NR==20 || /vectors/ && !/split/ || /out-of-pool\t/ || /large pool fp8ds\t/' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
+fi
+if [ -n "${CASES:-}" ]; then
+	awk -F'\t' -v re="$CASES" '$1 ~ re' "$cases" >"$cases.q" && mv "$cases.q" "$cases"
 fi
 ncases=$(wc -l <"$cases")
 say ""
@@ -170,6 +182,7 @@ if [ -n "$SANITIZER" ]; then
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
 		runsan memcheck "mla_decode out-of-pool bf16 split=1" "-kernel mla_decode -out-of-pool -cache bf16 -nope 512 -rope 64 -split 1" &
+		runsan memcheck "mla_decode large pool out-of-pool" "-kernel mla_decode $P -out-of-pool" &
 		wait
 	) &
 	san_pid=$!

@@ -147,3 +147,33 @@ func TestCheckGPUOutOfPool(t *testing.T) {
 		t.Errorf("gemm -out-of-pool: exit %d, %q", code, errOut)
 	}
 }
+
+// TestCheckGPUPoolGiB: -pool-gib runs the GPU (the emulator stands in here) against
+// the reference only, over a pool of whole pages with the candidates at its end; bad
+// values exit 2 before any device is opened.
+func TestCheckGPUPoolGiB(t *testing.T) {
+	// 0.001 GiB = 1 MiB: 29 pages of 37376 bytes (fp8ds, 64 tokens) for segment 0.
+	code, out, errOut := runCLI(emuOpener("sm_90"), "check", "-gpu", "-heads", "8", "-k0", "40", "-k1", "0", "-pool-gib", "0.001", "-split", "1")
+	if code != 0 || !strings.Contains(out, "pool=29 pages") || !strings.Contains(out, "emu=skipped") || !strings.Contains(out, "PASS") {
+		t.Errorf("-pool-gib 0.001: exit %d\n%s%s", code, out, errOut)
+	}
+	noDevice := func(int) (device, error) { return nil, errors.New("no device") }
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "-gpu", "-pool-gib", "33"}, "-pool-gib 33"},
+		{[]string{"check", "-gpu", "-pool-gib", "-1"}, "-pool-gib -1"},
+		{[]string{"check", "-gpu", "-pool-gib", "NaN"}, "-pool-gib NaN"},
+		{[]string{"check", "-gpu", "-vectors", "x", "-pool-gib", "1"}, "-vectors x"},
+	} {
+		code, _, errOut := runCLI(noDevice, c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-pool-gib", "1")
+	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+		t.Errorf("gemm -pool-gib: exit %d, %q", code, errOut)
+	}
+}
