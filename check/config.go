@@ -40,8 +40,11 @@ func (o CaseOptions) Validate() error {
 	if !(o.PoolGiB >= 0 && o.PoolGiB <= MaxPoolBytes>>30) { // NaN too
 		return &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(o.PoolGiB), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
 	}
-	if o.Vectors != "" && (o.OutOfPool || o.PoolGiB != 0) {
-		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -out-of-pool or -pool-gib with it (a folder brings its own inputs)"}
+	if o.Vectors != "" && o.OutOfPool {
+		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -out-of-pool with it (a folder brings its own inputs)"}
+	}
+	if o.Vectors != "" && o.PoolGiB != 0 {
+		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -pool-gib with it (a folder brings its own pools)"}
 	}
 	return nil
 }
