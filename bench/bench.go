@@ -369,8 +369,15 @@ func (r Report) SVG() string {
 	type box struct{ x0, x1, y float64 }
 	var placed []box
 	var labels []pt
+	// Baselines first, ptxgen last, so coinciding points leave ptxgen's visible.
+	for i := len(impls) - 1; i >= 0; i-- {
+		for _, p := range pts {
+			if p.impl == i {
+				marker(&b, p.impl, lx(p.x), ly(p.y))
+			}
+		}
+	}
 	for _, p := range pts {
-		marker(&b, p.impl, lx(p.x), ly(p.y))
 		if p.label != "" {
 			labels = append(labels, p)
 		}
@@ -379,7 +386,7 @@ func (r Report) SVG() string {
 	const lh = 12.0
 	for _, p := range labels {
 		x := lx(p.x) + 7
-		w := 6.2 * float64(len(p.label))
+		w := 6.8 * float64(len(p.label))
 		y0 := ly(p.y) + 4
 		y := y0
 		for k := 1; ; k++ {
@@ -430,7 +437,7 @@ func (r Report) BarsSVG() string {
 		}
 		return max(n, 1)
 	}
-	H := top + 20
+	H := top + 30
 	for _, x := range rows {
 		H += float64(group(x))*barH + gap
 	}
@@ -472,6 +479,7 @@ func (r Report) BarsSVG() string {
 		fmt.Fprintf(&b, `<line x1="10" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", y+gh+gap/2, W-10, y+gh+gap/2)
 		y += gh + gap
 	}
+	fmt.Fprintf(&b, `<text x="10" y="%.1f" font-size="10">* that implementation's outputs miss the spec's tolerance. Missing bar: not run or failed (see the report).</text>`+"\n", y+8)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
