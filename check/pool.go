@@ -77,3 +77,32 @@ func MLABench(cfg kernels.MLAConfig, targets []string, pool string, minBytes int
 	}
 	return cases, bytes, nil
 }
+
+// MLABenchVectors is MLABench on the inputs and float64 outputs of a test-vector
+// folder that an MLABench case wrote (ptxgen-gpu bench -vectors-out), so a second
+// run needs neither the generator nor the reference. The folder must hold cfg's
+// shape; the error says what differs.
+func MLABenchVectors(dir string, cfg kernels.MLAConfig, targets []string) ([]*Case, int64, error) {
+	v, err := golden.LoadVectors(dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	shape := cfg
+	shape.Split, shape.SMs, shape.HeadBlock, shape.Tile = 0, 0, 0, 0
+	if got, want := describeMLA(KernelMLAConfig(v.Config)), describeMLA(shape); got != want {
+		return nil, 0, fmt.Errorf("%s holds %s, want %s", dir, got, want)
+	}
+	var bytes int64
+	for _, s := range v.Inputs.Segments {
+		bytes += int64(len(s.Cache))
+	}
+	var cases []*Case
+	for _, t := range targets {
+		c, err := mlaCase(fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), t), cfg, v.Config, v.Inputs, v.Out, v.LSE, t)
+		if err != nil {
+			return nil, 0, err
+		}
+		cases = append(cases, c)
+	}
+	return cases, bytes, nil
+}

@@ -2,6 +2,9 @@ package golden
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
 
 	"github.com/ptxgen/ptxgen/dtype"
 )
@@ -50,7 +53,7 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 			}
 		}
 	}
-	for _, sc := range c.Segments {
+	for s, sc := range c.Segments {
 		B := sc.PageSize
 		cache := make([]byte, int64(sc.Pages)*int64(sc.PageStride))
 		stride := sc.idxStride()
@@ -59,14 +62,10 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 			si.Len = make([]int32, c.T)
 		}
 		perRow := (sc.K + B - 1) / B
-		fill := func(p int) {
-			for off := range B {
-				writeToken(c, cache[p*sc.PageStride:], B, off, r)
-			}
-		}
+		var filled []int // pages to fill with records
 		if shared {
 			for p := range sc.Pages {
-				fill(p)
+				filled = append(filled, p)
 			}
 		}
 		// Distinct pages for the rows: the first T*perRow of a seeded permutation.
@@ -84,7 +83,7 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 				pages := order[t*perRow : (t+1)*perRow]
 				slots := make([]int32, 0, perRow*B)
 				for _, p := range pages {
-					fill(p)
+					filled = append(filled, p)
 					for off := range B {
 						slots = append(slots, int32(p*B+off))
 					}
@@ -96,6 +95,7 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 				si.Len[t] = int32(sc.K)
 			}
 		}
+		fillPages(c, sc, cache, filled, seed, s)
 		in.Segments = append(in.Segments, si)
 	}
 	if c.Sink {
@@ -105,4 +105,29 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 		}
 	}
 	return in, nil
+}
+
+// fillPages writes random records into the given pages of one segment's cache,
+// in parallel: page p of segment s draws from its own stream (seed, s, p), so the
+// bytes do not depend on the number of workers.
+func fillPages(c MLAConfig, sc SegmentConfig, cache []byte, pages []int, seed uint64, s int) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), max(len(pages), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				r := rand.New(rand.NewPCG(seed, uint64(s)<<40|uint64(p)))
+				for off := range sc.PageSize {
+					writeToken(c, cache[p*sc.PageStride:], sc.PageSize, off, r)
+				}
+			}
+		}()
+	}
+	for _, p := range pages {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
 }

@@ -9,8 +9,9 @@
 #      each row gathers from pages of its own in >= 3x L2 of cache per shape);
 #   3. time the Triton baseline on them (bench/triton_seed.py), time-boxed;
 #   4. time FlashMLA on them (.anchors/flashmla/vs.py --json);
-#   5. time ptxgen's kernels, its default plan and the sm_120 plan, and print the merged
-#      report: bench.txt, bench.json, bench.md, roofline.svg, bars.svg.
+#   5. time ptxgen's kernels on the same folders (-vectors-in: no second generation), its
+#      default plan and the sm_120 plan, and print the merged report: bench.txt, bench.json,
+#      bench.md, roofline.svg, bars.svg.
 # Results go to $OUT (or build/bench). Knobs: SHAPES (comma-separated names from
 # `ptxgen-gpu bench -list`, default all), POOL (serving or small), NO_TRITON=1,
 # TRITON_TIMEOUT (s, 150), TRITON_ARGS (default "--block-n 64 --num-warps 8": the fastest of
@@ -79,7 +80,7 @@ F=""; [ -s "$OUT/flashmla.json" ] && F="-flashmla $OUT/flashmla.json"
 step "ptxgen"
 # A 1 GB flush keeps the GPU busy (~300 us) while the host queues the timed
 # launches, so host latency cannot leak into the timed region.
-$B bench -shapes "$SHAPES" -pool "$POOL" -flush-mb 1024 -json "$OUT/bench.json" -svg "$OUT/roofline.svg" \
+$B bench -shapes "$SHAPES" -pool "$POOL" -vectors-in "$VEC" -flush-mb 1024 -json "$OUT/bench.json" -svg "$OUT/roofline.svg" \
 	-bars-svg "$OUT/bars.svg" -md "$OUT/bench.md" $T $F ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
 RC=${PIPESTATUS[0]}
 step "done, ptxgen-gpu bench exit $RC"

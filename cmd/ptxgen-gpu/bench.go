@@ -52,12 +52,14 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	flops := fs.Float64("flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	svgOut := fs.String("svg", "", "write the SVG roofline plot to this file")
+	vectorsIn := fs.String("vectors-in", "", "read each shape's inputs and float64 outputs from DIR/NAME, as -vectors-out wrote them, instead of generating them (the -pool and -seed of that run apply)")
 	vectorsOut := fs.String("vectors-out", "", "write each shape's inputs and float64 outputs as a test-vector folder under this directory (for bench/triton_seed.py) and exit")
 	triton := fs.String("triton", "", "merge bench/triton_seed.py's JSON output")
 	flashmla := fs.String("flashmla", "", "merge FlashMLA's timings: the JSON output of .anchors/flashmla/vs.py on the -vectors-out folders")
 	barsOut := fs.String("bars-svg", "", "write the SVG bar chart (us per shape and implementation) to this file")
 	mdOut := fs.String("md", "", "write the report as a Markdown table (for docs/perf.md) to this file")
 	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape) or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
+	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
@@ -89,6 +91,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
+	}
+	if *planTarget != "" {
+		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, lower.PlanSep) {
+			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+		}
 	}
 	if *pool != check.PoolServing && *pool != check.PoolSmall {
 		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: check.PoolServing + " or " + check.PoolSmall}
@@ -125,6 +132,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	// The sm_120 plan runs here as sm_90 (or this device's) code planned under
 	// sm_120's limits; on an sm_120 device it is the first column already.
 	targets := []string{target}
+	if *planTarget != "" {
+		targets[0] += lower.PlanSep + *planTarget
+	}
 	if *sm120 && target != "sm_120" {
 		targets = append(targets, target+lower.PlanSep+"sm_120")
 	}
@@ -137,7 +147,14 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
 		cfg.SMs = bd.SMs()
-		cs, bytes, err := check.MLABench(cfg, targets, *pool, minPool, *seed+uint64(i))
+		var cs []*check.Case
+		var bytes int64
+		var err error
+		if *vectorsIn != "" {
+			cs, bytes, err = check.MLABenchVectors(filepath.Join(*vectorsIn, picked[i].Name), cfg, targets)
+		} else {
+			cs, bytes, err = check.MLABench(cfg, targets, *pool, minPool, *seed+uint64(i))
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s: %w", picked[i].Name, err)
 		}

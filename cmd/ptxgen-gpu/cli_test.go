@@ -153,6 +153,20 @@ func TestBenchPlumbing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(vec, "H8_T1_K128+512", "meta.json")); err != nil {
 		t.Error(err)
 	}
+	// A second run reads those folders instead of generating; a folder of another
+	// shape is refused by name.
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-vectors-in", vec, "-plan-target", "sm_120", "-sm120-plan=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "decode 1x1x4/128") {
+		t.Errorf("-vectors-in with the sm_120 plan (4 chunks on the emulator's 4 SMs): exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if err := os.Rename(filepath.Join(vec, "H8_T1_K128+512"), filepath.Join(vec, "H8_T8_K128+512")); err != nil {
+		t.Fatal(err)
+	}
+	errOut.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T8_K128+512", "-bw", "1e12", "-flops", "1e14", "-vectors-in", vec}, &out, &errOut, emuOpener("sm_90")); code == 0 || !strings.Contains(errOut.String(), "holds T=1 H=8") {
+		t.Errorf("-vectors-in of another shape: exit %d: %s", code, errOut.String())
+	}
 	if code := run([]string{"bench", "-shapes", "nope"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
 		t.Errorf("unknown shape: exit %d, want 2", code)
 	}
