@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -537,6 +538,17 @@ type FlashMLAResults struct {
 			Over int  `json:"over"`
 		} `json:"check"`
 	} `json:"results"`
+}
+
+// nonFinite matches the bare NaN and Infinity tokens Python's json module writes
+// (never inside a string: they follow a colon, bracket or comma directly).
+var nonFinite = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`)
+
+// ParseFlashMLA reads vs.py's JSON output; its non-finite numbers read as null.
+func ParseFlashMLA(b []byte) (FlashMLAResults, error) {
+	var f FlashMLAResults
+	err := json.Unmarshal(nonFinite.ReplaceAll(b, []byte("${1}null")), &f)
+	return f, err
 }
 
 // MergeFlashMLA attaches FlashMLA's timings (matched by folder = shape name).

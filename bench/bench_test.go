@@ -170,3 +170,17 @@ func TestMedian(t *testing.T) {
 		t.Errorf("median = %v", m)
 	}
 }
+
+// TestParseFlashMLANonFinite: vs.py writes Python's NaN and Infinity tokens; they
+// parse (as absent), and strings that spell them stay strings.
+func TestParseFlashMLANonFinite(t *testing.T) {
+	doc := `{"results": [{"folder": "H8_T1_K128+512", "status": "fail", "reason": "NaN", "us_events": NaN,
+		"check": {"ok": false, "over": 2, "max_abs": Infinity, "cos_diff": -Infinity, "rel": [NaN, 1]}}]}`
+	f, err := ParseFlashMLA([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Results[0]; r.USEvents != nil || r.Reason != "NaN" || r.Check == nil || r.Check.Over != 2 {
+		t.Errorf("parsed %+v", r)
+	}
+}

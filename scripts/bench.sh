@@ -36,6 +36,7 @@ export FLASHMLA_ROOT=${FLASHMLA_ROOT:-/tmp/flashmla}
 START=$(date +%s)
 step() { echo "== $* ($(($(date +%s) - START)) s)"; }
 mkdir -p "$OUT"
+rm -f "$OUT/triton.json" "$OUT/flashmla.json" # never merge a previous run's
 $B info || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv || true
 
@@ -75,8 +76,12 @@ if [ -n "$BUILD_PID" ]; then
 	fi
 fi
 
-T=""; [ -s "$OUT/triton.json" ] && T="-triton $OUT/triton.json"
-F=""; [ -s "$OUT/flashmla.json" ] && F="-flashmla $OUT/flashmla.json"
+# A baseline's JSON joins the report only if it parses (a timeout may cut a write short);
+# ptxgen-gpu bench reads both before timing and stops on a bad one.
+usable() { [ -s "$1" ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+T=""; usable "$OUT/triton.json" && T="-triton $OUT/triton.json"
+F=""; usable "$OUT/flashmla.json" && F="-flashmla $OUT/flashmla.json"
+echo "merging: ${T:-no Triton} ${F:-no FlashMLA}"
 step "ptxgen"
 # A 1 GB flush keeps the GPU busy (~300 us) while the host queues the timed
 # launches, so host latency cannot leak into the timed region.

@@ -116,6 +116,29 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			}
 		}
 	}
+	// The baselines' results are read before any GPU time is spent.
+	var tritonRecs []bench.TritonRecord
+	if *triton != "" {
+		b, err := os.ReadFile(*triton)
+		if err == nil {
+			err = json.Unmarshal(b, &tritonRecs)
+		}
+		if err != nil {
+			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
+		}
+	}
+	var flashRecs *bench.FlashMLAResults
+	if *flashmla != "" {
+		b, err := os.ReadFile(*flashmla)
+		var f bench.FlashMLAResults
+		if err == nil {
+			f, err = bench.ParseFlashMLA(b)
+		}
+		if err != nil {
+			return &usageError{Msg: fmt.Sprintf("-flashmla %s: %v", *flashmla, err)}
+		}
+		flashRecs = &f
+	}
 	d, err := open(*ordinal)
 	if err != nil {
 		return fmt.Errorf("opening device %d: %w", *ordinal, err)
@@ -223,27 +246,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		}
 		rep.Results = append(rep.Results, r)
 	}
-	if *triton != "" {
-		b, err := os.ReadFile(*triton)
-		if err != nil {
-			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
-		}
-		var recs []bench.TritonRecord
-		if err := json.Unmarshal(b, &recs); err != nil {
-			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
-		}
-		rep.MergeTriton(recs)
+	if tritonRecs != nil {
+		rep.MergeTriton(tritonRecs)
 	}
-	if *flashmla != "" {
-		b, err := os.ReadFile(*flashmla)
-		if err != nil {
-			return &usageError{Msg: fmt.Sprintf("-flashmla %s: %v", *flashmla, err)}
-		}
-		var f bench.FlashMLAResults
-		if err := json.Unmarshal(b, &f); err != nil {
-			return &usageError{Msg: fmt.Sprintf("-flashmla %s: %v", *flashmla, err)}
-		}
-		rep.MergeFlashMLA(f)
+	if flashRecs != nil {
+		rep.MergeFlashMLA(*flashRecs)
 	}
 	fmt.Fprint(stdout, "\n"+rep.Table())
 	if *jsonOut != "" {
