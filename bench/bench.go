@@ -156,7 +156,7 @@ type Report struct {
 	// Pool is where rows find their candidates: "serving" (pages of their own in
 	// a pool of at least PoolMinBytes) or "small" (one shared pool of about 1 MB).
 	Pool         string   `json:"pool"`
-	PoolMinBytes int64    `json:"pool_min_bytes,omitempty"`
+	PoolMinBytes int64    `json:"pool_min_bytes,omitempty"` // the smallest shape's pool
 	Results      []Result `json:"results"`
 }
 

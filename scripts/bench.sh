@@ -7,8 +7,9 @@
 #      background while step 2 runs;
 #   2. write every shape's inputs and float64 outputs as test-vector folders (serving pools:
 #      each row gathers from pages of its own in >= 3x L2 of cache per shape);
-#   3. time the Triton baseline on them (bench/triton_seed.py), time-boxed;
-#   4. time FlashMLA on them (.anchors/flashmla/vs.py --json);
+#   3. time FlashMLA on them (.anchors/flashmla/vs.py --json), once its build is done (no
+#      compiler competes with the timed runs);
+#   4. time the Triton baseline on them (bench/triton_seed.py), time-boxed;
 #   5. time ptxgen's kernels on the same folders (-vectors-in: no second generation), its
 #      default plan and the sm_120 plan, and print the merged report: bench.txt, bench.json,
 #      bench.md, roofline.svg, bars.svg.
@@ -56,14 +57,6 @@ rm -rf "$VEC"
 $B bench -shapes "$SHAPES" -pool "$POOL" -vectors-out "$VEC" >"$OUT/vectors.txt" 2>&1 || { cat "$OUT/vectors.txt"; exit 1; }
 du -sh "$VEC" 2>/dev/null || true
 
-if [ -z "${NO_TRITON:-}" ]; then
-	step "Triton baseline (at most ${TRITON_TIMEOUT:-150} s)"
-	# Its JSON is rewritten after every folder, so a timeout keeps the folders it finished.
-	timeout "${TRITON_TIMEOUT:-150}" python3 bench/triton_seed.py "$VEC"/* --json "$OUT/triton.json" \
-		--iters 30 --warmup 3 --flush-mb 1024 ${TRITON_ARGS:---block-n 64 --num-warps 8} >"$OUT/triton.txt" 2>&1
-	echo "triton_seed.py exit $? (124: timed out)"; tail -5 "$OUT/triton.txt"
-fi
-
 if [ -n "$BUILD_PID" ]; then
 	wait "$BUILD_PID"
 	step "FlashMLA build exit $(cat "$OUT/flashmla_build.rc" 2>/dev/null || echo '?')"
@@ -74,6 +67,14 @@ if [ -n "$BUILD_PID" ]; then
 			--flashmla-root "$FLASHMLA_ROOT" >"$OUT/flashmla.txt" 2>&1
 		echo "vs.py exit $? (1: a folder failed to run or check; 124: timed out)"; tail -30 "$OUT/flashmla.txt"
 	fi
+fi
+
+if [ -z "${NO_TRITON:-}" ]; then
+	step "Triton baseline (at most ${TRITON_TIMEOUT:-150} s)"
+	# Its JSON is rewritten after every folder, so a timeout keeps the folders it finished.
+	timeout "${TRITON_TIMEOUT:-150}" python3 bench/triton_seed.py "$VEC"/* --json "$OUT/triton.json" \
+		--iters 30 --warmup 3 --flush-mb 1024 ${TRITON_ARGS:---block-n 64 --num-warps 8} >"$OUT/triton.txt" 2>&1
+	echo "triton_seed.py exit $? (124: timed out)"; tail -5 "$OUT/triton.txt"
 fi
 
 # A baseline's JSON joins the report only if it parses (a timeout may cut a write short);

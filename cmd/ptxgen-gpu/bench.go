@@ -60,6 +60,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	mdOut := fs.String("md", "", "write the report as a Markdown table (for docs/perf.md) to this file")
 	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape) or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
 	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
+	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
@@ -96,6 +97,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, lower.PlanSep) {
 			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
 		}
+	}
+	if *poolMB < 0 || *poolMB > 8192 {
+		return &kernels.ConfigError{Flag: "pool-mb", Value: fmt.Sprint(*poolMB), Want: "0 (3x L2) or 1..8192"}
 	}
 	if *pool != check.PoolServing && *pool != check.PoolSmall {
 		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: check.PoolServing + " or " + check.PoolSmall}
@@ -164,6 +168,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	// A serving pool holds at least 3x L2 of cache per shape, so no input copies
 	// need rotating; cases are built one shape at a time (each holds its pool).
 	minPool := 3 * bd.L2Bytes()
+	if *poolMB > 0 {
+		minPool = int64(*poolMB) << 20
+	}
 	build := func(i int, targets []string) ([]*check.Case, int64, error) {
 		cfg := picked[i].Config()
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
@@ -210,9 +217,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: "ptxgen-gpu bench " + strings.Join(args, " "),
 		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, Pool: *pool,
 	}
-	if *pool == check.PoolServing {
-		rep.PoolMinBytes = minPool
-	}
+
 	flush := int64(*flushMB) << 20
 	rep.Ceilings = bench.Ceilings{BytesPerSec: *bw, FlopsPerSec: *flops, Source: "given"}
 	if *bw == 0 || *flops == 0 {
@@ -245,6 +250,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			fmt.Fprintf(stdout, "%-24s sm_120 plan %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.PlanSM120, t.MedianUS, t.MinUS, t.OK, t.Error)
 		}
 		rep.Results = append(rep.Results, r)
+		if *pool == check.PoolServing && (rep.PoolMinBytes == 0 || bytes < rep.PoolMinBytes) {
+			rep.PoolMinBytes = bytes // the report says "at least" the smallest pool
+		}
 	}
 	if tritonRecs != nil {
 		rep.MergeTriton(tritonRecs)
