@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // Shape is one benchmarked mla_decode configuration. All candidates are valid
-// (len = K, no -1), so the work is exactly what the cost counts.
+// (len = K, no -1; check.MLABench), so the work is exactly what the cost counts.
 type Shape struct {
 	Name   string `json:"name"`
 	T      int    `json:"T"`
@@ -30,19 +31,29 @@ type Shape struct {
 	Target string `json:"target,omitempty"`
 }
 
-// Shapes is the issue's list: fp8ds cache, page 64, sink on, H in {64, 16, 8} x
-// T in {1, 8, 64, 256} with K0 = 128 + K1 = 512; H = 64, T = 64 with K1 = 2048;
-// and one bf16-cache shape.
+// Shapes is the benchmark list (issues 8 and 13): fp8ds cache, page 64, sink on,
+// K0 = 128 + K1 = 512: H = 64 at T in {1, 8, 32, 64, 128, 256}, H = 16 and 8 at T
+// in {1, 8, 64, 256}, H = 128 at T in {8, 64, 256}; K1 = 2048 at T = 64 for H = 64
+// and 128; and one bf16-cache shape.
 func Shapes() []Shape {
 	var s []Shape
-	for _, h := range []int{64, 16, 8} {
+	fp8 := func(h, t, k1 int) Shape {
+		return Shape{T: t, H: h, K0: 128, K1: k1, Page: 64, Cache: kernels.CacheFP8DS, Sink: true, Nope: 448, Rope: 64}
+	}
+	for _, t := range []int{1, 8, 32, 64, 128, 256} {
+		s = append(s, fp8(64, t, 512))
+	}
+	for _, h := range []int{16, 8} {
 		for _, t := range []int{1, 8, 64, 256} {
-			s = append(s, Shape{T: t, H: h, K0: 128, K1: 512, Page: 64, Cache: kernels.CacheFP8DS, Sink: true, Nope: 448, Rope: 64})
+			s = append(s, fp8(h, t, 512))
 		}
 	}
-	s = append(s,
-		Shape{T: 64, H: 64, K0: 128, K1: 2048, Page: 64, Cache: kernels.CacheFP8DS, Sink: true, Nope: 448, Rope: 64},
-		Shape{T: 64, H: 64, K0: 128, K1: 512, Page: 64, Cache: kernels.CacheBF16, Sink: true, Nope: 448, Rope: 64})
+	for _, t := range []int{8, 64, 256} {
+		s = append(s, fp8(128, t, 512))
+	}
+	bf16 := fp8(64, 64, 512)
+	bf16.Cache = kernels.CacheBF16
+	s = append(s, fp8(64, 64, 2048), fp8(128, 64, 2048), bf16)
 	for i := range s {
 		s[i].Name = s[i].defaultName()
 	}
@@ -117,11 +128,18 @@ type Timing struct {
 
 // Result is one shape's row of the report.
 type Result struct {
-	Shape  Shape   `json:"shape"`
-	Cost   Cost    `json:"cost"`
-	Plan   string  `json:"plan"` // grid, split, head block: what the generator chose
-	PTXGen Timing  `json:"ptxgen"`
-	Triton *Timing `json:"triton,omitempty"`
+	Shape Shape `json:"shape"`
+	Cost  Cost  `json:"cost"`
+	// PoolBytes is the size of the KV caches the rows gather from (every segment).
+	PoolBytes int64  `json:"pool_bytes"`
+	Plan      string `json:"plan"` // grid, split, head block: what the generator chose
+	PTXGen    Timing `json:"ptxgen"`
+	// SM120Plan is the kernel planned under sm_120's limits, run on this GPU
+	// (-plan-target sm_120); PlanSM120 its plan.
+	SM120Plan *Timing `json:"sm120_plan,omitempty"`
+	PlanSM120 string  `json:"plan_sm120,omitempty"`
+	FlashMLA  *Timing `json:"flashmla,omitempty"`
+	Triton    *Timing `json:"triton,omitempty"`
 }
 
 // Report is a whole benchmark run.
@@ -135,7 +153,11 @@ type Report struct {
 	// Reference ceilings, for comparison with the measured ones.
 	NotesCeilings Ceilings `json:"notes_ceilings"`
 	L2Flush       bool     `json:"l2_flush"`
-	Results       []Result `json:"results"`
+	// Pool is where rows find their candidates: "serving" (pages of their own in
+	// a pool of at least PoolMinBytes) or "small" (one shared pool of about 1 MB).
+	Pool         string   `json:"pool"`
+	PoolMinBytes int64    `json:"pool_min_bytes,omitempty"` // the smallest shape's pool
+	Results      []Result `json:"results"`
 }
 
 // Derived quantities of a result under the report's ceilings.
@@ -144,18 +166,40 @@ func (r Report) floorUS(x Result) float64 { return x.Cost.Floor(r.Ceilings) * 1e
 // JSON renders the report for tools.
 func (r Report) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
 
-// Table renders an aligned text table: one row per shape.
-func (r Report) Table() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "GPU %s, driver %s, target %s, %s\n", r.GPU, r.Driver, r.Target, r.Date)
-	fmt.Fprintf(&b, "ceilings (%s): %.2f TB/s, %.0f TFLOP/s; L2 flushed between timed calls: %v\n",
-		r.Ceilings.Source, r.Ceilings.BytesPerSec/1e12, r.Ceilings.FlopsPerSec/1e12, r.L2Flush)
-	cols := []string{"shape", "plan", "us", "GB/s", "TFLOP/s", "floor us", "of floor", "triton us", "ptxgen/triton", "ok"}
+// timed reports whether t holds a usable time.
+func timed(t *Timing) bool { return t != nil && t.Error == "" && t.MedianUS > 0 }
+
+// us and ratio render a time and ptxgen's time over it ("-" when absent).
+func us(t *Timing) string {
+	switch {
+	case t == nil:
+		return "-"
+	case !timed(t):
+		return "error"
+	}
+	s := fmt.Sprintf("%.1f", t.MedianUS)
+	if !t.OK {
+		s += "*" // outputs outside the spec's tolerance
+	}
+	return s
+}
+
+func ratio(p Timing, t *Timing) string {
+	if p.Error != "" || p.MedianUS <= 0 || !timed(t) {
+		return ""
+	}
+	return fmt.Sprintf("%.2fx", p.MedianUS/t.MedianUS)
+}
+
+// columns renders the report's rows as cells (the header first).
+func (r Report) columns() [][]string {
+	cols := []string{"shape", "plan", "pool MB", "us", "GB/s", "TFLOP/s", "floor us", "of floor",
+		"sm120 plan us", "FlashMLA us", "ptxgen/FlashMLA", "Triton us", "ptxgen/Triton", "ok"}
 	rows := [][]string{cols}
 	for _, x := range r.Results {
-		row := []string{x.Shape.Name, x.Plan}
-		if x.PTXGen.Error != "" {
-			row = append(row, "error: "+x.PTXGen.Error, "", "", "", "", "", "", "")
+		row := []string{x.Shape.Name, x.Plan, fmt.Sprintf("%.0f", float64(x.PoolBytes)/(1<<20))}
+		if x.PTXGen.Error != "" && x.PTXGen.MedianUS <= 0 {
+			row = append(row, "error: "+x.PTXGen.Error, "", "", "", "")
 		} else {
 			t := x.PTXGen.MedianUS
 			floor := r.floorUS(x)
@@ -164,18 +208,38 @@ func (r Report) Table() string {
 				fmt.Sprintf("%.1f", x.Cost.Flops/t/1e6),
 				fmt.Sprintf("%.2f", floor),
 				fmt.Sprintf("%.0f%%", 100*floor/t))
-			if x.Triton != nil && x.Triton.Error == "" && x.Triton.MedianUS > 0 {
-				row = append(row, fmt.Sprintf("%.1f", x.Triton.MedianUS), fmt.Sprintf("%.2fx", t/x.Triton.MedianUS))
-			} else if x.Triton != nil {
-				row = append(row, "error", "")
-			} else {
-				row = append(row, "-", "")
-			}
-			row = append(row, fmt.Sprint(x.PTXGen.OK))
 		}
+		ok := fmt.Sprint(x.PTXGen.OK)
+		if x.SM120Plan != nil {
+			ok += fmt.Sprintf("/%v", x.SM120Plan.OK)
+		}
+		row = append(row, us(x.SM120Plan), us(x.FlashMLA), ratio(x.PTXGen, x.FlashMLA), us(x.Triton), ratio(x.PTXGen, x.Triton), ok)
 		rows = append(rows, row)
 	}
-	width := make([]int, len(cols))
+	return rows
+}
+
+// legend explains the report's columns.
+func (r Report) legend() string {
+	pool := "serving pool: every row gathers from pages of its own, distinct across rows and randomly placed"
+	if r.Pool != "serving" {
+		pool = "small pool: every row draws from one shared pool of 2*ceil(K/B)+4 pages per segment (gathers mostly hit L2)"
+	}
+	if r.PoolMinBytes > 0 && r.Pool == "serving" {
+		pool += fmt.Sprintf(" in at least %d MiB of cache per shape", r.PoolMinBytes>>20)
+	}
+	return pool + "; all candidates valid. ok: ptxgen/sm120 plan outputs within the spec's tolerance; * after a time: that implementation's outputs miss it."
+}
+
+// Table renders an aligned text table: one row per shape.
+func (r Report) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "GPU %s, driver %s, target %s, %s\n", r.GPU, r.Driver, r.Target, r.Date)
+	fmt.Fprintf(&b, "ceilings (%s): %.2f TB/s, %.0f TFLOP/s; L2 flushed between timed calls: %v\n",
+		r.Ceilings.Source, r.Ceilings.BytesPerSec/1e12, r.Ceilings.FlopsPerSec/1e12, r.L2Flush)
+	fmt.Fprintf(&b, "%s\n", r.legend())
+	rows := r.columns()
+	width := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, c := range row {
 			width[i] = max(width[i], len(c))
@@ -197,24 +261,73 @@ func (r Report) Table() string {
 	return b.String()
 }
 
+// Markdown renders the table for docs/perf.md.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, driver %s, target %s, %s. %s\n\n", r.GPU, r.Driver, r.Target, r.Date, r.legend())
+	for i, row := range r.columns() {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+		if i == 0 {
+			b.WriteString(strings.Repeat("|---", len(row)) + "|\n")
+		}
+	}
+	return b.String()
+}
+
+// Point styles of the plots, one per implementation.
+var impls = []struct{ name, color string }{
+	{"ptxgen", "#1f77b4"}, {"ptxgen, sm_120 plan", "#9ecae1"}, {"FlashMLA", "#2ca02c"}, {"Triton baseline", "#d62728"},
+}
+
+// times returns a result's timings in the order of impls (nil where absent or failed).
+func (x Result) times() []*Timing {
+	p := x.PTXGen
+	ts := []*Timing{&p, x.SM120Plan, x.FlashMLA, x.Triton}
+	for i, t := range ts {
+		if !timed(t) {
+			ts[i] = nil
+		}
+	}
+	return ts
+}
+
+// marker draws implementation i's point at (x, y).
+func marker(b *strings.Builder, i int, x, y float64) {
+	c := impls[i].color
+	switch i {
+	case 0:
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4" fill="%s"/>`+"\n", x, y, c)
+	case 1:
+		fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="4" fill="white" stroke="%s" stroke-width="2"/>`+"\n", x, y, c)
+	case 2:
+		fmt.Fprintf(b, `<polygon points="%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f" fill="%s"/>`+"\n", x, y-5, x+5, y, x, y+5, x-5, y, c)
+	default:
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s"/>`+"\n", x-4, y-4, c)
+	}
+}
+
 // SVG renders a roofline plot: achieved TFLOP/s against arithmetic intensity
 // (FLOP per byte), both on log scales, under the bandwidth and mma roofs; one
-// point per shape for ptxgen (circle) and Triton (square), labelled.
+// point per shape and implementation, ptxgen's labelled. Labels that would
+// overlap are moved down or up until they do not.
 func (r Report) SVG() string {
-	const W, H, left, right, top, bottom = 900.0, 560.0, 70.0, 200.0, 30.0, 60.0
+	const W, H, left, right, top, bottom = 980.0, 600.0, 70.0, 230.0, 30.0, 60.0
 	type pt struct {
 		x, y  float64
 		label string
-		sq    bool
+		impl  int
 	}
 	var pts []pt
 	for _, x := range r.Results {
 		ai := x.Cost.Flops / x.Cost.Bytes
-		if x.PTXGen.Error == "" && x.PTXGen.MedianUS > 0 {
-			pts = append(pts, pt{ai, x.Cost.Flops / (x.PTXGen.MedianUS * 1e-6), x.Shape.Name, false})
-		}
-		if x.Triton != nil && x.Triton.Error == "" && x.Triton.MedianUS > 0 {
-			pts = append(pts, pt{ai, x.Cost.Flops / (x.Triton.MedianUS * 1e-6), "", true})
+		for i, t := range x.times() {
+			if t != nil {
+				label := ""
+				if i == 0 {
+					label = x.Shape.Name
+				}
+				pts = append(pts, pt{ai, x.Cost.Flops / (t.MedianUS * 1e-6), label, i})
+			}
 		}
 	}
 	peak, bw := r.Ceilings.FlopsPerSec, r.Ceilings.BytesPerSec
@@ -233,7 +346,7 @@ func (r Report) SVG() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", W, H)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="18" font-size="14">mla_decode roofline on %s (%s ceilings: %.2f TB/s, %.0f TFLOP/s)</text>`+"\n", left, esc(r.GPU), r.Ceilings.Source, bw/1e12, peak/1e12)
+	fmt.Fprintf(&b, `<text x="%.0f" y="18" font-size="14">mla_decode roofline on %s (%s ceilings: %.2f TB/s, %.0f TFLOP/s), %s pool</text>`+"\n", left, esc(r.GPU), r.Ceilings.Source, bw/1e12, peak/1e12, esc(r.Pool))
 	// Axes with decade ticks.
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, H-bottom, W-right, H-bottom)
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, top, left, H-bottom)
@@ -252,16 +365,122 @@ func (r Report) SVG() string {
 	x0 := math.Max(xmin, ymin/bw)
 	fmt.Fprintf(&b, `<polyline fill="none" stroke="#888" stroke-width="2" points="%.1f,%.1f %.1f,%.1f %.1f,%.1f"/>`+"\n",
 		lx(x0), ly(bw*x0), lx(ridge), ly(peak), lx(xmax), ly(peak))
-	for i, p := range pts {
-		if p.sq {
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="8" height="8" fill="#d62728"/>`+"\n", lx(p.x)-4, ly(p.y)-4)
-			continue
+	// Points behind, labels on top; labels placed greedily from the top of the
+	// plot down, each nudged until its box clears every label placed before.
+	type box struct{ x0, x1, y float64 }
+	var placed []box
+	var labels []pt
+	// Baselines first, ptxgen last, so coinciding points leave ptxgen's visible.
+	for i := len(impls) - 1; i >= 0; i-- {
+		for _, p := range pts {
+			if p.impl == i {
+				marker(&b, p.impl, lx(p.x), ly(p.y))
+			}
 		}
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="4" fill="#1f77b4"/>`+"\n", lx(p.x), ly(p.y))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", lx(p.x)+6, ly(p.y)+float64(i%3-1)*10, esc(p.label))
 	}
-	fmt.Fprintf(&b, `<circle cx="%.1f" cy="40" r="4" fill="#1f77b4"/><text x="%.1f" y="44">ptxgen</text>`+"\n", W-right+20, W-right+30)
-	fmt.Fprintf(&b, `<rect x="%.1f" y="52" width="8" height="8" fill="#d62728"/><text x="%.1f" y="60">Triton baseline</text>`+"\n", W-right+16, W-right+30)
+	for _, p := range pts {
+		if p.label != "" {
+			labels = append(labels, p)
+		}
+	}
+	sort.SliceStable(labels, func(i, j int) bool { return labels[i].y > labels[j].y })
+	const lh = 12.0
+	for _, p := range labels {
+		x := lx(p.x) + 7
+		w := 6.8 * float64(len(p.label))
+		y0 := ly(p.y) + 4
+		y := y0
+		for k := 1; ; k++ {
+			clear := true
+			for _, q := range placed {
+				if x < q.x1 && q.x0 < x+w && math.Abs(y-q.y) < lh {
+					clear = false
+					break
+				}
+			}
+			if clear || k > 40 {
+				break
+			}
+			step := float64((k+1)/2) * lh // down, up, further down, ...
+			if k%2 == 0 {
+				step = -step
+			}
+			y = y0 + step
+		}
+		placed = append(placed, box{x, x + w, y})
+		if y != y0 {
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#bbb"/>`+"\n", lx(p.x)+3, ly(p.y), x, y-4)
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x, y, esc(p.label))
+	}
+	for i, im := range impls {
+		y := 40 + 16*float64(i)
+		marker(&b, i, W-right+24, y)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", W-right+34, y+4, im.name)
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// BarsSVG renders µs per shape, one horizontal bar per implementation (ptxgen,
+// ptxgen's sm_120 plan, FlashMLA, Triton), each shape's bars scaled to its
+// slowest, every bar labelled with its time, and ptxgen/FlashMLA written beside
+// the shape's name: the plot to read at a glance.
+func (r Report) BarsSVG() string {
+	const W, left, right, barH, gap, top = 820.0, 190.0, 70.0, 11.0, 14.0, 54.0
+	rows := r.Results
+	group := func(x Result) int {
+		n := 0
+		for _, t := range x.times() {
+			if t != nil {
+				n++
+			}
+		}
+		return max(n, 1)
+	}
+	H := top + 30
+	for _, x := range rows {
+		H += float64(group(x))*barH + gap
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", W, H)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="18" font-size="14">mla_decode on %s, %s pool: µs per call (shorter is faster; bars scaled per shape)</text>`+"\n", esc(r.GPU), esc(r.Pool))
+	for i, im := range impls {
+		x := 10 + 150*float64(i)
+		fmt.Fprintf(&b, `<rect x="%.1f" y="28" width="12" height="10" fill="%s"/><text x="%.1f" y="37">%s</text>`+"\n", x, im.color, x+16, im.name)
+	}
+	y := top
+	for _, x := range rows {
+		ts := x.times()
+		var worst float64
+		for _, t := range ts {
+			if t != nil {
+				worst = math.Max(worst, t.MedianUS)
+			}
+		}
+		gh := float64(group(x)) * barH
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" font-weight="bold">%s</text>`+"\n", left-8, y+gh/2-1, esc(x.Shape.Name))
+		if f := ratio(x.PTXGen, x.FlashMLA); f != "" {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end" fill="#2ca02c">ptxgen/FlashMLA %s</text>`+"\n", left-8, y+gh/2+11, f)
+		}
+		if worst == 0 {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">no time</text>`+"\n", left, y+barH)
+		}
+		yy := y
+		for i, t := range ts {
+			if t == nil {
+				continue
+			}
+			w := (W - left - right) * t.MedianUS / worst
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", left, yy+1, w, barH-2, impls[i].color)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10">%s</text>`+"\n", left+w+4, yy+barH-2, us(t))
+			yy += barH
+		}
+		fmt.Fprintf(&b, `<line x1="10" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`+"\n", y+gh+gap/2, W-10, y+gh+gap/2)
+		y += gh + gap
+	}
+	fmt.Fprintf(&b, `<text x="10" y="%.1f" font-size="10">* that implementation's outputs miss the spec's tolerance. Missing bar: not run or failed (see the report).</text>`+"\n", y+8)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
@@ -302,6 +521,59 @@ func (r *Report) MergeTriton(recs []TritonRecord) {
 	for i, x := range r.Results {
 		if t, ok := by[x.Shape.Name]; ok {
 			r.Results[i].Triton = &Timing{MedianUS: t.MedianUS, MinUS: t.MinUS, Iters: t.Iters, OK: t.OK, Error: t.Error}
+		}
+	}
+}
+
+// FlashMLAResults is the part of ../shared/anchors/flashmla/vs.py's JSON output
+// the report uses: one record per vector folder (named like the shape).
+type FlashMLAResults struct {
+	Results []struct {
+		Folder   string   `json:"folder"`
+		Status   string   `json:"status"` // ok, fail (check missed), skipped, error, bad-vector
+		Reason   string   `json:"reason"`
+		USEvents *float64 `json:"us_events"`
+		Check    *struct {
+			OK   bool `json:"ok"`
+			Over int  `json:"over"`
+		} `json:"check"`
+	} `json:"results"`
+}
+
+// nonFinite matches the bare NaN and Infinity tokens Python's json module writes
+// (never inside a string: they follow a colon, bracket or comma directly).
+var nonFinite = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`)
+
+// ParseFlashMLA reads vs.py's JSON output; its non-finite numbers read as null.
+func ParseFlashMLA(b []byte) (FlashMLAResults, error) {
+	var f FlashMLAResults
+	err := json.Unmarshal(nonFinite.ReplaceAll(b, []byte("${1}null")), &f)
+	return f, err
+}
+
+// MergeFlashMLA attaches FlashMLA's timings (matched by folder = shape name).
+func (r *Report) MergeFlashMLA(f FlashMLAResults) {
+	for _, x := range f.Results {
+		t := &Timing{OK: x.Status == "ok"}
+		if x.USEvents != nil {
+			t.MedianUS = *x.USEvents
+		}
+		switch {
+		case x.Status == "fail" && x.Check != nil:
+			t.Error = ""
+			if t.MedianUS <= 0 {
+				t.Error = "no time"
+			}
+		case x.Status != "ok":
+			t.Error = x.Status
+			if x.Reason != "" {
+				t.Error += ": " + x.Reason
+			}
+		}
+		for i := range r.Results {
+			if r.Results[i].Shape.Name == x.Folder {
+				r.Results[i].FlashMLA = t
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -33,8 +34,9 @@ func TestFloorOfTheIssue(t *testing.T) {
 
 func TestShapesCoverTheList(t *testing.T) {
 	s := Shapes()
-	if len(s) != 14 {
-		t.Fatalf("%d shapes, want 14 (12 + K1=2048 + bf16)", len(s))
+	// 6 at H=64, 4 at H=16 and 8, 3 at H=128, K1=2048 at H=64 and 128, bf16.
+	if len(s) != 6+4+4+3+2+1 {
+		t.Fatalf("%d shapes, want 20", len(s))
 	}
 	names := map[string]bool{}
 	for _, x := range s {
@@ -46,34 +48,117 @@ func TestShapesCoverTheList(t *testing.T) {
 			t.Errorf("%s: %v", x.Name, err)
 		}
 	}
+	for _, n := range []string{"H64_T32_K128+512", "H64_T128_K128+512", "H128_T8_K128+512", "H128_T64_K128+512",
+		"H128_T256_K128+512", "H128_T64_K128+2048", "H64_T64_K128+2048", "H16_T256_K128+512", "H64_T64_K128+512_bf16"} {
+		if !names[n] {
+			t.Errorf("no shape %s", n)
+		}
+	}
 }
 
-func TestReportRenders(t *testing.T) {
-	r := Report{GPU: "NVIDIA H200", Driver: "580", Target: "sm_90", Date: "2026-11-29", Ceilings: NotesCeilings}
+// sampleReport has three shapes with every implementation's column filled in
+// some way: times, a failed check, a skipped folder.
+func sampleReport(t *testing.T) Report {
+	r := Report{GPU: "NVIDIA H200", Driver: "580", Target: "sm_90", Date: "2026-11-29", Ceilings: NotesCeilings, Pool: "serving", PoolMinBytes: 192 << 20}
 	for i, s := range Shapes()[:3] {
-		x := Result{Shape: s, Cost: CostOf(s), Plan: "grid 4x1x10", PTXGen: Timing{MedianUS: 10 + float64(i), OK: true}}
+		x := Result{Shape: s, Cost: CostOf(s), PoolBytes: 200 << 20, Plan: "grid 4x1x10", PTXGen: Timing{MedianUS: 10 + float64(i), OK: true},
+			SM120Plan: &Timing{MedianUS: 20 + float64(i), OK: true}}
 		r.Results = append(r.Results, x)
 	}
 	r.MergeTriton([]TritonRecord{{Name: r.Results[0].Shape.Name, MedianUS: 40, OK: true}})
+	var f FlashMLAResults
+	doc := `{"results": [{"folder": "H64_T1_K128+512", "status": "ok", "us_events": 16.0, "check": {"ok": true}},
+		{"folder": "H64_T8_K128+512", "status": "fail", "us_events": 18.0, "check": {"ok": false, "over": 3}},
+		{"folder": "H64_T32_K128+512", "status": "skipped", "reason": "bf16 cache"}]}`
+	if err := json.Unmarshal([]byte(doc), &f); err != nil {
+		t.Fatal(err)
+	}
+	r.MergeFlashMLA(f)
+	return r
+}
+
+func TestReportRenders(t *testing.T) {
+	r := sampleReport(t)
+	if fm := r.Results[1].FlashMLA; fm == nil || fm.OK || fm.MedianUS != 18 || fm.Error != "" {
+		t.Errorf("a FlashMLA check miss keeps its time and says not ok: %+v", fm)
+	}
+	if fm := r.Results[2].FlashMLA; fm == nil || fm.Error != "skipped: bf16 cache" {
+		t.Errorf("a skipped FlashMLA folder: %+v", fm)
+	}
 	tab := r.Table()
-	if !strings.Contains(tab, "0.25x") || !strings.Contains(tab, "H64_T1_K128+512") {
-		t.Errorf("table:\n%s", tab)
+	// ptxgen/Triton 10/40, ptxgen/FlashMLA 10/16 and 11/18; the check miss is starred.
+	for _, want := range []string{"0.25x", "0.62x", "0.61x", "18.0*", "H64_T1_K128+512", "serving pool", "200", "20.0"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
 	}
 	lines := strings.Split(strings.TrimSpace(tab), "\n")
-	if len(lines) != 2+1+3 {
+	if len(lines) != 3+1+3 {
 		t.Errorf("table has %d lines", len(lines))
 	}
+	md := r.Markdown()
+	if strings.Count(md, "\n|") != 1+1+3 || !strings.Contains(md, "| ptxgen/FlashMLA |") {
+		t.Errorf("markdown:\n%s", md)
+	}
 	svg := r.SVG()
-	if !strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<circle") != 3+1 || strings.Count(svg, "<rect") < 2 {
+	// ptxgen 3, sm120 plan 3 (hollow circles), legend 2 circles.
+	if !strings.HasPrefix(svg, "<svg") || strings.Count(svg, "<circle") != 3+3+2 || strings.Count(svg, "<polygon") != 2+1 {
 		t.Errorf("svg:\n%s", svg)
+	}
+	bars := r.BarsSVG()
+	// Bars: 3 ptxgen + 3 sm120 + 2 FlashMLA + 1 Triton, plus the background and 4 legend swatches.
+	if n := strings.Count(bars, "<rect"); n != 9+1+4 {
+		t.Errorf("bars svg has %d rects, want 14:\n%s", n, bars)
+	}
+	if !strings.Contains(bars, "ptxgen/FlashMLA 0.62x") || strings.Contains(bars, "NaN") {
+		t.Errorf("bars svg lacks the ratio:\n%s", bars)
 	}
 	b, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != 3 || back.Results[0].Triton == nil {
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != 3 || back.Results[0].Triton == nil ||
+		back.Results[0].FlashMLA == nil || back.Results[0].SM120Plan == nil || back.Results[0].PoolBytes != 200<<20 {
 		t.Errorf("json round trip: %v", err)
+	}
+	for _, key := range []string{`"pool_bytes"`, `"sm120_plan"`, `"flashmla"`, `"median_us"`, `"pool": "serving"`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("json lacks %s", key)
+		}
+	}
+}
+
+// TestRooflineLabelsDoNotOverlap: shapes with (nearly) the same intensity and
+// time, as H64_T256 and H64_T64_K2048 or the H16 pair were, get label boxes that
+// do not overlap.
+func TestRooflineLabelsDoNotOverlap(t *testing.T) {
+	r := Report{GPU: "g", Ceilings: NotesCeilings, Pool: "serving"}
+	for _, s := range Shapes() {
+		if s.H == 64 || s.H == 16 {
+			c := CostOf(s)
+			// Every shape at 135 TFLOP/s: points with one intensity coincide.
+			r.Results = append(r.Results, Result{Shape: s, Cost: c, PTXGen: Timing{MedianUS: c.Flops / 135e12 * 1e6, OK: true}})
+		}
+	}
+	type lab struct{ x, y float64 }
+	var ls []lab
+	for _, line := range strings.Split(r.SVG(), "\n") {
+		var x, y float64
+		var name string
+		if n, _ := fmt.Sscanf(line, `<text x="%f" y="%f">%s`, &x, &y, &name); n == 3 && strings.HasPrefix(name, "H") {
+			ls = append(ls, lab{x, y})
+		}
+	}
+	if len(ls) != len(r.Results) {
+		t.Fatalf("%d labels for %d shapes", len(ls), len(r.Results))
+	}
+	for i := range ls {
+		for j := i + 1; j < len(ls); j++ {
+			if math.Abs(ls[i].x-ls[j].x) < 100 && math.Abs(ls[i].y-ls[j].y) < 11.5 {
+				t.Errorf("labels %d and %d overlap at (%.0f, %.0f) and (%.0f, %.0f)", i, j, ls[i].x, ls[i].y, ls[j].x, ls[j].y)
+			}
+		}
 	}
 }
 
@@ -83,5 +168,19 @@ func TestMedian(t *testing.T) {
 	}
 	if m := Median([]float64{4, 1, 3, 2}); m != 2.5 {
 		t.Errorf("median = %v", m)
+	}
+}
+
+// TestParseFlashMLANonFinite: vs.py writes Python's NaN and Infinity tokens; they
+// parse (as absent), and strings that spell them stay strings.
+func TestParseFlashMLANonFinite(t *testing.T) {
+	doc := `{"results": [{"folder": "H8_T1_K128+512", "status": "fail", "reason": "NaN", "us_events": NaN,
+		"check": {"ok": false, "over": 2, "max_abs": Infinity, "cos_diff": -Infinity, "rel": [NaN, 1]}}]}`
+	f, err := ParseFlashMLA([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Results[0]; r.USEvents != nil || r.Reason != "NaN" || r.Check == nil || r.Check.Over != 2 {
+		t.Errorf("parsed %+v", r)
 	}
 }

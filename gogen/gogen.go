@@ -151,7 +151,7 @@ func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
 	}
 	files = append(files, File{Name: opt.File, Data: goSrc})
 	for _, c := range cs {
-		files = append(files, File{Name: PTXName(opt.File, c.Target), Data: []byte(c.Module.Print())})
+		files = append(files, File{Name: PTXName(opt.File, isa(c)), Data: []byte(c.Module.Print())})
 	}
 	return files, nil
 }
@@ -198,17 +198,17 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 	seen := map[string]bool{}
 	pIndex := map[string]int{}
 	for t, c := range cs {
-		if seen[c.Target] {
-			return nil, fmt.Errorf("gogen: target %s given twice", c.Target)
+		if seen[isa(c)] {
+			return nil, fmt.Errorf("gogen: target %s given twice", isa(c))
 		}
-		seen[c.Target] = true
+		seen[isa(c)] = true
 		if len(c.Kernels) == 0 {
-			return nil, fmt.Errorf("gogen: %s: program has no kernels", c.Target)
+			return nil, fmt.Errorf("gogen: %s: program has no kernels", isa(c))
 		}
 		wsIndex := map[string]int{}
 		for i, w := range c.Workspace {
 			if _, dup := wsIndex[w.Name]; dup {
-				return nil, fmt.Errorf("gogen: %s: workspace buffer %s declared twice", c.Target, w.Name)
+				return nil, fmt.Errorf("gogen: %s: workspace buffer %s declared twice", isa(c), w.Name)
 			}
 			wsIndex[w.Name] = i
 		}
@@ -219,17 +219,17 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 			for _, kp := range k.Params {
 				if _, ok := wsIndex[kp.Name]; ok {
 					if kp.Kind != "ptr" {
-						return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s names a workspace buffer but is a %s, not a pointer", c.Target, k.Name, kp.Name, kp.Kind)
+						return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s names a workspace buffer but is a %s, not a pointer", isa(c), k.Name, kp.Name, kp.Kind)
 					}
 					continue
 				}
 				if goType(kp.Kind) == "" {
-					return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s has kind %q, which has no Go type", c.Target, k.Name, kp.Name, kp.Kind)
+					return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s has kind %q, which has no Go type", isa(c), k.Name, kp.Name, kp.Kind)
 				}
 				i, ok := pIndex[kp.Name]
 				if !ok {
 					if t > 0 {
-						return nil, fmt.Errorf("gogen: kernel %s takes %s on %s, which %s does not take", k.Name, kp.Name, c.Target, cs[0].Target)
+						return nil, fmt.Errorf("gogen: kernel %s takes %s on %s, which %s does not take", k.Name, kp.Name, isa(c), isa(cs[0]))
 					}
 					i = len(m.params)
 					pIndex[kp.Name] = i
@@ -238,7 +238,7 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 				}
 				p := m.params[i]
 				if p.kind != kp.Kind || p.elem != kp.Elem {
-					return nil, fmt.Errorf("gogen: parameter %s is %s in kernel %s (%s) but %s elsewhere", kp.Name, kindDesc(kp.Kind, kp.Elem), k.Name, c.Target, kindDesc(p.kind, p.elem))
+					return nil, fmt.Errorf("gogen: parameter %s is %s in kernel %s (%s) but %s elsewhere", kp.Name, kindDesc(kp.Kind, kp.Elem), k.Name, isa(c), kindDesc(p.kind, p.elem))
 				}
 				mine[kp.Name] = true
 				p.bytes[t] = max(p.bytes[t], kp.Bytes)
@@ -248,7 +248,7 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 		}
 		for _, p := range m.params {
 			if !mine[p.name] {
-				return nil, fmt.Errorf("gogen: no kernel takes %s on %s, but %s does", p.name, c.Target, cs[0].Target)
+				return nil, fmt.Errorf("gogen: no kernel takes %s on %s, but %s does", p.name, isa(c), isa(cs[0]))
 			}
 		}
 		var bind [][]int
@@ -367,7 +367,7 @@ func (m *model) perTarget(vals []string, sep ...string) string {
 	}
 	var parts []string
 	for i, v := range vals {
-		parts = append(parts, fmt.Sprintf("%s (%s)", v, m.cs[i].Target))
+		parts = append(parts, fmt.Sprintf("%s (%s)", v, isa(m.cs[i])))
 	}
 	if len(sep) > 0 {
 		return strings.Join(parts, sep[0])
@@ -452,7 +452,7 @@ func wrap(text string) []string {
 func (m *model) targetList() string {
 	var ts []string
 	for _, c := range m.cs {
-		ts = append(ts, c.Target)
+		ts = append(ts, isa(c))
 	}
 	return strings.Join(ts, ", ")
 }
@@ -652,12 +652,12 @@ func (m *model) render() ([]byte, error) {
 	)
 	f.Line()
 	for _, c := range m.cs {
-		id := m.ptxVar(c.Target)
-		if err := m.declare(id, "the PTX of "+c.Target); err != nil {
+		id := m.ptxVar(isa(c))
+		if err := m.declare(id, "the PTX of "+isa(c)); err != nil {
 			return nil, err
 		}
-		f.Add(doc(fmt.Sprintf("%s is the PTX module for %s.", id, c.Target)))
-		f.Comment("//go:embed " + PTXName(m.opt.File, c.Target))
+		f.Add(doc(fmt.Sprintf("%s is the PTX module for %s.", id, isa(c))))
+		f.Comment("//go:embed " + PTXName(m.opt.File, isa(c)))
 		f.Var().Id(id).String()
 		f.Line()
 	}
@@ -684,8 +684,8 @@ func (m *model) render() ([]byte, error) {
 			bind = append(bind, jen.Values(idx...))
 		}
 		builds = append(builds, jen.Custom(multi,
-			jen.Id("target").Op(":").Lit(c.Target),
-			jen.Id("text").Op(":").Id(m.ptxVar(c.Target)),
+			jen.Id("target").Op(":").Lit(isa(c)),
+			jen.Id("text").Op(":").Id(m.ptxVar(isa(c))),
 			jen.Id("kernels").Op(":").Index().Qual(ptxPath, "Kernel").Custom(multi, ks...),
 			wsVal,
 			jen.Id("args").Op(":").Index().Index().Int().Values(bind...),
@@ -882,4 +882,13 @@ func factsLit(k *ptx.Kernel) jen.Code {
 		fields = append(fields, jen.Id("Programmatic").Op(":").True())
 	}
 	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
+}
+
+// isa is the target a compiled program's PTX is for: its module's .target, which
+// differs from Compiled.Target when it was planned for another ("sm_90@sm_120").
+func isa(c *lower.Compiled) string {
+	if c.Module != nil {
+		return c.Module.Target
+	}
+	return c.Target
 }

@@ -30,7 +30,9 @@ type CommandFlags struct {
 	*flag.FlagSet
 	Config Config
 	Target *string
-	usage  func()
+	// PlanTarget is -plan-target: plan under that target's limits, emit for -target.
+	PlanTarget *string
+	usage      func()
 }
 
 // NewCommandFlags sets up the flags of the kernel that args name with -kernel
@@ -58,6 +60,7 @@ func NewCommandFlags(command string, args []string, defaultKernel, defaultTarget
 	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(Names(), ", "))
 	c := &CommandFlags{FlagSet: fs}
 	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(lower.TargetNames(), ", ")+targetDoc)
+	c.PlanTarget = fs.String("plan-target", "", "plan the kernel under this target's limits (shared memory, threads and registers per SM, SM count) and emit it for -target: -target sm_90 -plan-target sm_120 runs sm_120's kernel on an sm_90 GPU")
 	c.Config = spec.Bind(fs)
 	c.usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", command, spec.Name, spec.Name, spec.Doc)
@@ -75,7 +78,28 @@ func (c *CommandFlags) Parse(args []string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		c.usage()
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if p := *c.PlanTarget; p != "" {
+		if _, err := lower.LookupTarget(p); err != nil || strings.Contains(p, lower.PlanSep) {
+			return &ConfigError{Flag: "plan-target", Value: p, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+		}
+	}
+	if *c.Target != "" {
+		*c.Target = c.WithPlan(*c.Target)
+	}
+	return nil
+}
+
+// WithPlan returns target planned under -plan-target when that is given
+// ("sm_90@sm_120", lower.Target.WithLimitsOf); commands that choose their target
+// after Parse (from the device) call it themselves.
+func (c *CommandFlags) WithPlan(target string) string {
+	if *c.PlanTarget == "" || strings.Contains(target, lower.PlanSep) {
+		return target
+	}
+	return target + lower.PlanSep + *c.PlanTarget
 }
 
 // ParseFlags parses a command's flags: a bad flag or a stray argument is a

@@ -20,6 +20,10 @@ type Target struct {
 	SharedPerSM int
 	// SMs is the default SM count used for split decisions (flag -sms overrides).
 	SMs int
+	// MaxThreadsPerSM and RegsPerSM bound the resident CTAs with SharedPerSM (CUDA
+	// programming guide, table of compute capabilities).
+	MaxThreadsPerSM int
+	RegsPerSM       int
 	// FP8Convert reports native cvt between e4m3x2 and f16x2 (sm_89 and later).
 	FP8Convert bool
 	// GridDependency reports griddepcontrol (programmatic dependent launch, sm_90 and
@@ -29,15 +33,41 @@ type Target struct {
 
 // Targets lists the supported targets, oldest first.
 var Targets = []Target{
-	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SharedPerSM: 164 * 1024, SMs: 108},
-	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 84},
-	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 128, FP8Convert: true},
-	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SharedPerSM: 228 * 1024, SMs: 132, FP8Convert: true, GridDependency: true},
-	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 188, FP8Convert: true, GridDependency: true},
+	{Name: "sm_80", MinVersion: 70, MaxSharedPerBlock: 163 * 1024, SharedPerSM: 164 * 1024, SMs: 108, MaxThreadsPerSM: 2048, RegsPerSM: 65536},
+	{Name: "sm_86", MinVersion: 71, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 84, MaxThreadsPerSM: 1536, RegsPerSM: 65536},
+	{Name: "sm_89", MinVersion: 78, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 128, MaxThreadsPerSM: 1536, RegsPerSM: 65536, FP8Convert: true},
+	{Name: "sm_90", MinVersion: 78, MaxSharedPerBlock: 227 * 1024, SharedPerSM: 228 * 1024, SMs: 132, MaxThreadsPerSM: 2048, RegsPerSM: 65536, FP8Convert: true, GridDependency: true},
+	{Name: "sm_120", MinVersion: 87, MaxSharedPerBlock: 99 * 1024, SharedPerSM: 100 * 1024, SMs: 188, MaxThreadsPerSM: 1536, RegsPerSM: 65536, FP8Convert: true, GridDependency: true},
 }
+
+// WithLimitsOf returns t planned under p's limits: p's shared memory per block and
+// per SM, threads and registers per SM and SM count, with t's name, PTX version and
+// instruction features. Lowering it gives the kernel p would get (same tiling,
+// register budget, shared-memory check), emitted for t: `-plan-target`, which lets
+// an sm_90 GPU run the sm_120 plan.
+func (t Target) WithLimitsOf(p Target) Target {
+	t.MaxSharedPerBlock, t.SharedPerSM, t.SMs = p.MaxSharedPerBlock, p.SharedPerSM, p.SMs
+	t.MaxThreadsPerSM, t.RegsPerSM = p.MaxThreadsPerSM, p.RegsPerSM
+	return t
+}
+
+// PlanSep joins an emitted target and a planning target in one target name:
+// "sm_90@sm_120" is sm_90 code planned under sm_120's limits (WithLimitsOf).
+const PlanSep = "@"
 
 // LookupTarget finds a target by name.
 func LookupTarget(name string) (Target, error) {
+	if emit, plan, ok := strings.Cut(name, PlanSep); ok {
+		e, err := LookupTarget(emit)
+		if err != nil || strings.Contains(plan, PlanSep) {
+			return Target{}, fmt.Errorf("unknown target %q: want one of %s, optionally followed by %s and the target to plan for", name, strings.Join(TargetNames(), ", "), PlanSep)
+		}
+		p, err := LookupTarget(plan)
+		if err != nil {
+			return Target{}, err
+		}
+		return e.WithLimitsOf(p), nil
+	}
 	for _, t := range Targets {
 		if t.Name == name {
 			return t, nil
@@ -88,7 +118,7 @@ const (
 // replicated across warps), one SM of t holds at the register budget.
 func (t Target) CTAsPerSM(threads, smem, carried int) int {
 	need := min(max(carried+regHeadroom, minRegBudget), maxRegBudget)
-	ctas := regsPerSM / (threads * need)
+	ctas := min(t.RegsPerSM/(threads*need), t.MaxThreadsPerSM/threads)
 	if smem > 0 {
 		ctas = min(ctas, t.SharedPerSM/smem)
 	}
@@ -97,5 +127,5 @@ func (t Target) CTAsPerSM(threads, smem, carried int) int {
 
 // regBudget is the .maxnreg that keeps CTAsPerSM resident.
 func (t Target) regBudget(threads, smem, carried int) int {
-	return min(regsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, maxRegBudget)
+	return min(t.RegsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, maxRegBudget)
 }

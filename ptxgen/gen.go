@@ -43,11 +43,15 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	}
 	list := *targets
 	if !set["targets"] {
-		list = *fs.Target
+		list, _, _ = strings.Cut(*fs.Target, lower.PlanSep)
 	}
 	ts, err := genTargets(list)
 	if err != nil {
 		return err
+	}
+	lowered := make([]string, len(ts))
+	for i, t := range ts {
+		lowered[i] = fs.WithPlan(t)
 	}
 	if *pkg == "" {
 		*pkg = os.Getenv("GOPACKAGE")
@@ -67,12 +71,16 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	base := filepath.Base(*out)
 	cmd := []string{"ptxgen", "gen"}
 	cmd = append(cmd, fs.Config.Args()...)
-	cmd = append(cmd, "-targets", strings.Join(ts, ","), "-pkg", *pkg)
+	cmd = append(cmd, "-targets", strings.Join(ts, ","))
+	if *fs.PlanTarget != "" {
+		cmd = append(cmd, "-plan-target", *fs.PlanTarget)
+	}
+	cmd = append(cmd, "-pkg", *pkg)
 	if *typ != "" {
 		cmd = append(cmd, "-type", *typ)
 	}
 	cmd = append(cmd, "-o", base)
-	files, err := gogen.Generate(fs.Config, ts, gogen.Options{
+	files, err := gogen.Generate(fs.Config, lowered, gogen.Options{
 		Package: *pkg,
 		Type:    *typ,
 		File:    base,

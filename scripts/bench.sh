@@ -1,22 +1,93 @@
 #!/usr/bin/env bash
-# Benchmark mla_decode on the GPU machine (carry build/ from `make gpu-bin`): write the
-# shapes' inputs as test-vector folders, time the Triton baseline on them
-# (bench/triton_seed.py), then time ptxgen's kernels and print the merged report.
-# Results go to $OUT (or build/bench).
+# Benchmark mla_decode on the GPU machine against FlashMLA and the Triton baseline, in one
+# run, on the same inputs. Carry build/ (from `make gpu-bin`) and .anchors/ (a copy of
+# ../shared/anchors/flashmla: `mkdir -p .anchors && cp -r ../shared/anchors/flashmla
+# .anchors/`; git-ignored, never committed). Steps:
+#   1. build FlashMLA from .anchors/flashmla (build.sh, ~1 min on 16 cores), in the
+#      background while step 2 runs;
+#   2. write every shape's inputs and float64 outputs as test-vector folders (serving pools:
+#      each row gathers from pages of its own in >= 3x L2 of cache per shape);
+#   3. time FlashMLA on them (.anchors/flashmla/vs.py --json), once its build is done (no
+#      compiler competes with the timed runs);
+#   4. time the Triton baseline on them (bench/triton_seed.py), time-boxed;
+#   5. time ptxgen's kernels on the same folders (-vectors-in: no second generation), its
+#      default plan and the sm_120 plan, and print the merged report: bench.txt, bench.json,
+#      bench.md, roofline.svg, bars.svg.
+# Results go to $OUT (or build/bench). Knobs: SHAPES (comma-separated names from
+# `ptxgen-gpu bench -list`, default all), POOL (serving or small), NO_TRITON=1,
+# TRITON_TIMEOUT (s, 150), TRITON_ARGS (default "--block-n 64 --num-warps 8": the fastest of
+# the four configurations at 12 of the 14 shapes of the v6 run, within 9% at the other two;
+# one configuration keeps Triton inside the time box), NO_FLASHMLA=1, FLASHMLA_DIR (.anchors/flashmla), FLASHMLA_ROOT
+# (/tmp/flashmla), FLASHMLA_TIMEOUT (s, 240), BIN (build/ptxgen-gpu), VEC (vector folders),
+# BENCH_ARGS (more ptxgen-gpu bench flags, e.g. -iters 1 -warmup 0 -bw 4.3e12 -flops 636e12).
+#
+# Rehearse without a GPU: go build -tags ptxgen_fakegpu -o /tmp/fake ./cmd/ptxgen-gpu, then
+# BIN=/tmp/fake SHAPES=H8_T1_K128+512 NO_TRITON=1 OUT=/tmp/bench \
+#   BENCH_ARGS="-iters 1 -warmup 0 -bw 4.3e12 -flops 636e12" bash scripts/bench.sh
+# (the emulator stands in for the GPU; FlashMLA's build then fails without nvcc and torch,
+# and the report says so in its FlashMLA column).
 set -uo pipefail
 OUT=${OUT:-build/bench}
 VEC=${VEC:-/tmp/ptxgen-bench-vectors}
-mkdir -p "$OUT"
 B=${BIN:-build/ptxgen-gpu}
-$B info
+SHAPES=${SHAPES:-all}
+POOL=${POOL:-serving}
+ANCHOR=${FLASHMLA_DIR:-.anchors/flashmla}
+export FLASHMLA_ROOT=${FLASHMLA_ROOT:-/tmp/flashmla}
+START=$(date +%s)
+step() { echo "== $* ($(($(date +%s) - START)) s)"; }
+mkdir -p "$OUT"
+rm -f "$OUT/triton.json" "$OUT/flashmla.json" # never merge a previous run's
+$B info || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv || true
-$B bench -vectors-out "$VEC" > "$OUT/vectors.txt" 2>&1 || { cat "$OUT/vectors.txt"; exit 1; }
-if [ -z "${NO_TRITON:-}" ]; then
-	timeout "${TRITON_TIMEOUT:-300}" python3 bench/triton_seed.py "$VEC"/*_K* --json "$OUT/triton.json" \
-		--iters 30 --warmup 3 --flush-mb 1024 > "$OUT/triton.txt" 2>&1
-	echo "triton_seed.py exit $?"; tail -20 "$OUT/triton.txt"
+
+BUILD_PID=""
+if [ -z "${NO_FLASHMLA:-}" ]; then
+	if [ -f "$ANCHOR/build.sh" ]; then
+		step "building FlashMLA in the background (log: $OUT/flashmla_build.txt)"
+		(OUT="$OUT" bash "$ANCHOR/build.sh" >"$OUT/flashmla_build.txt" 2>&1; echo $? >"$OUT/flashmla_build.rc") &
+		BUILD_PID=$!
+	else
+		echo "no $ANCHOR/build.sh: FlashMLA skipped (copy ../shared/anchors/flashmla to .anchors/ and carry it)"
+	fi
 fi
-T=""; [ -s "$OUT/triton.json" ] && T="-triton $OUT/triton.json"
+
+step "writing the test-vector folders"
+rm -rf "$VEC"
+$B bench -shapes "$SHAPES" -pool "$POOL" -vectors-out "$VEC" >"$OUT/vectors.txt" 2>&1 || { cat "$OUT/vectors.txt"; exit 1; }
+du -sh "$VEC" 2>/dev/null || true
+
+if [ -n "$BUILD_PID" ]; then
+	wait "$BUILD_PID"
+	step "FlashMLA build exit $(cat "$OUT/flashmla_build.rc" 2>/dev/null || echo '?')"
+	tail -4 "$OUT/flashmla_build.txt"
+	if [ "$(cat "$OUT/flashmla_build.rc" 2>/dev/null)" = 0 ]; then
+		step "FlashMLA (at most ${FLASHMLA_TIMEOUT:-240} s)"
+		timeout "${FLASHMLA_TIMEOUT:-240}" python3 "$ANCHOR/vs.py" "$VEC" --json "$OUT/flashmla.json" \
+			--flashmla-root "$FLASHMLA_ROOT" >"$OUT/flashmla.txt" 2>&1
+		echo "vs.py exit $? (1: a folder failed to run or check; 124: timed out)"; tail -30 "$OUT/flashmla.txt"
+	fi
+fi
+
+if [ -z "${NO_TRITON:-}" ]; then
+	step "Triton baseline (at most ${TRITON_TIMEOUT:-150} s)"
+	# Its JSON is rewritten after every folder, so a timeout keeps the folders it finished.
+	timeout "${TRITON_TIMEOUT:-150}" python3 bench/triton_seed.py "$VEC"/* --json "$OUT/triton.json" \
+		--iters 30 --warmup 3 --flush-mb 1024 ${TRITON_ARGS:---block-n 64 --num-warps 8} >"$OUT/triton.txt" 2>&1
+	echo "triton_seed.py exit $? (124: timed out)"; tail -5 "$OUT/triton.txt"
+fi
+
+# A baseline's JSON joins the report only if it parses (a timeout may cut a write short);
+# ptxgen-gpu bench reads both before timing and stops on a bad one.
+usable() { [ -s "$1" ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+T=""; usable "$OUT/triton.json" && T="-triton $OUT/triton.json"
+F=""; usable "$OUT/flashmla.json" && F="-flashmla $OUT/flashmla.json"
+echo "merging: ${T:-no Triton} ${F:-no FlashMLA}"
+step "ptxgen"
 # A 1 GB flush keeps the GPU busy (~300 us) while the host queues the timed
 # launches, so host latency cannot leak into the timed region.
-$B bench -flush-mb 1024 -json "$OUT/bench.json" -svg "$OUT/roofline.svg" $T 2>&1 | tee "$OUT/bench.txt"
+$B bench -shapes "$SHAPES" -pool "$POOL" -vectors-in "$VEC" -flush-mb 1024 -json "$OUT/bench.json" -svg "$OUT/roofline.svg" \
+	-bars-svg "$OUT/bars.svg" -md "$OUT/bench.md" $T $F ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.txt"
+RC=${PIPESTATUS[0]}
+step "done, ptxgen-gpu bench exit $RC"
+exit "$RC"

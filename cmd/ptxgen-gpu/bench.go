@@ -12,8 +12,8 @@ import (
 
 	"github.com/ptxgen/ptxgen/bench"
 	"github.com/ptxgen/ptxgen/check"
-	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 )
 
 // benchDevice is a device that can time programs with CUDA events.
@@ -52,8 +52,16 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	flops := fs.Float64("flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	svgOut := fs.String("svg", "", "write the SVG roofline plot to this file")
+	vectorsIn := fs.String("vectors-in", "", "read each shape's inputs and float64 outputs from DIR/NAME, as -vectors-out wrote them, instead of generating them (the -pool and -seed of that run apply)")
 	vectorsOut := fs.String("vectors-out", "", "write each shape's inputs and float64 outputs as a test-vector folder under this directory (for bench/triton_seed.py) and exit")
 	triton := fs.String("triton", "", "merge bench/triton_seed.py's JSON output")
+	flashmla := fs.String("flashmla", "", "merge FlashMLA's timings: the JSON output of .anchors/flashmla/vs.py on the -vectors-out folders")
+	barsOut := fs.String("bars-svg", "", "write the SVG bar chart (us per shape and implementation) to this file")
+	mdOut := fs.String("md", "", "write the report as a Markdown table (for docs/perf.md) to this file")
+	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape) or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
+	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
+	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
+	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
@@ -85,6 +93,17 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
 	}
+	if *planTarget != "" {
+		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, lower.PlanSep) {
+			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+		}
+	}
+	if *poolMB < 0 || *poolMB > 8192 {
+		return &kernels.ConfigError{Flag: "pool-mb", Value: fmt.Sprint(*poolMB), Want: "0 (3x L2) or 1..8192"}
+	}
+	if *pool != check.PoolServing && *pool != check.PoolSmall {
+		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: check.PoolServing + " or " + check.PoolSmall}
+	}
 	var picked []bench.Shape
 	if *shapes == "all" {
 		picked = all
@@ -101,6 +120,29 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			}
 		}
 	}
+	// The baselines' results are read before any GPU time is spent.
+	var tritonRecs []bench.TritonRecord
+	if *triton != "" {
+		b, err := os.ReadFile(*triton)
+		if err == nil {
+			err = json.Unmarshal(b, &tritonRecs)
+		}
+		if err != nil {
+			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
+		}
+	}
+	var flashRecs *bench.FlashMLAResults
+	if *flashmla != "" {
+		b, err := os.ReadFile(*flashmla)
+		var f bench.FlashMLAResults
+		if err == nil {
+			f, err = bench.ParseFlashMLA(b)
+		}
+		if err != nil {
+			return &usageError{Msg: fmt.Sprintf("-flashmla %s: %v", *flashmla, err)}
+		}
+		flashRecs = &f
+	}
 	d, err := open(*ordinal)
 	if err != nil {
 		return fmt.Errorf("opening device %d: %w", *ordinal, err)
@@ -114,26 +156,57 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if err != nil {
 		return &usageError{Msg: fmt.Sprintf("device %s: %v", d.Arch(), err)}
 	}
-	cases := make([]*check.Case, len(picked))
-	for i, s := range picked {
-		cfg := s.Config()
+	// The sm_120 plan runs here as sm_90 (or this device's) code planned under
+	// sm_120's limits; on an sm_120 device it is the first column already.
+	targets := []string{target}
+	if *planTarget != "" {
+		targets[0] += lower.PlanSep + *planTarget
+	}
+	if *sm120 && target != "sm_120" {
+		targets = append(targets, target+lower.PlanSep+"sm_120")
+	}
+	// A serving pool holds at least 3x L2 of cache per shape, so no input copies
+	// need rotating; cases are built one shape at a time (each holds its pool).
+	minPool := 3 * bd.L2Bytes()
+	if *poolMB > 0 {
+		minPool = int64(*poolMB) << 20
+	}
+	build := func(i int, targets []string) ([]*check.Case, int64, error) {
+		cfg := picked[i].Config()
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
-		opts := golden.MLAGenOptions{Seed: *seed + uint64(i)}
-		if cases[i], err = check.MLA(cfg, target, opts); err != nil {
-			return fmt.Errorf("%s: %w", s.Name, err)
+		// Both plans split for this GPU's SM count: the comparison asks what each
+		// design does on the same hardware.
+		cfg.SMs = bd.SMs()
+		var cs []*check.Case
+		var bytes int64
+		var err error
+		if *vectorsIn != "" {
+			cs, bytes, err = check.MLABenchVectors(filepath.Join(*vectorsIn, picked[i].Name), cfg, targets)
+		} else {
+			cs, bytes, err = check.MLABench(cfg, targets, *pool, minPool, *seed+uint64(i))
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", picked[i].Name, err)
 		}
 		if !*pdl {
 			// The kernels still run griddepcontrol.wait, a no-op in a plain launch.
-			for _, k := range cases[i].Compiled.Kernels {
-				k.Programmatic = false
+			for _, c := range cs {
+				for _, k := range c.Compiled.Kernels {
+					k.Programmatic = false
+				}
 			}
 		}
+		return cs, bytes, nil
 	}
 	if *vectorsOut != "" {
-		for i, c := range cases {
-			dir := filepath.Join(*vectorsOut, picked[i].Name)
-			if err := c.WriteVectors(dir); err != nil {
-				return fmt.Errorf("%s: %w", picked[i].Name, err)
+		for i, s := range picked {
+			cs, _, err := build(i, targets[:1])
+			if err != nil {
+				return err
+			}
+			dir := filepath.Join(*vectorsOut, s.Name)
+			if err := cs[0].WriteVectors(dir); err != nil {
+				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", dir)
 		}
@@ -142,8 +215,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	rep := bench.Report{
 		GPU: strings.TrimSpace(firstLine(d.Info())), Driver: bd.Driver(), Target: target,
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: "ptxgen-gpu bench " + strings.Join(args, " "),
-		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0,
+		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, Pool: *pool,
 	}
+
 	flush := int64(*flushMB) << 20
 	rep.Ceilings = bench.Ceilings{BytesPerSec: *bw, FlopsPerSec: *flops, Source: "given"}
 	if *bw == 0 || *flops == 0 {
@@ -163,21 +237,28 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		}
 	}
 	for i, s := range picked {
-		r := bench.Result{Shape: s, Cost: bench.CostOf(s), Plan: plan(cases[i])}
-		r.PTXGen = timeCase(bd, cases[i], *warmup, *iters, flush)
-		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(stdout, "%-24s %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.Plan, r.PTXGen.MedianUS, r.PTXGen.MinUS, r.PTXGen.OK, r.PTXGen.Error)
-	}
-	if *triton != "" {
-		b, err := os.ReadFile(*triton)
+		cs, bytes, err := build(i, targets)
 		if err != nil {
-			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
+			return err
 		}
-		var recs []bench.TritonRecord
-		if err := json.Unmarshal(b, &recs); err != nil {
-			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}
+		r := bench.Result{Shape: s, Cost: bench.CostOf(s), PoolBytes: bytes, Plan: plan(cs[0])}
+		r.PTXGen = timeCase(bd, cs[0], *warmup, *iters, flush)
+		fmt.Fprintf(stdout, "%-24s %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.Plan, r.PTXGen.MedianUS, r.PTXGen.MinUS, r.PTXGen.OK, r.PTXGen.Error)
+		if len(cs) > 1 {
+			t := timeCase(bd, cs[1], *warmup, *iters, flush)
+			r.SM120Plan, r.PlanSM120 = &t, plan(cs[1])
+			fmt.Fprintf(stdout, "%-24s sm_120 plan %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.PlanSM120, t.MedianUS, t.MinUS, t.OK, t.Error)
 		}
-		rep.MergeTriton(recs)
+		rep.Results = append(rep.Results, r)
+		if *pool == check.PoolServing && (rep.PoolMinBytes == 0 || bytes < rep.PoolMinBytes) {
+			rep.PoolMinBytes = bytes // the report says "at least" the smallest pool
+		}
+	}
+	if tritonRecs != nil {
+		rep.MergeTriton(tritonRecs)
+	}
+	if flashRecs != nil {
+		rep.MergeFlashMLA(*flashRecs)
 	}
 	fmt.Fprint(stdout, "\n"+rep.Table())
 	if *jsonOut != "" {
@@ -189,13 +270,16 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			return err
 		}
 	}
-	if *svgOut != "" {
-		if err := os.WriteFile(*svgOut, []byte(rep.SVG()), 0o644); err != nil {
+	for _, o := range []struct{ path, text string }{{*svgOut, rep.SVG()}, {*barsOut, rep.BarsSVG()}, {*mdOut, rep.Markdown()}} {
+		if o.path == "" {
+			continue
+		}
+		if err := os.WriteFile(o.path, []byte(o.text), 0o644); err != nil {
 			return err
 		}
 	}
 	for _, r := range rep.Results {
-		if !r.PTXGen.OK {
+		if !r.PTXGen.OK || r.SM120Plan != nil && !r.SM120Plan.OK {
 			return &failure{fmt.Sprintf("%s: outputs outside tolerance or not run", r.Shape.Name)}
 		}
 	}

@@ -142,7 +142,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *fs.Target == "" {
-		*fs.Target = "sm_90"
+		*fs.Target = fs.WithPlan("sm_90")
 	}
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
@@ -202,6 +202,7 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		if *fs.Target, err = deviceTarget(d.Arch()); err != nil {
 			return &usageError{Msg: fmt.Sprintf("device %s: %v", d.Arch(), err)}
 		}
+		*fs.Target = fs.WithPlan(*fs.Target)
 	}
 	c, err := check.ForConfig(v, *fs.Target, opts)
 	if err != nil {

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/bench"
 )
 
 func runCLI(open opener, args ...string) (int, string, string) {
@@ -96,27 +99,52 @@ func TestDump(t *testing.T) {
 }
 
 // TestBenchPlumbing runs bench end to end with the emulator standing in for the
-// GPU: shape selection, timing loop, correctness check, Triton merge, JSON and SVG.
-// (Its times are emulation wall times, not GPU figures.)
+// GPU: shape selection, serving pool, both plans, timing loop, correctness check,
+// Triton and FlashMLA merges, JSON, SVGs and Markdown. (Its times are emulation
+// wall times, not GPU figures.)
 func TestBenchPlumbing(t *testing.T) {
 	dir := t.TempDir()
 	triton := filepath.Join(dir, "triton.json")
 	if err := os.WriteFile(triton, []byte(`[{"name":"H8_T1_K128+512","median_us":50,"ok":true}]`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	flashmla := filepath.Join(dir, "flashmla.json")
+	if err := os.WriteFile(flashmla, []byte(`{"results":[{"folder":"H8_T1_K128+512","status":"ok","us_events":17.5,"check":{"ok":true}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out, errOut bytes.Buffer
 	args := []string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "2", "-warmup", "0", "-flush-mb", "0",
-		"-bw", "4.3e12", "-flops", "636e12", "-json", filepath.Join(dir, "r.json"), "-svg", filepath.Join(dir, "r.svg"), "-triton", triton}
+		"-bw", "4.3e12", "-flops", "636e12", "-json", filepath.Join(dir, "r.json"), "-svg", filepath.Join(dir, "r.svg"),
+		"-bars-svg", filepath.Join(dir, "bars.svg"), "-md", filepath.Join(dir, "r.md"), "-triton", triton, "-flashmla", flashmla}
 	if code := run(args, &out, &errOut, emuOpener("sm_90")); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	if !strings.Contains(out.String(), "H8_T1_K128+512") || !strings.Contains(out.String(), "ptxgen/triton") {
-		t.Errorf("report:\n%s", out.String())
+	for _, want := range []string{"H8_T1_K128+512", "ptxgen/Triton", "ptxgen/FlashMLA", "17.5", "sm_120 plan", "serving pool", "true/true"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
 	}
-	for _, f := range []string{"r.json", "r.svg"} {
+	for _, f := range []string{"r.json", "r.svg", "bars.svg", "r.md"} {
 		if b, err := os.ReadFile(filepath.Join(dir, f)); err != nil || len(b) < 100 {
 			t.Errorf("%s: %v (%d bytes)", f, err, len(b))
 		}
+	}
+	var rep bench.Report
+	if b, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Results) != 1 {
+		t.Fatalf("r.json: %v", err)
+	}
+	// The emulator device has 1 MB of L2: at least 3 MB of pool.
+	if r := rep.Results[0]; rep.Pool != "serving" || r.PoolBytes < 3<<20 || r.SM120Plan == nil || !r.SM120Plan.OK ||
+		r.FlashMLA == nil || r.FlashMLA.MedianUS != 17.5 || r.PlanSM120 == "" {
+		t.Errorf("json result: pool %s %+v", rep.Pool, r)
+	}
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-pool", "small", "-sm120-plan=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "small pool") || strings.Contains(out.String(), "sm_120 plan decode") {
+		t.Errorf("-pool small: exit %d\n%s", code, out.String())
+	}
+	if code := run([]string{"bench", "-pool", "big"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
+		t.Errorf("-pool big: exit %d, want 2", code)
 	}
 	vec := filepath.Join(dir, "vec")
 	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-vectors-out", vec}, &out, &errOut, emuOpener("sm_90")); code != 0 {
@@ -124,6 +152,20 @@ func TestBenchPlumbing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(vec, "H8_T1_K128+512", "meta.json")); err != nil {
 		t.Error(err)
+	}
+	// A second run reads those folders instead of generating; a folder of another
+	// shape is refused by name.
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-vectors-in", vec, "-plan-target", "sm_120", "-sm120-plan=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "decode 1x1x4/128") {
+		t.Errorf("-vectors-in with the sm_120 plan (4 chunks on the emulator's 4 SMs): exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if err := os.Rename(filepath.Join(vec, "H8_T1_K128+512"), filepath.Join(vec, "H8_T8_K128+512")); err != nil {
+		t.Fatal(err)
+	}
+	errOut.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T8_K128+512", "-bw", "1e12", "-flops", "1e14", "-vectors-in", vec}, &out, &errOut, emuOpener("sm_90")); code == 0 || !strings.Contains(errOut.String(), "holds T=1 H=8") {
+		t.Errorf("-vectors-in of another shape: exit %d: %s", code, errOut.String())
 	}
 	if code := run([]string{"bench", "-shapes", "nope"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
 		t.Errorf("unknown shape: exit %d, want 2", code)

@@ -1,0 +1,73 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/ptxgen/ptxgen/kernels"
+)
+
+func benchConfig(T, H int) kernels.MLAConfig {
+	return kernels.MLAConfig{T: T, H: H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
+		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
+}
+
+func TestMLAPoolPages(t *testing.T) {
+	const minBytes = 192 << 20
+	stride := int64(64 * 584)
+	for _, T := range []int{1, 256, 4096} {
+		cfg := benchConfig(T, 64)
+		pages, err := MLAPoolPages(cfg, PoolServing, minBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := int64(pages[0]+pages[1]) * stride
+		if total < minBytes {
+			t.Errorf("T=%d: pool of %d bytes, want >= %d", T, total, minBytes)
+		}
+		if pages[0] < 2*T || pages[1] < 8*T {
+			t.Errorf("T=%d: pages %v hold fewer than the rows' own pages (%d, %d)", T, pages, 2*T, 8*T)
+		}
+		if T == 1 && total > minBytes+2*stride {
+			t.Errorf("T=1: pool of %d bytes, want about %d", total, minBytes)
+		}
+	}
+	small, err := MLAPoolPages(benchConfig(64, 64), PoolSmall, minBytes)
+	if err != nil || small[0] != 2*2+4 || small[1] != 2*8+4 {
+		t.Errorf("small pool pages %v, %v", small, err)
+	}
+	if _, err := MLAPoolPages(benchConfig(1, 64), "huge", minBytes); err == nil || err.Error() != `-pool huge: want serving or small` {
+		t.Errorf("bad pool: %v", err)
+	}
+}
+
+// TestMLABenchPlans: one set of inputs serves the sm_90 plan and the sm_120 plan
+// emitted for sm_90; both run in the emulator within tolerance, and the sm_120
+// plan's decode stays within sm_120's shared memory.
+func TestMLABenchPlans(t *testing.T) {
+	cfg := benchConfig(3, 8)
+	cs, bytes, err := MLABench(cfg, []string{"sm_90", "sm_90@sm_120"}, PoolServing, 4<<20, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes < 4<<20 || len(cs) != 2 {
+		t.Fatalf("pool %d bytes, %d cases", bytes, len(cs))
+	}
+	if &cs[0].Buffers["cache1"][0] != &cs[1].Buffers["cache1"][0] {
+		t.Errorf("the two plans do not share their inputs")
+	}
+	for _, c := range cs {
+		if c.Compiled.Module.Target != "sm_90" {
+			t.Errorf("%s: emitted for %s", c.Name, c.Compiled.Module.Target)
+		}
+		if k := c.Compiled.Kernels[0]; k.SharedBytes > 99*1024 && c.Compiled.Target == "sm_90@sm_120" {
+			t.Errorf("%s: %d bytes of shared memory", c.Name, k.SharedBytes)
+		}
+		res, err := Run(Emulator{}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.OK() {
+			t.Errorf("%s (seed 11):\n%s", c.Name, res)
+		}
+	}
+}

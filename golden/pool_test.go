@@ -1,0 +1,109 @@
+package golden
+
+import (
+	"bytes"
+	"testing"
+)
+
+func poolConfig(T, pages0, pages1 int) MLAConfig {
+	c := MLAConfig{T: T, H: 4, Nope: FP8DSNope, Rope: FP8DSRope, Cache: CacheFP8DS, Sink: true}
+	for i, k := range []int{128, 100} {
+		B := 64
+		c.Segments = append(c.Segments, SegmentConfig{K: k, PageSize: B, PageStride: B * FP8DSTokenBytes, Pages: []int{pages0, pages1}[i], HasLen: true})
+	}
+	return c
+}
+
+// TestGenMLAPoolServing: every row's candidates are all valid, distinct, and on
+// pages no other row touches; only referenced pages hold data; the same seed
+// gives the same bytes and another seed other placements.
+func TestGenMLAPoolServing(t *testing.T) {
+	const seed = 7
+	c := poolConfig(5, 40, 30)
+	in, err := GenMLAPool(c, seed, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, sc := range c.Segments {
+		si := in.Segments[s]
+		owner := map[int]int{} // page -> row
+		for r := 0; r < c.T; r++ {
+			if si.Len[r] != int32(sc.K) {
+				t.Errorf("seed %d seg %d row %d: len %d, want K = %d", seed, s, r, si.Len[r], sc.K)
+			}
+			seen := map[int32]bool{}
+			for _, id := range si.Idx[r*sc.K : (r+1)*sc.K] {
+				if id < 0 || int(id) >= sc.Slots() || seen[id] {
+					t.Fatalf("seed %d seg %d row %d: index %d invalid or repeated", seed, s, r, id)
+				}
+				seen[id] = true
+				p := int(id) / sc.PageSize
+				if o, ok := owner[p]; ok && o != r {
+					t.Fatalf("seed %d seg %d: page %d used by rows %d and %d", seed, s, p, o, r)
+				}
+				owner[p] = r
+			}
+		}
+		if want := c.T * ((sc.K + sc.PageSize - 1) / sc.PageSize); len(owner) != want {
+			t.Errorf("seed %d seg %d: %d pages referenced, want %d", seed, s, len(owner), want)
+		}
+		zero := make([]byte, sc.PageStride)
+		for p := 0; p < sc.Pages; p++ {
+			pg := si.Cache[p*sc.PageStride : (p+1)*sc.PageStride]
+			if _, used := owner[p]; used == bytes.Equal(pg, zero) {
+				t.Errorf("seed %d seg %d page %d: referenced %v but zero %v", seed, s, p, used, !used)
+			}
+		}
+	}
+	if _, _, err := MLADecode(c, in); err != nil {
+		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
+	}
+	again, _ := GenMLAPool(c, seed, false)
+	other, _ := GenMLAPool(c, seed+1, false)
+	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
+		t.Errorf("seed %d: not deterministic", seed)
+	}
+	if bytes.Equal(bytesOfI32(other.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) {
+		t.Errorf("seeds %d and %d place the rows alike", seed, seed+1)
+	}
+}
+
+func bytesOfI32(xs []int32) []byte {
+	var b bytes.Buffer
+	for _, x := range xs {
+		b.Write([]byte{byte(x), byte(x >> 8), byte(x >> 16), byte(x >> 24)})
+	}
+	return b.Bytes()
+}
+
+// TestGenMLAPoolShared: the small pool fills every page and lets rows share.
+func TestGenMLAPoolShared(t *testing.T) {
+	c := poolConfig(6, 6, 6)
+	in, err := GenMLAPool(c, 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[int32]int{}
+	for _, id := range in.Segments[0].Idx {
+		used[id]++
+	}
+	shared := 0
+	for _, n := range used {
+		if n > 1 {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Errorf("seed 3: no slot shared by two rows of a %d-slot pool", c.Segments[0].Slots())
+	}
+	if _, _, err := MLADecode(c, in); err != nil {
+		t.Errorf("seed 3: %v", err)
+	}
+}
+
+func TestGenMLAPoolTooSmall(t *testing.T) {
+	c := poolConfig(5, 9, 30) // 5 rows x 2 pages > 9
+	if _, err := GenMLAPool(c, 1, false); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Segments[0].Pages = 9, want >= 10")) {
+		t.Errorf("err = %v", err)
+	}
+}
