@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // UsageError is a bad command line (commands exit with status 2). A bad
@@ -57,7 +57,7 @@ func NewCommandFlags(command string, args []string, defaultKernel, defaultTarget
 	fs.Usage = func() {}
 	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(Names(), ", "))
 	c := &CommandFlags{FlagSet: fs}
-	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(lower.TargetNames(), ", ")+targetDoc)
+	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(target.TargetNames(), ", ")+targetDoc)
 	c.Config = spec.Bind(fs)
 	c.usage = func() {
 		fmt.Fprintf(stderr, "usage: %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", command, spec.Name, spec.Name, spec.Doc)
@@ -95,8 +95,8 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 
 // CheckTarget reports an unknown target as a *ConfigError of -target.
 func CheckTarget(t string) error {
-	if _, err := lower.LookupTarget(t); err != nil {
-		return &ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+	if _, err := target.LookupTarget(t); err != nil {
+		return &ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(target.TargetNames(), ", ")}
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func emit(f *fn) error {
 		fnc.Shared = []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}}
 	}
 	fnc.Body = e.body
-	fnc.MaxNReg = f.target.regBudget(e.nthreads, f.smem, f.carriedRegs())
+	fnc.MaxNReg = regBudget(f.target, e.nthreads, f.smem, f.carriedRegs())
 	out.SharedBytes = f.smem
 	out.Programmatic = f.follows && f.target.GridDependency
 	out.Module = &ptx.Module{Version: versionString(e.version), Target: f.target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // stage writes a recomputed or fragment tile into its shared home (see fn.stage).
@@ -327,7 +328,7 @@ func isElementwise(k ir.OpKind) bool {
 }
 
 // e4m3Version is the PTX version cvt.rn.f16x2.e4m3x2 needs on target t.
-func e4m3Version(t Target) int {
+func e4m3Version(t target.Target) int {
 	if t.Name == "sm_89" {
 		return featureVersion["cvt.e4m3.sm_89"]
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // layoutKind says where a tile lives between the op that makes it and its uses.
@@ -344,7 +345,7 @@ func (f *fn) latencyBound() bool {
 // minimum register budget: a replicated score tile needs 32 registers beyond the
 // headroom, which 16 warps (128 registers each) do not have.
 func (f *fn) replicationFits() bool {
-	return regsPerSM/(32*f.k.Warps) > minRegBudget
+	return target.RegsPerSM/(32*f.k.Warps) > target.MinRegBudget
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by

@@ -1,3 +1,6 @@
+// Package lower turns tile-IR kernels into PTX through a named pipeline of passes:
+// verify, legalize (pad to instruction granules and mask the padding), layout
+// (decide where each tile lives) and emit (write PTX for one target).
 package lower
 
 import (
@@ -7,12 +10,13 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // fn is the state one compilation carries through the passes.
 type fn struct {
 	k       *ir.Kernel
-	target  Target
+	target  target.Target
 	logical map[*ir.Value][]int // shapes before legalize padded them
 	layouts map[*ir.Value]layout
 	staged  map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
@@ -85,8 +89,8 @@ type Result struct {
 
 // Compile lowers k for target. The kernel is copied first, so k is not modified
 // and compiling it again gives identical bytes.
-func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
-	t, err := LookupTarget(target)
+func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
+	t, err := target.LookupTarget(targetName)
 	if err != nil {
 		return nil, err
 	}

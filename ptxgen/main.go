@@ -21,6 +21,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 const defaultKernel = "mla_decode"
@@ -162,7 +163,7 @@ func list(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-12s %s\n", s.Name, s.Doc)
 	}
 	fmt.Fprintln(stdout, "targets:")
-	for _, t := range lower.Targets {
+	for _, t := range target.Targets {
 		fmt.Fprintf(stdout, "  %-12s PTX %s, %d KB shared memory per block, %d SMs\n", t.Name, fmt.Sprintf("%d.%d", t.MinVersion/10, t.MinVersion%10), t.MaxSharedPerBlock/1024, t.SMs)
 	}
 	fmt.Fprintln(stdout, "passes:")

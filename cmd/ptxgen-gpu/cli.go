@@ -17,6 +17,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/runtime"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 const usage = `ptxgen-gpu runs ptxgen kernels on a GPU (cuda builds; see make gpu-bin).
@@ -123,10 +124,10 @@ func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandF
 // deviceTarget is the target to compile for on a device of architecture arch: its own
 // when ptxgen has it, else the newest one it runs.
 func deviceTarget(arch string) (string, error) {
-	if slices.Contains(lower.TargetNames(), arch) {
+	if slices.Contains(target.TargetNames(), arch) {
 		return arch, nil
 	}
-	return runtime.PickTarget(arch, lower.TargetNames())
+	return runtime.PickTarget(arch, target.TargetNames())
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
