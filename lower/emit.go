@@ -221,7 +221,7 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 
 func (e *emitter) block(b *ir.Block) error {
 	for i := 0; i < len(b.Ops); {
-		if g := e.dotGroupAt(b.Ops, i); g != nil {
+		if g := e.f.dotGroups[b.Ops[i]]; g != nil {
 			if err := e.dotGroup(g); err != nil {
 				return err
 			}

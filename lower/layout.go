@@ -87,9 +87,19 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps", mt, nt, warps)
 }
 
-// assignLayouts places every value and allocates shared memory.
+// assignLayouts is the layout pass.
+//
+// Requires: a legalized kernel (tile extents are multiples of the mma granules
+// wherever a dot touches them) and rowReduced (rowreduce).
+// Guarantees: every value defined in the kernel has a layout in f.layouts (scalar,
+// recomputed, shared, fragments, rows or columns of fragments); operands and
+// results of each op are placed compatibly (a dot's accumulator is split like its
+// result, loop-carried values hold both their initial and yielded values); every
+// stored tile is in a layout the emitter can store from; every dot operand and
+// transpose source that is neither in shared memory nor usable from registers can
+// be staged (stage decides which are). Shared offsets and pitches are not yet
+// assigned (smem).
 func assignLayouts(f *fn) error {
-	f.markRowReduced()
 	f.flexible = map[*ir.Value]bool{}
 	f.layouts = map[*ir.Value]layout{}
 	f.staged = map[*ir.Value]layout{}
@@ -97,11 +107,7 @@ func assignLayouts(f *fn) error {
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
-	if err := f.layoutBlock(f.k.Body); err != nil {
-		return err
-	}
-	f.stageGathers()
-	return f.allocShared()
+	return f.layoutBlock(f.k.Body)
 }
 
 func (f *fn) layoutBlock(b *ir.Block) error {
@@ -212,7 +218,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	case ir.OpTrans:
 		src, ok := f.sharedHome(o.Args[0])
 		if !ok {
-			src, ok = f.stage(o.Args[0])
+			src, ok = stageable(o.Args[0], f.layouts[o.Args[0]])
 		}
 		if !ok {
 			return layout{}, fmt.Errorf("cannot transpose a tile in %v", f.layouts[o.Args[0]])
@@ -237,18 +243,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
-		switch {
-		case a.kind == lShared && !a.trans:
-		case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
-		case a.kind == lExpr || a.kind == lAcc:
-			f.stage(o.Args[0])
-		default:
+		if !dotOperandAPlaceable(a, out) {
 			return layout{}, fmt.Errorf("operand a (%v) must be a row-major tile", a)
 		}
-		if b.kind != lShared {
-			if _, ok := f.stage(o.Args[1]); !ok {
-				return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
-			}
+		if _, ok := stageable(o.Args[1], b); b.kind != lShared && !ok {
+			return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 		}
 		if c.kind != lExpr && (c.kind != lAcc || c.wm != out.wm || c.wn != out.wn || c.rep != out.rep) && !f.adopt(o.Args[2], out) {
 			return layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)

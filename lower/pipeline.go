@@ -24,6 +24,8 @@ type fn struct {
 	aliases map[*ir.Value][]*ir.Value
 	// rowReduced marks tiles whose rows a reduction combines (see markRowReduced).
 	rowReduced map[*ir.Value]bool
+	// dotGroups maps the first op of each fused dot group to its ops (schedule).
+	dotGroups map[*ir.Op][]*ir.Op
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
 	smem     int // dynamic shared memory bytes
@@ -56,7 +58,11 @@ type Pass struct {
 var Passes = []Pass{
 	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }},
 	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize},
+	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass},
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts},
+	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles},
+	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }},
+	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots},
 	{"emit", "write PTX for the target", emit},
 }
 
@@ -160,6 +166,9 @@ func (f *fn) annotate(o *ir.Op) string {
 	}
 	if l, ok := f.layouts[v]; ok {
 		notes = append(notes, l.String())
+	}
+	if g, i := f.dotGroupOf(o); g != nil {
+		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
 	}
 	return strings.Join(notes, ", ")
 }

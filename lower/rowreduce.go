@@ -4,6 +4,18 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
+// markRowReducedPass is the rowreduce pass.
+//
+// Requires: a legalized kernel.
+// Guarantees: f.rowReduced holds exactly the rank-2 tiles whose rows a row
+// reduction combines, directly or through elementwise ops, dot accumulators and
+// loop-carried values (layout replicates such score tiles in latency-bound
+// launches). The IR is unchanged.
+func markRowReducedPass(f *fn) error {
+	f.markRowReduced()
+	return nil
+}
+
 // markRowReduced finds the tiles whose rows a reduction combines, following
 // elementwise ops, dot accumulators and loop-carried values back to the dots
 // that produce them (see the replicated split in layoutOf).

@@ -5,6 +5,46 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
+// scheduleDots is the schedule pass.
+//
+// Requires: layouts and staged homes (layout, stage).
+// Guarantees: f.dotGroups maps the first op of each fused dot group to the
+// group's ops, a run of consecutive ops of one block (see dotGroupAt); the
+// emitter writes a group's elementwise ops first and then its dots interleaved k
+// step by k step, and every other op in program order. The IR is unchanged.
+func scheduleDots(f *fn) error {
+	f.dotGroups = map[*ir.Op][]*ir.Op{}
+	uses := useCounts(f.k)
+	var visit func(b *ir.Block)
+	visit = func(b *ir.Block) {
+		for i := 0; i < len(b.Ops); {
+			if g := f.dotGroupAt(b.Ops, i, uses); g != nil {
+				f.dotGroups[b.Ops[i]] = g
+				i += len(g)
+				continue
+			}
+			if body := b.Ops[i].Body; body != nil {
+				visit(body)
+			}
+			i++
+		}
+	}
+	visit(f.k.Body)
+	return nil
+}
+
+// dotGroupOf returns the dot group o belongs to and its index there, or nil.
+func (f *fn) dotGroupOf(o *ir.Op) ([]*ir.Op, int) {
+	for _, g := range f.dotGroups {
+		for i, x := range g {
+			if x == o {
+				return g, i
+			}
+		}
+	}
+	return nil, 0
+}
+
 // dotGroupAt returns the ops of a fused dot group starting at ops[i], or nil:
 // consecutive dots with the same result layout, shape and K, at least two of them
 // sharing an A operand (P·V over column slices: P hi and lo times each V slice),
@@ -14,13 +54,13 @@ import (
 // the slices and each B fragment once for the hi and lo terms; one dot at a time,
 // ptxas kept every A fragment of the K extent live across the slices (a spill at
 // 128 registers with 64-candidate tiles).
-func (e *emitter) dotGroupAt(ops []*ir.Op, i int) []*ir.Op {
+func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.Op {
 	first := ops[i]
-	if first.Kind != ir.OpDot || e.layout(first.Result()).kind != lAcc {
+	if first.Kind != ir.OpDot || f.layouts[first.Result()].kind != lAcc {
 		return nil
 	}
 	key := func(o *ir.Op) string {
-		return fmt.Sprint(e.layout(o.Result()), o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem)
+		return fmt.Sprint(f.layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem)
 	}
 	want := key(first)
 	inGroup := map[*ir.Value]bool{}
@@ -28,10 +68,10 @@ func (e *emitter) dotGroupAt(ops []*ir.Op, i int) []*ir.Op {
 	var group []*ir.Op
 	for j := i; j < len(ops); j++ {
 		o := ops[j]
-		if len(o.Results) != 1 || e.layout(o.Result()).kind != lAcc {
+		if len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
 			break
 		}
-		if _, staged := e.f.staged[o.Result()]; staged {
+		if _, staged := f.staged[o.Result()]; staged {
 			break
 		}
 		dependent := false
@@ -72,7 +112,7 @@ func (e *emitter) dotGroupAt(ops []*ir.Op, i int) []*ir.Op {
 	// A chained dot takes over its predecessor's accumulators, so the predecessor
 	// may have no other use, here or anywhere else.
 	for v, n := range uses {
-		if n != 1 || e.uses[v] != 1 {
+		if n != 1 || useCount[v] != 1 {
 			return nil
 		}
 	}

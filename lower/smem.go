@@ -36,9 +36,17 @@ type sharedItem struct {
 	offset     int
 }
 
-// allocShared places every shared array. Arrays whose lifetimes do not overlap may
-// share bytes; the emitter puts a barrier between the last read of one and the first
-// write of the next (f.aliases records who overlaps whom).
+// allocShared is the smem pass. It places every shared array.
+//
+// Requires: layouts (layout) and staged homes (stage).
+// Guarantees: every shared layout and staged home has a pitch (odd multiples of 16
+// bytes for dot operands, dense 16-byte-rounded rows otherwise) and a 128-byte
+// aligned offset inside f.smem; every cross-warp reduction that needs scratch has
+// an offset in f.scratch; arrays whose lifetimes overlap do not overlap in bytes,
+// and f.aliases lists, for each array, the earlier arrays whose bytes it reuses;
+// transposes are views of their source's bytes; f.smem fits the target. The sync
+// pass puts a barrier between the last read of one array and the first write of
+// another that reuses its bytes.
 func (f *fn) allocShared() error {
 	pos := map[*ir.Op]int{}
 	loopEnd := map[*ir.Op]int{}

@@ -4,23 +4,68 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
-// stage gives a recomputed or fragment tile a home in shared memory, where a dot
-// (through ldmatrix) or a transpose can read it. The emitter writes it there right
-// after computing it.
-func (f *fn) stage(v *ir.Value) (layout, bool) {
-	l := f.layouts[v]
+// stageTiles is the stage pass.
+//
+// Requires: layouts (layout).
+// Guarantees: f.staged holds a shared home (offset and pitch not yet assigned) for
+// every tile that must be read from shared memory but lives elsewhere: a dot's A
+// operand that is recomputed or in fragments not split by whole rows like the
+// result, a dot's B operand not in shared memory, the source of a transpose that has
+// no shared home, and the gathered rank-1 tiles that stageGathers picks. The
+// emitter writes each staged tile to its home right after computing it.
+func stageTiles(f *fn) error {
+	walkOps(f.k.Body, func(o *ir.Op) {
+		switch o.Kind {
+		case ir.OpDot:
+			a, b, out := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Result()]
+			if !(a.kind == lShared && !a.trans) && !(a.kind == lAcc && a.wn == 1 && a.wm == out.wm) {
+				f.stage(o.Args[0])
+			}
+			if b.kind != lShared {
+				f.stage(o.Args[1])
+			}
+		case ir.OpTrans:
+			if _, ok := f.sharedHome(o.Args[0]); !ok {
+				f.stage(o.Args[0])
+			}
+		}
+	})
+	f.stageGathers()
+	return nil
+}
+
+// dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
+// for a result in layout out: from shared memory (row-major), from fragments that
+// hold whole rows split like the result, or after staging.
+func dotOperandAPlaceable(a, out layout) bool {
+	switch {
+	case a.kind == lShared && !a.trans:
+	case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
+	case a.kind == lExpr || a.kind == lAcc:
+	default:
+		return false
+	}
+	return true
+}
+
+// stageable reports whether a tile v in layout l can be given a home in shared
+// memory (recomputed or fragment tiles of rank 2), and the home's layout.
+func stageable(v *ir.Value, l layout) (layout, bool) {
 	if l.kind != lExpr && l.kind != lAcc || v.Type.Rank() != 2 {
 		return layout{}, false
 	}
-	if f.staged == nil {
-		f.staged = map[*ir.Value]layout{}
+	return layout{kind: lShared}, true
+}
+
+// stage gives a recomputed or fragment tile a home in shared memory, where a dot
+// (through ldmatrix) or a transpose can read it.
+func (f *fn) stage(v *ir.Value) {
+	if _, ok := stageable(v, f.layouts[v]); !ok {
+		return
 	}
-	h, ok := f.staged[v]
-	if !ok {
-		h = layout{kind: lShared}
-		f.staged[v] = h
+	if _, ok := f.staged[v]; !ok {
+		f.staged[v] = layout{kind: lShared}
 	}
-	return h, true
 }
 
 // stageGathers puts gathered rank-1 tiles (the candidate indices of a tile, say)
