@@ -47,13 +47,6 @@ type emitter struct {
 	// coordScopes caches fragment coordinates per open scope, like cache.
 	coordScopes []map[[5]int]*coords
 	written     []bool
-	// Shared-memory hazards: cp.async writes not yet waited for, plain writes not
-	// yet followed by a barrier, and arrays read since the last barrier (an array
-	// whose bytes are reused must not be overwritten before all reads are done).
-	outstanding  []*ir.Value        // cp.async groups not yet waited for, oldest first
-	waited       map[*ir.Value]bool // cp.async data waited for, not yet behind a barrier
-	plainPending map[*ir.Value]bool // written with st.shared since the last barrier
-	readSince    map[*ir.Value]bool
 	// stagedDone marks rank-1 tiles already computed into shared memory.
 	stagedDone map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
@@ -68,8 +61,9 @@ type emitter struct {
 }
 
 func emit(f *fn) error {
+	f.syncPoints = map[*ptx.Comment]syncEvent{}
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordScopes: []map[[5]int]*coords{{}},
-		params: map[*ir.Value]ptx.Operand{}, readSince: map[*ir.Value]bool{}, waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}

@@ -291,7 +291,7 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 			e.insIf(writer, false, "st.shared.f32", ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32))
 		}
 	}
-	e.plainPending[r] = true
+	e.sync(syncWrote, r)
 	e.ready(r)
 	for i := range out.vec {
 		for h := 0; h < 2; h++ {
@@ -316,7 +316,7 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 			out.vec[i][h] = acc
 		}
 	}
-	e.readSince[r] = true
+	e.noteRead(r)
 	return nil
 }
 

@@ -265,7 +265,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		return err
 	}
 	e.ins("cp.async.commit_group")
-	e.outstanding = append(e.outstanding, v)
+	e.sync(syncCommit, v)
 	return nil
 }
 
@@ -314,7 +314,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	e.plainPending[v] = true
+	e.sync(syncWrote, v)
 	return nil
 }
 

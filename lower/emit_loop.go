@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
-	"maps"
 )
 
 // loop emits a counted loop. Carried values live in registers allocated here; the
@@ -44,7 +43,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	// The body ends with every shared access complete (flushAll), so after the loop
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.
-	entry := e.hazards()
+	e.sync(syncLoopEnter, nil)
 	top, end := e.label(), e.label()
 	li, lok := lo.(ptx.Imm)
 	hiImm, hok := hi.(ptx.Imm)
@@ -73,7 +72,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
 	e.insIf(p, false, "bra.uni", ptx.Sym(top))
 	e.body = append(e.body, &ptx.Label{Name: end})
-	e.restoreHazards(entry)
+	e.sync(syncLoopExit, nil)
 	e.forgetThreadCoords()
 	for i, r := range o.Results {
 		e.v[r] = carried[i]
@@ -198,18 +197,4 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 		}
 	}
 	return nil
-}
-
-// hazardState is a copy of the emitter's shared-memory hazard tracking.
-type hazardState struct {
-	outstanding                     []*ir.Value
-	waited, plainPending, readSince map[*ir.Value]bool
-}
-
-func (e *emitter) hazards() hazardState {
-	return hazardState{append([]*ir.Value(nil), e.outstanding...), maps.Clone(e.waited), maps.Clone(e.plainPending), maps.Clone(e.readSince)}
-}
-
-func (e *emitter) restoreHazards(h hazardState) {
-	e.outstanding, e.waited, e.plainPending, e.readSince = h.outstanding, h.waited, h.plainPending, h.readSince
 }

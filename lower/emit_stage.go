@@ -23,7 +23,7 @@ func (e *emitter) stage(v *ir.Value) error {
 	default:
 		err = fmt.Errorf("cannot stage %s from %v", v, e.layout(v))
 	}
-	e.plainPending[v] = true
+	e.sync(syncWrote, v)
 	return err
 }
 

@@ -99,11 +99,14 @@ func TestEveryPassDumps(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		want := "kernel tiny("
-		if p == "emit" {
+		if p == "emit" || p == "sync" {
 			want = ".entry tiny("
 		}
 		if !strings.Contains(res.Dump, want) {
 			t.Errorf("dump after %s lacks %q", p, want)
+		}
+		if p == "sync" && strings.Contains(res.Dump, "// sync:") {
+			t.Errorf("dump after sync still has sync points:\n%s", res.Dump)
 		}
 	}
 	res, _ := Compile(k, "sm_90", Options{After: "legalize"})

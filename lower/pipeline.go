@@ -24,6 +24,8 @@ type fn struct {
 	aliases map[*ir.Value][]*ir.Value
 	// rowReduced marks tiles whose rows a reduction combines (see markRowReduced).
 	rowReduced map[*ir.Value]bool
+	// syncPoints are the comments emit leaves for the sync pass.
+	syncPoints map[*ptx.Comment]syncEvent
 	// dotGroups maps the first op of each fused dot group to its ops (schedule).
 	dotGroups map[*ir.Op][]*ir.Op
 	// flexible marks tiles whose split only broadcast row vectors decided.
@@ -63,7 +65,8 @@ var Passes = []Pass{
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots},
-	{"emit", "write PTX for the target", emit},
+	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit},
+	{"sync", "insert cp.async waits and barriers at the sync points", insertSync},
 }
 
 // PassNames lists the pass names in order.
@@ -120,7 +123,7 @@ func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
 		}
 		if p.Name == opt.After {
-			if p.Name == "emit" {
+			if f.out != nil {
 				return &Result{Kernel: f.out, Dump: f.out.Module.Print()}, nil
 			}
 			return &Result{Dump: ir.PrintAnnotated(f.k, f.annotate)}, nil

@@ -107,7 +107,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
-	after := fs.String("after", "", "print the IR (or PTX for emit) after this pass: "+strings.Join(lower.PassNames(), ", "))
+	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
