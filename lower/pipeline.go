@@ -26,6 +26,7 @@ type fn struct {
 	rowReduced map[*ir.Value]bool
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
+	syncTrace  []syncTracePoint
 	// dotGroups maps the first op of each fused dot group to its ops (schedule).
 	dotGroups map[*ir.Op][]*ir.Op
 	// flexible marks tiles whose split only broadcast row vectors decided.
@@ -49,24 +50,29 @@ func (f *fn) freshName() string {
 	}
 }
 
-// Pass is one named step of the pipeline.
+// Pass is one named step of the pipeline. Each pass's doc comment (at its run
+// function) states what it requires and what it guarantees; check verifies the
+// guarantees (with Options.Check or CheckPasses).
 type Pass struct {
-	Name string
-	Doc  string
-	run  func(*fn) error
+	Name  string
+	Doc   string
+	run   func(*fn) error
+	check func(*fn) error
 }
 
-// Passes is the pipeline, in order. Every pass can be dumped with Options.After.
+// Passes is the pipeline, in order. Every pass can be dumped with Options.After:
+// the passes before emit leave IR (annotated with their decisions), emit and sync
+// leave PTX.
 var Passes = []Pass{
-	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }},
-	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize},
-	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass},
-	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts},
-	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles},
-	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }},
-	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots},
-	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit},
-	{"sync", "insert cp.async waits and barriers at the sync points", insertSync},
+	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }, nil},
+	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize, checkIR},
+	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass, checkRowReduced},
+	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
+	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
+	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
+	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
+	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, nil},
+	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
 }
 
 // PassNames lists the pass names in order.
@@ -82,6 +88,8 @@ func PassNames() []string {
 type Options struct {
 	// After stops after the named pass and returns its dump in Result.Dump.
 	After string
+	// Check runs each pass's check after it (see CheckPasses).
+	Check bool
 	// SMs overrides the target's SM count in cost decisions (0: the target's).
 	SMs int
 	// Follows says an earlier kernel of the same program writes what this one reads;
@@ -118,9 +126,20 @@ func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
 	}
 	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	check := opt.Check || CheckPasses
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
+		}
+		if check && p.check != nil {
+			if f.out == nil {
+				if err := ir.Verify(f.k); err != nil {
+					return nil, fmt.Errorf("%s: after %s: %w", k.Name, p.Name, err)
+				}
+			}
+			if err := p.check(f); err != nil {
+				return nil, fmt.Errorf("%s: after %s: %w", k.Name, p.Name, err)
+			}
 		}
 		if p.Name == opt.After {
 			if f.out != nil {

@@ -36,6 +36,13 @@ const (
 
 var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit"}
 
+// syncTracePoint is a sync point's event and where it sat in the final body
+// (before statement at), kept for checkSync.
+type syncTracePoint struct {
+	at int
+	ev syncEvent
+}
+
 type syncEvent struct {
 	kind syncKind
 	v    *ir.Value
@@ -97,6 +104,7 @@ func insertSync(f *fn) error {
 				s.restoreHazards(saved[len(saved)-1])
 				saved = saved[:len(saved)-1]
 			}
+			f.syncTrace = append(f.syncTrace, syncTracePoint{at: len(s.out), ev: ev})
 		}
 		if len(saved) != 0 {
 			return fmt.Errorf("%d loops entered but not left", len(saved))

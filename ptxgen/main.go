@@ -108,9 +108,11 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
+	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	lower.CheckPasses = lower.CheckPasses || *checkPasses
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
@@ -182,6 +184,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

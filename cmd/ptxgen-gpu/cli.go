@@ -171,6 +171,7 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
 	var opts check.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
