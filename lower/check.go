@@ -243,6 +243,16 @@ func checkSchedule(f *fn) error {
 	return err
 }
 
+// checkInstructions checks what emit guarantees: every instruction is a form of
+// ptx.Forms with the operands it takes, supported by the target and the module's
+// PTX version.
+func checkInstructions(f *fn) error {
+	if err := ptx.ValidateModule(f.out.Module); err != nil {
+		return fmt.Errorf("emit check: %v", err)
+	}
+	return nil
+}
+
 // checkSync checks what sync guarantees, against the instructions it wrote (not
 // its own bookkeeping): at every point where a thread reads a shared array, the
 // cp.async group that filled it has been waited for and a bar.sync separates the
@@ -250,6 +260,9 @@ func checkSchedule(f *fn) error {
 // it reuses has reads not yet behind a bar.sync; a loop body that wrote shared
 // memory leaves nothing pending at its back edge.
 func checkSync(f *fn) error {
+	if err := checkInstructions(f); err != nil {
+		return err
+	}
 	for _, fnc := range f.out.Module.Funcs {
 		if err := checkSyncBody(f, fnc.Body); err != nil {
 			return fmt.Errorf("sync check: %v", err)

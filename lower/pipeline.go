@@ -71,7 +71,7 @@ var Passes = []Pass{
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
-	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, nil},
+	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
 	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
 }
 
