@@ -49,13 +49,8 @@ func (f *fn) divisor(v *ir.Value) int64 {
 
 // ptrAlign is the byte alignment known for a pointer value.
 func (f *fn) ptrAlign(p *ir.Value) int64 {
-	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
-		p = p.Def.Args[0]
-	}
-	for _, kp := range f.k.Params {
-		if kp.Value == p && kp.Div > 1 {
-			return int64(kp.Div)
-		}
+	if i := paramIndex(f.k, p); i >= 0 && f.k.Params[i].Div > 1 {
+		return int64(f.k.Params[i].Div)
 	}
 	return 1
 }

@@ -15,20 +15,6 @@ var regFiles = []struct {
 	typ    ptx.Type
 }{{"%p", "pred"}, {"%h", "b16"}, {"%r", "b32"}, {"%rd", "b64"}, {"%f", "f32"}}
 
-func regPrefix(e ir.Elem) string {
-	switch e {
-	case ir.I1:
-		return "%p"
-	case ir.BF16, ir.F16:
-		return "%h"
-	case ir.F32:
-		return "%f"
-	case ir.I64:
-		return "%rd"
-	}
-	return "%r" // i32, and u8/e4m3 widened to 32 bits
-}
-
 // vals holds the registers of a materialized value.
 type vals struct {
 	scalar ptx.Operand
@@ -72,16 +58,10 @@ func emit(f *fn) error {
 		name := "param_" + p.Value.Name
 		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes}
 		t := p.Value.Type
-		var pt ptx.Type
-		switch {
-		case t.Kind == ir.Ptr:
+		pt := elemType(t.Elem).param
+		kp.Kind = elemType(t.Elem).paramKind
+		if t.Kind == ir.Ptr {
 			pt, kp.Kind, kp.Elem = "u64", "ptr", t.Elem.String()
-		case t.Elem == ir.I32:
-			pt, kp.Kind = "s32", "i32"
-		case t.Elem == ir.I64:
-			pt, kp.Kind = "s64", "i64"
-		case t.Elem == ir.F32:
-			pt, kp.Kind = "f32", "f32"
 		}
 		fnc.Params = append(fnc.Params, ptx.Param{Name: name, Type: pt})
 		out.Params = append(out.Params, kp)
@@ -118,14 +98,8 @@ func markWritten(k *ir.Kernel, out *ptx.Kernel) {
 		if o.Kind != ir.OpStore {
 			return
 		}
-		p := o.Args[0]
-		for p.Def != nil && p.Def.Kind == ir.OpBitcast {
-			p = p.Def.Args[0]
-		}
-		for i, kp := range k.Params {
-			if kp.Value == p {
-				out.Params[i].Written = true
-			}
+		if i := paramIndex(k, o.Args[0]); i >= 0 {
+			out.Params[i].Written = true
 		}
 	})
 }

@@ -8,37 +8,6 @@ import (
 	"strconv"
 )
 
-// typeSuffix is the PTX type an op on elem computes in.
-func typeSuffix(elem ir.Elem) string {
-	switch elem {
-	case ir.I32, ir.U8:
-		return "s32"
-	case ir.I64:
-		return "s64"
-	case ir.F32:
-		return "f32"
-	case ir.BF16, ir.F16, ir.E4M3:
-		return "b16"
-	case ir.I1:
-		return "pred"
-	}
-	return "b32"
-}
-
-func bitsSuffix(elem ir.Elem) string {
-	switch elem {
-	case ir.I1:
-		return "pred"
-	case ir.BF16, ir.F16:
-		return "b16"
-	case ir.I64:
-		return "b64"
-	case ir.F32:
-		return "f32"
-	}
-	return "b32"
-}
-
 func isImm(x ptx.Operand) bool {
 	switch x.(type) {
 	case ptx.Imm, ptx.FImm:
@@ -82,6 +51,9 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 	if len(o.Args) > 0 {
 		ae = o.Args[0].Type.Elem
 	}
+	if o.Kind.Class().Binary {
+		return e.binary(o.Kind, ae, args[0], args[1])
+	}
 	switch o.Kind {
 	case ir.OpConst:
 		c := constOperand(o, re)
@@ -102,8 +74,6 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		return nil, fmt.Errorf("iota has no scalar value")
 	case ir.OpBroadcast:
 		return args[0], nil
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr, ir.OpXor, ir.OpShl, ir.OpShr:
-		return e.binary(o.Kind, ae, args[0], args[1])
 	case ir.OpNeg:
 		if c, ok := args[0].(ptx.Imm); ok {
 			return -c, nil
@@ -164,8 +134,7 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 	if x, ok := e.simplify(k, elem, a, b); ok {
 		return x, nil
 	}
-	commutative := k == ir.OpAdd || k == ir.OpMul || k == ir.OpMax || k == ir.OpMin || k == ir.OpAnd || k == ir.OpOr || k == ir.OpXor
-	if isImm(a) && commutative {
+	if isImm(a) && k.Class().Commutative {
 		a, b = b, a
 	}
 	a = e.inReg(a, elem)

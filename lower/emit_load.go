@@ -59,33 +59,9 @@ func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
 	return r
 }
 
-// memSuffix is the type of a load or store of one element of elem.
-func memSuffix(elem ir.Elem) string {
-	switch elem {
-	case ir.U8, ir.E4M3:
-		return "u8"
-	case ir.BF16, ir.F16:
-		return "b16"
-	case ir.I32:
-		return "s32"
-	case ir.I64:
-		return "s64"
-	case ir.F32:
-		return "f32"
-	}
-	return "b32"
-}
-
 func (e *emitter) readOnly(p *ir.Value) bool {
-	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
-		p = p.Def.Args[0]
-	}
-	for i, kp := range e.f.k.Params {
-		if kp.Value == p {
-			return !e.written[i]
-		}
-	}
-	return false
+	i := paramIndex(e.f.k, p)
+	return i >= 0 && !e.written[i]
 }
 
 // loadElem loads one element: args are the pointer, the element offset and an

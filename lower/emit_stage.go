@@ -259,7 +259,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				r.pairs[i] = p
 			}
 			return r, nil
-		case isElementwise(o.Kind):
+		case o.Kind.IsElementwise():
 			args := make([]func(j int) (ptx.Operand, error), len(o.Args))
 			for k, a := range o.Args {
 				a := a
@@ -315,16 +315,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		r.elems[j] = x
 	}
 	return r, nil
-}
-
-func isElementwise(k ir.OpKind) bool {
-	switch k {
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
-		ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpRcp, ir.OpNeg, ir.OpCmp, ir.OpSelect,
-		ir.OpCast, ir.OpBitcast:
-		return true
-	}
-	return false
 }
 
 // e4m3Version is the PTX version cvt.rn.f16x2.e4m3x2 needs on target t.

@@ -160,6 +160,20 @@ func validPass(name string) bool {
 	return false
 }
 
+// paramIndex is the index of the kernel parameter pointer p is (through any
+// bitcasts, which only change the element type), or -1.
+func paramIndex(k *ir.Kernel, p *ir.Value) int {
+	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
+		p = p.Def.Args[0]
+	}
+	for i, kp := range k.Params {
+		if kp.Value == p {
+			return i
+		}
+	}
+	return -1
+}
+
 func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
 	for _, p := range k.Params {
 		visit(p.Value)

@@ -43,7 +43,7 @@ func (f *fn) markRowReduced() {
 			switch {
 			case o.Kind == ir.OpDot:
 				mark(o.Args[2])
-			case isElementwise(o.Kind):
+			case o.Kind.IsElementwise():
 				for _, a := range o.Args {
 					if a.Type.Rank() == 2 && (a.Def == nil || a.Def.Kind != ir.OpBroadcast) {
 						mark(a)

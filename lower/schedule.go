@@ -85,7 +85,7 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 			if key(o) != want || inGroup[o.Args[0]] || inGroup[o.Args[1]] {
 				break
 			}
-		} else if dependent || (o.Kind != ir.OpBroadcast && !isElementwise(o.Kind)) {
+		} else if dependent || (o.Kind != ir.OpBroadcast && !o.Kind.IsElementwise()) {
 			break
 		}
 		if o.Kind == ir.OpDot {
