@@ -1,6 +1,10 @@
-// Package lower turns tile-IR kernels into PTX through a named pipeline of passes:
-// verify, legalize (pad to instruction granules and mask the padding), layout
-// (decide where each tile lives) and emit (write PTX for one target).
+// Package lower turns tile-IR kernels into PTX through a named pipeline of passes,
+// one decision each (Passes): verify, legalize (pad to instruction granules and
+// mask the padding), rowreduce, layout (where each tile lives), stage (shared
+// homes), smem (shared-memory allocation), schedule (dot groups), emit (the
+// instructions, with simplification) and sync (waits and barriers). Each pass's
+// guarantees are checked after it in tests (check.go); tuned numbers are in
+// cost.go. DESIGN.md maps every IR op to the code that lowers it.
 package lower
 
 import (
