@@ -52,6 +52,14 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		ae = o.Args[0].Type.Elem
 	}
 	if o.Kind.Class().Binary {
+		if r, ok := e.f.rules[o]; ok {
+			// Decided by the simplify pass; the operands must agree.
+			if got := simplifyRule(o.Kind, ae, immInt(args[0]), immInt(args[1])); got != r {
+				return nil, fmt.Errorf("simplify decided %v, but the emitted operands say %v", r, got)
+			}
+			x, _ := e.applyRule(r, o.Kind, ae, args[0], args[1])
+			return x, nil
+		}
 		return e.binary(o.Kind, ae, args[0], args[1])
 	}
 	switch o.Kind {

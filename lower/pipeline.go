@@ -1,8 +1,9 @@
 // Package lower turns tile-IR kernels into PTX through a named pipeline of passes,
 // one decision each (Passes): verify, legalize (pad to instruction granules and
 // mask the padding), rowreduce, layout (where each tile lives), stage (shared
-// homes), smem (shared-memory allocation), schedule (dot groups), emit (the
-// instructions, with simplification) and sync (waits and barriers). Each pass's
+// homes), smem (shared-memory allocation), schedule (dot groups), simplify
+// (folding, identities, division by constants), emit (the instructions) and sync
+// (waits and barriers). Each pass's
 // guarantees are checked after it in tests (check.go); tuned numbers are in
 // cost.go. DESIGN.md maps every IR op to the code that lowers it.
 package lower
@@ -31,6 +32,8 @@ type fn struct {
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
+	// rules are the simplify pass's decisions.
+	rules map[*ir.Op]rule
 	// dotGroups maps the first op of each fused dot group to its ops (schedule).
 	dotGroups map[*ir.Op][]*ir.Op
 	// flexible marks tiles whose split only broadcast row vectors decided.
@@ -75,6 +78,7 @@ var Passes = []Pass{
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
+	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", simplifyOps, checkIR},
 	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
 	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
 }
@@ -206,6 +210,9 @@ func (f *fn) annotate(o *ir.Op) string {
 	}
 	if l, ok := f.layouts[v]; ok {
 		notes = append(notes, l.String())
+	}
+	if r, ok := f.rules[o]; ok {
+		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
 	}
 	if g, i := f.dotGroupOf(o); g != nil {
 		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
