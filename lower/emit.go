@@ -111,11 +111,15 @@ func (e *emitter) reg(elem ir.Elem) ptx.Reg {
 	return ptx.Reg(p + strconv.Itoa(n))
 }
 
+// ins appends an instruction, raising the module's PTX version to what the
+// instruction needs on the target (ptx.Forms).
 func (e *emitter) ins(op string, args ...ptx.Operand) {
+	e.needFor(op)
 	e.body = append(e.body, &ptx.Instr{Op: op, Args: args})
 }
 
 func (e *emitter) insIf(guard ptx.Operand, neg bool, op string, args ...ptx.Operand) {
+	e.needFor(op)
 	in := &ptx.Instr{Op: op, Args: args}
 	if guard != nil {
 		in.Guard, in.GuardNeg = string(guard.(ptx.Reg)), neg
@@ -132,8 +136,9 @@ func (e *emitter) label() string {
 	return fmt.Sprintf("$L%d", e.labels)
 }
 
-func (e *emitter) needVersion(v int) {
-	if v > e.version {
+// needFor raises the module's PTX version to the one op needs on the target.
+func (e *emitter) needFor(op string) {
+	if v, ok := ptx.MinVersion(op, e.f.target.Name); ok && v > e.version {
 		e.version = v
 	}
 }
@@ -149,9 +154,6 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 		}
 		if e.f.follows {
 			e.ins("griddepcontrol.wait")
-		}
-		if e.f.precedes || e.f.follows {
-			e.needVersion(featureVersion["griddepcontrol"])
 		}
 	}
 	for i, p := range e.f.k.Params {
@@ -283,3 +285,6 @@ func (e *emitter) scalar(v *ir.Value) ptx.Operand {
 	}
 	panic(fmt.Sprintf("lower: scalar %s used before emission", v))
 }
+
+// versionString renders 78 as "7.8".
+func versionString(v int) string { return fmt.Sprintf("%d.%d", v/10, v%10) }

@@ -237,7 +237,6 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 	case from == ir.F32 && (to == ir.BF16 || to == ir.F16):
 		e.ins("cvt.rn."+to.String()+".f32", r, x)
 	case from == ir.BF16 && to == ir.F32:
-		e.needVersion(featureVersion["cvt.f32.bf16"])
 		e.ins("cvt.f32.bf16", r, x)
 	case from == ir.F16 && to == ir.F32:
 		e.ins("cvt.f32.f16", r, x)
@@ -257,11 +256,6 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 // subnormals come out of the same formula because f32 keeps them normal.
 func (e *emitter) e4m3ToF32(x ptx.Operand, r ptx.Reg) (ptx.Operand, error) {
 	if e.f.target.FP8Convert {
-		v := featureVersion["cvt.e4m3"]
-		if e.f.target.Name == "sm_89" {
-			v = featureVersion["cvt.e4m3.sm_89"]
-		}
-		e.needVersion(v)
 		b16 := e.reg(ir.BF16)
 		e.ins("cvt.u16.u32", b16, x)
 		pair := e.reg(ir.I32)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
-	"github.com/ptxgen/ptxgen/target"
 )
 
 // stage writes a recomputed or fragment tile into its shared home (see fn.stage).
@@ -228,7 +227,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				return nil, err
 			}
 			if src.words != nil {
-				e.needVersion(e4m3Version(e.f.target))
 				r.elems = make([]ptx.Operand, n)
 				for w, word := range src.words {
 					halves := [2]ptx.Reg{e.reg(ir.BF16), e.reg(ir.BF16)}
@@ -315,14 +313,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		r.elems[j] = x
 	}
 	return r, nil
-}
-
-// e4m3Version is the PTX version cvt.rn.f16x2.e4m3x2 needs on target t.
-func e4m3Version(t target.Target) int {
-	if t.Name == "sm_89" {
-		return featureVersion["cvt.e4m3.sm_89"]
-	}
-	return featureVersion["cvt.e4m3"]
 }
 
 // stageVector computes a rank-1 tile once, element i by thread i (and i + the

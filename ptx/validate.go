@@ -74,10 +74,7 @@ func Validate(in *Instr, target, version string) error {
 	if sm < f.MinSM {
 		return fmt.Errorf("ptx: %s needs sm_%d or later (target %s)", in.Op, f.MinSM, target)
 	}
-	need := f.MinPTX
-	if v, ok := f.PTXOn[target]; ok {
-		need = v
-	}
+	need, _ := MinVersion(in.Op, target)
 	if v, err := versionNumber(version); err != nil {
 		return err
 	} else if v < need {
@@ -89,6 +86,19 @@ func Validate(in *Instr, target, version string) error {
 		}
 	}
 	return nil
+}
+
+// MinVersion is the PTX ISA version (major*10+minor) that opcode op needs on
+// target, from Forms; false when op is not a known form.
+func MinVersion(op, target string) (int, bool) {
+	f := forms[op]
+	if f == nil {
+		return 0, false
+	}
+	if v, ok := f.PTXOn[target]; ok {
+		return v, true
+	}
+	return f.MinPTX, true
 }
 
 // ValidateModule validates every instruction of m and returns the first error.
