@@ -72,8 +72,9 @@ func (e *emitter) flushAll()               { e.sync(syncFlush, nil) }
 // in CTAs of waitAllWarps warps or more) and, when any thread wrote it since the
 // last barrier, a bar.sync 0; an array that reuses the bytes of another that some
 // thread read since the last barrier is written only after a bar.sync 0; a loop
-// iteration that wrote shared memory ends with wait_group 0 and bar.sync 0, so
-// after a loop the hazards are those at its entry (what a zero-trip loop leaves).
+// iteration that wrote shared memory ends with wait_group 0 and bar.sync 0; after
+// a loop the hazards are those at its entry joined with those at the end of its
+// body (a zero-trip loop leaves the first, a body that only reads the second).
 func insertSync(f *fn) error {
 	s := &syncState{f: f, hazardState: hazardState{waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}}
 	for _, fnc := range f.out.Module.Funcs {
@@ -101,7 +102,15 @@ func insertSync(f *fn) error {
 			case syncLoopEnter:
 				saved = append(saved, s.hazards())
 			case syncLoopExit:
-				s.restoreHazards(saved[len(saved)-1])
+				// The loop may run no iteration or several: what holds after it is
+				// what held at its entry or at the end of its body. (A body that
+				// writes shared memory ends flushed, so that is the entry state; a
+				// body that only reads leaves its reads pending.)
+				entry := saved[len(saved)-1]
+				maps.Copy(entry.waited, s.waited)
+				maps.Copy(entry.plainPending, s.plainPending)
+				maps.Copy(entry.readSince, s.readSince)
+				s.restoreHazards(entry)
 				saved = saved[:len(saved)-1]
 			}
 			f.syncTrace = append(f.syncTrace, syncTracePoint{at: len(s.out), ev: ev})
