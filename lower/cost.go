@@ -11,11 +11,11 @@ import (
 // builders plan splits with it too. Measurements are on the H200 unless noted;
 // docs/perf-notes.md has the full runs.
 
-// latencyBoundWaves is the launch size, in waves of CTAs (CTAs / SMs), up to which
-// a launch counts as latency-bound (layout: replicated score tiles). Replicating
-// everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7 -> 113 and T=256
-// 318 -> 427 (perf-notes v3); the launches that gained were at most 1.25 waves.
-// As a fraction: latencyBoundNum / latencyBoundDen.
+// latencyBoundNum / latencyBoundDen is the launch size, in waves of CTAs (CTAs /
+// SMs), up to which a launch counts as latency-bound (layout: replicated score
+// tiles). Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7
+// -> 113 and T=256 318 -> 427 (perf-notes v3); the launches that gained were at
+// most 1.25 waves.
 const latencyBoundNum, latencyBoundDen = 5, 4
 
 // replicatedExtraRegs is what replicated score tiles add to the loop-carried
