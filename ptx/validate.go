@@ -33,6 +33,9 @@ var forms = func() map[string]*Form {
 	return m
 }()
 
+// Opcodes spells out every opcode f stands for.
+func (f Form) Opcodes() []string { return expand(f.Op) }
+
 // expand spells out every opcode a pattern with {a|b} alternatives stands for.
 func expand(p string) []string {
 	i := strings.IndexByte(p, '{')
