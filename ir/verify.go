@@ -58,11 +58,13 @@ func checkOp(o *Op) error {
 			}
 		}
 	}
-	switch o.Kind {
-	case OpProgramID:
-		if err := nargs(0); err != nil {
+	if n := o.Kind.Class().Arity; n >= 0 {
+		if err := nargs(n); err != nil {
 			return err
 		}
+	}
+	switch o.Kind {
+	case OpProgramID:
 		if o.Int < 0 || o.Int > 2 {
 			return opErr(o, -2, "axis %d out of range 0..2", o.Int)
 		}
@@ -70,9 +72,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want i32, have %s", res)
 		}
 	case OpConst:
-		if err := nargs(0); err != nil {
-			return err
-		}
 		if res.Kind == Ptr || res.Elem == Invalid {
 			return opErr(o, -1, "constants are scalars or tiles, not %s", res)
 		}
@@ -86,16 +85,10 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "i1 constant %d is not 0 or 1", o.Int)
 		}
 	case OpIota:
-		if err := nargs(0); err != nil {
-			return err
-		}
 		if res.Kind != Tile || res.Rank() != 1 || res.Elem != I32 {
 			return opErr(o, -1, "want tile<N x i32>, have %s", res)
 		}
 	case OpAdd, OpSub, OpMul, OpDiv, OpRem, OpMax, OpMin, OpAnd, OpOr, OpXor, OpShl, OpShr:
-		if err := nargs(2); err != nil {
-			return err
-		}
 		x, y := o.Args[0].Type, o.Args[1].Type
 		if err := checkElementwise(o, 0, 1); err != nil {
 			return err
@@ -119,9 +112,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, e), res)
 		}
 	case OpExp2, OpLog2, OpRcp, OpNeg:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		e := o.Args[0].Type.Elem
 		if o.Kind != OpNeg && e != F32 || o.Kind == OpNeg && e != F32 && e != I32 && e != I64 {
 			return opErr(o, 0, "%s is not defined on %s", o.Kind, e)
@@ -133,9 +123,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s, have %s", o.Args[0].Type, res)
 		}
 	case OpCmp:
-		if err := nargs(2); err != nil {
-			return err
-		}
 		switch o.Pred {
 		case CmpLT, CmpLE, CmpGT, CmpGE, CmpEQ, CmpNE:
 		default:
@@ -152,9 +139,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, I1), res)
 		}
 	case OpSelect:
-		if err := nargs(3); err != nil {
-			return err
-		}
 		if o.Args[0].Type.Elem != I1 || o.Args[0].Type.Kind == Ptr {
 			return opErr(o, 0, "condition must be i1")
 		}
@@ -173,9 +157,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s, have %s", t, res)
 		}
 	case OpCast, OpBitcast:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		x := o.Args[0].Type
 		if x.Kind != res.Kind || !sameShape(x, res) {
 			return opErr(o, -1, "%s changes the element type only; have %s -> %s", o.Kind, x, res)
@@ -187,9 +168,6 @@ func checkOp(o *Op) error {
 			return opErr(o, 0, "cast of a pointer (use bitcast)")
 		}
 	case OpBroadcast:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		x := o.Args[0].Type
 		if res.Kind != Tile || res.Rank() != 2 || x.Elem != res.Elem {
 			return opErr(o, -1, "want a rank-2 tile of %s, have %s", x.Elem, res)
@@ -204,9 +182,6 @@ func checkOp(o *Op) error {
 			return opErr(o, 0, "cannot broadcast a pointer")
 		}
 	case OpReduce:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		x := o.Args[0].Type
 		if x.Kind != Tile || x.Rank() != 2 || x.Elem != F32 {
 			return opErr(o, 0, "reduce needs a rank-2 f32 tile")
@@ -218,9 +193,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want tile<%dxf32> for axis %d", x.Shape[1-o.Int&1], o.Int)
 		}
 	case OpDot:
-		if err := nargs(3); err != nil {
-			return err
-		}
 		a, b, c := o.Args[0].Type, o.Args[1].Type, o.Args[2].Type
 		for i, t := range []Type{a, b, c} {
 			if t.Kind != Tile || t.Rank() != 2 {
@@ -243,17 +215,11 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s", c)
 		}
 	case OpTrans:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		x := o.Args[0].Type
 		if x.Kind != Tile || x.Rank() != 2 || !res.Equal(TileOf(x.Elem, x.Shape[1], x.Shape[0])) {
 			return opErr(o, 0, "trans needs a rank-2 tile")
 		}
 	case OpSlice:
-		if err := nargs(2); err != nil {
-			return err
-		}
 		x, s := o.Args[0].Type, o.Args[1].Type
 		if x.Kind != Tile || x.Rank() != 1 {
 			return opErr(o, 0, "slice needs a rank-1 tile")
@@ -268,9 +234,6 @@ func checkOp(o *Op) error {
 			return opErr(o, -1, "want %s", TileOf(x.Elem, int(o.Int)))
 		}
 	case OpColumn:
-		if err := nargs(1); err != nil {
-			return err
-		}
 		x := o.Args[0].Type
 		if x.Kind != Tile || x.Rank() != 2 {
 			return opErr(o, 0, "column needs a rank-2 tile")

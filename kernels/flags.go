@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // UsageError is a bad command line (commands exit with status 2). A bad
@@ -59,7 +59,8 @@ func NewCommandFlags(command string, args []string, defaultKernel, defaultTarget
 	fs.Usage = func() {}
 	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(Names(), ", "))
 	c := &CommandFlags{FlagSet: fs}
-	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(lower.TargetNames(), ", ")+targetDoc)
+
+	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(target.TargetNames(), ", ")+targetDoc)
 	c.PlanTarget = fs.String("plan-target", "", "plan the kernel under this target's limits (shared memory, threads and registers per SM, SM count) and emit it for -target: -target sm_90 -plan-target sm_120 runs sm_120's kernel on an sm_90 GPU")
 	c.Config = spec.Bind(fs)
 	c.usage = func() {
@@ -82,8 +83,8 @@ func (c *CommandFlags) Parse(args []string) error {
 		return err
 	}
 	if p := *c.PlanTarget; p != "" {
-		if _, err := lower.LookupTarget(p); err != nil || strings.Contains(p, lower.PlanSep) {
-			return &ConfigError{Flag: "plan-target", Value: p, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+		if _, err := target.LookupTarget(p); err != nil || strings.Contains(p, target.PlanSep) {
+			return &ConfigError{Flag: "plan-target", Value: p, Want: "one of " + strings.Join(target.TargetNames(), ", ")}
 		}
 	}
 	if *c.Target != "" {
@@ -92,14 +93,14 @@ func (c *CommandFlags) Parse(args []string) error {
 	return nil
 }
 
-// WithPlan returns target planned under -plan-target when that is given
-// ("sm_90@sm_120", lower.Target.WithLimitsOf); commands that choose their target
+// WithPlan returns the target name planned under -plan-target when that is given
+// ("sm_90@sm_120", target.Target.WithLimitsOf); commands that choose their target
 // after Parse (from the device) call it themselves.
-func (c *CommandFlags) WithPlan(target string) string {
-	if *c.PlanTarget == "" || strings.Contains(target, lower.PlanSep) {
-		return target
+func (c *CommandFlags) WithPlan(name string) string {
+	if *c.PlanTarget == "" || strings.Contains(name, target.PlanSep) {
+		return name
 	}
-	return target + lower.PlanSep + *c.PlanTarget
+	return name + target.PlanSep + *c.PlanTarget
 }
 
 // ParseFlags parses a command's flags: a bad flag or a stray argument is a
@@ -119,8 +120,8 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 
 // CheckTarget reports an unknown target as a *ConfigError of -target.
 func CheckTarget(t string) error {
-	if _, err := lower.LookupTarget(t); err != nil {
-		return &ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+	if _, err := target.LookupTarget(t); err != nil {
+		return &ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(target.TargetNames(), ", ")}
 	}
 	return nil
 }

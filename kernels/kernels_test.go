@@ -14,6 +14,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -133,7 +134,7 @@ func TestGoldenPTX(t *testing.T) {
 // gathers, ldmatrix, and no local memory, on every target; fp8 dequantization
 // converts e4m3 in hardware where the target has it.
 func TestCodegenMLA(t *testing.T) {
-	for _, target := range lower.TargetNames() {
+	for _, target := range target.TargetNames() {
 		got := compileMLA(t, mlaDefault(), target)
 		for _, s := range []string{
 			"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // MLAConfig configures mla_decode, DeepSeek-V4's sparse MLA decode: for each query
@@ -148,7 +148,7 @@ func (c MLAConfig) tileN() int {
 // round trips (H=64, T=256 on the H200: 166 against 234 us, docs/perf-notes.md
 // v6). 16-head CTAs keep 32: at 64 their shared memory (120 KB) would leave one
 // CTA per SM instead of three.
-func (c MLAConfig) pickTile(t lower.Target) int {
+func (c MLAConfig) pickTile(t target.Target) int {
 	if c.Tile != 0 {
 		return c.Tile
 	}
@@ -194,7 +194,7 @@ func (c MLAConfig) headBlock() int {
 // the SMs (H=64: T=64, K=640, 128 CTAs of 5 tiles: 50.8 against 70.2 us; T=64,
 // K=2176, 128 CTAs of 17 tiles: 133 against 231 us; T=256: 160 against 297 us)
 // and tie at 1 tile (T=8: 19.3 against 18.9 us).
-func (c MLAConfig) pickHeadBlock(t lower.Target, sms int) int {
+func (c MLAConfig) pickHeadBlock(t target.Target, sms int) int {
 	if c.HeadBlock != 0 {
 		return c.HeadBlock
 	}
@@ -248,7 +248,7 @@ func (c MLAConfig) PlanSplit(sms, perSM int) int {
 // output accumulators and the running max and sum of the thread's rows. Replicated
 // score tiles (latency-bound launches) need more registers; those launches are
 // small enough that one wave holds them either way.
-func (c MLAConfig) residentCTAs(t lower.Target) int {
+func (c MLAConfig) residentCTAs(t target.Target) int {
 	threads := 32 * c.warps()
 	carried := c.headBlock()*len(c.dChunks())*mlaChunk/threads + 4
 	return t.CTAsPerSM(threads, c.sharedEstimate(), carried)
@@ -282,15 +282,15 @@ func (c MLAConfig) dChunks() [][3]int {
 
 func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
 
-// MLA builds the mla_decode program for target: the decode kernel, and when the
+// MLA builds the mla_decode program for targetName: the decode kernel, and when the
 // candidates are split, the mla_combine kernel and the partial-result workspace.
-func MLA(c MLAConfig, target string) (*ir.Program, error) {
+func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	t, err := lower.LookupTarget(target)
+	t, err := target.LookupTarget(targetName)
 	if err != nil {
-		return nil, &ConfigError{Flag: "target", Value: target, Want: "a known target"}
+		return nil, &ConfigError{Flag: "target", Value: targetName, Want: "a known target"}
 	}
 	sms := c.SMs
 	if sms == 0 {

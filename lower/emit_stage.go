@@ -22,7 +22,7 @@ func (e *emitter) stage(v *ir.Value) error {
 	default:
 		err = fmt.Errorf("cannot stage %s from %v", v, e.layout(v))
 	}
-	e.plainPending[v] = true
+	e.sync(syncWrote, v)
 	return err
 }
 
@@ -227,7 +227,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				return nil, err
 			}
 			if src.words != nil {
-				e.needVersion(e4m3Version(e.f.target))
 				r.elems = make([]ptx.Operand, n)
 				for w, word := range src.words {
 					halves := [2]ptx.Reg{e.reg(ir.BF16), e.reg(ir.BF16)}
@@ -258,7 +257,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				r.pairs[i] = p
 			}
 			return r, nil
-		case isElementwise(o.Kind):
+		case o.Kind.IsElementwise():
 			args := make([]func(j int) (ptx.Operand, error), len(o.Args))
 			for k, a := range o.Args {
 				a := a
@@ -314,24 +313,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		r.elems[j] = x
 	}
 	return r, nil
-}
-
-func isElementwise(k ir.OpKind) bool {
-	switch k {
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
-		ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpRcp, ir.OpNeg, ir.OpCmp, ir.OpSelect,
-		ir.OpCast, ir.OpBitcast:
-		return true
-	}
-	return false
-}
-
-// e4m3Version is the PTX version cvt.rn.f16x2.e4m3x2 needs on target t.
-func e4m3Version(t Target) int {
-	if t.Name == "sm_89" {
-		return featureVersion["cvt.e4m3.sm_89"]
-	}
-	return featureVersion["cvt.e4m3"]
 }
 
 // stageVector computes a rank-1 tile once, element i by thread i (and i + the

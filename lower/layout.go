@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // layoutKind says where a tile lives between the op that makes it and its uses.
@@ -86,9 +87,19 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps", mt, nt, warps)
 }
 
-// assignLayouts places every value and allocates shared memory.
+// assignLayouts is the layout pass.
+//
+// Requires: a legalized kernel (tile extents are multiples of the mma granules
+// wherever a dot touches them) and rowReduced (rowreduce).
+// Guarantees: every value defined in the kernel has a layout in f.layouts (scalar,
+// recomputed, shared, fragments, rows or columns of fragments); operands and
+// results of each op are placed compatibly (a dot's accumulator is split like its
+// result, loop-carried values hold both their initial and yielded values); every
+// stored tile is in a layout the emitter can store from; every dot operand and
+// transpose source that is neither in shared memory nor usable from registers can
+// be staged (stage decides which are). Shared offsets and pitches are not yet
+// assigned (smem).
 func assignLayouts(f *fn) error {
-	f.markRowReduced()
 	f.flexible = map[*ir.Value]bool{}
 	f.layouts = map[*ir.Value]layout{}
 	f.staged = map[*ir.Value]layout{}
@@ -96,11 +107,7 @@ func assignLayouts(f *fn) error {
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
-	if err := f.layoutBlock(f.k.Body); err != nil {
-		return err
-	}
-	f.stageGathers()
-	return f.allocShared()
+	return f.layoutBlock(f.k.Body)
 }
 
 func (f *fn) layoutBlock(b *ir.Block) error {
@@ -211,7 +218,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	case ir.OpTrans:
 		src, ok := f.sharedHome(o.Args[0])
 		if !ok {
-			src, ok = f.stage(o.Args[0])
+			src, ok = stageable(o.Args[0], f.layouts[o.Args[0]])
 		}
 		if !ok {
 			return layout{}, fmt.Errorf("cannot transpose a tile in %v", f.layouts[o.Args[0]])
@@ -236,18 +243,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
-		switch {
-		case a.kind == lShared && !a.trans:
-		case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
-		case a.kind == lExpr || a.kind == lAcc:
-			f.stage(o.Args[0])
-		default:
+		if !dotOperandAPlaceable(a, out) {
 			return layout{}, fmt.Errorf("operand a (%v) must be a row-major tile", a)
 		}
-		if b.kind != lShared {
-			if _, ok := f.stage(o.Args[1]); !ok {
-				return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
-			}
+		if _, ok := stageable(o.Args[1], b); b.kind != lShared && !ok {
+			return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 		}
 		if c.kind != lExpr && (c.kind != lAcc || c.wm != out.wm || c.wn != out.wn || c.rep != out.rep) && !f.adopt(o.Args[2], out) {
 			return layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
@@ -329,22 +329,22 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	return res, nil
 }
 
-// latencyBound reports whether the launch is about one wave of CTAs: then each
-// CTA's chain of barriers and exchanges is the critical path, and replicating a
-// score tile across warps (no cross-warp reductions, P stays in registers) pays
-// for its redundant mma.sync and extra registers; with several waves, occupancy
-// decides and splitting the tile wins. Measured on the H200 (docs/perf-notes.md):
-// replication made H=64, T=1 2x faster and H=64, T=64 13% slower.
+// latencyBound reports whether the launch is about one wave of CTAs (at most
+// latencyBoundNum/latencyBoundDen waves, cost.go): then each CTA's chain of
+// barriers and exchanges is the critical path, and replicating a score tile across
+// warps (no cross-warp reductions, P stays in registers) pays for its redundant
+// mma.sync and extra registers; with several waves, occupancy decides and
+// splitting the tile wins.
 func (f *fn) latencyBound() bool {
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
-	return 4*ctas <= 5*f.target.SMs
+	return latencyBoundDen*ctas <= latencyBoundNum*f.target.SMs
 }
 
 // replicationFits reports whether this CTA's threads may have more than the
-// minimum register budget: a replicated score tile needs 32 registers beyond the
-// headroom, which 16 warps (128 registers each) do not have.
+// minimum register budget: a replicated score tile needs replicatedExtraRegs
+// beyond the headroom, which 16 warps (128 registers each) do not have.
 func (f *fn) replicationFits() bool {
-	return regsPerSM/(32*f.k.Warps) > minRegBudget
+	return f.target.RegsPerSM/(32*f.k.Warps) > target.MinRegBudget
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by
@@ -373,49 +373,6 @@ func largestDivisor(n, limit int) int {
 	return 1
 }
 
-// markRowReduced finds the tiles whose rows a reduction combines, following
-// elementwise ops, dot accumulators and loop-carried values back to the dots
-// that produce them (see the replicated split in layoutOf).
-func (f *fn) markRowReduced() {
-	f.rowReduced = map[*ir.Value]bool{}
-	carriedFrom := map[*ir.Value][]*ir.Value{} // loop body argument -> its initial value and yields
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpFor {
-			for i, a := range o.Body.Args[1:] {
-				carriedFrom[a] = append(carriedFrom[a], o.Args[2+i], o.Body.Yield[i])
-				carriedFrom[o.Results[i]] = append(carriedFrom[o.Results[i]], o.Body.Yield[i])
-			}
-		}
-	})
-	var mark func(v *ir.Value)
-	mark = func(v *ir.Value) {
-		if v == nil || v.Type.Rank() != 2 || f.rowReduced[v] {
-			return
-		}
-		f.rowReduced[v] = true
-		for _, src := range carriedFrom[v] {
-			mark(src)
-		}
-		if o := v.Def; o != nil {
-			switch {
-			case o.Kind == ir.OpDot:
-				mark(o.Args[2])
-			case isElementwise(o.Kind):
-				for _, a := range o.Args {
-					if a.Type.Rank() == 2 && (a.Def == nil || a.Def.Kind != ir.OpBroadcast) {
-						mark(a)
-					}
-				}
-			}
-		}
-	}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpReduce && o.Int == 1 {
-			mark(o.Args[0])
-		}
-	})
-}
-
 // checkStore accepts the stores the emitter knows how to write.
 func (f *fn) checkStore(o *ir.Op) error {
 	v := o.Args[len(o.Args)-1]
@@ -425,310 +382,4 @@ func (f *fn) checkStore(o *ir.Op) error {
 	default:
 		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
 	}
-}
-
-// sharedPitch is the row pitch for a tile row of rowBytes: a multiple of 16 bytes
-// (ldmatrix rows and cp.async chunks are 16 bytes) that is an odd number of 16-byte
-// units, so the 8 rows one ldmatrix matrix reads fall in 8 different bank groups.
-func sharedPitch(rowBytes int) int {
-	p := roundUp(rowBytes, 16)
-	if p/16%2 == 0 {
-		p += 16
-	}
-	return p
-}
-
-// stage gives a recomputed or fragment tile a home in shared memory, where a dot
-// (through ldmatrix) or a transpose can read it. The emitter writes it there right
-// after computing it.
-func (f *fn) stage(v *ir.Value) (layout, bool) {
-	l := f.layouts[v]
-	if l.kind != lExpr && l.kind != lAcc || v.Type.Rank() != 2 {
-		return layout{}, false
-	}
-	if f.staged == nil {
-		f.staged = map[*ir.Value]layout{}
-	}
-	h, ok := f.staged[v]
-	if !ok {
-		h = layout{kind: lShared}
-		f.staged[v] = h
-	}
-	return h, true
-}
-
-// stageGathers puts gathered rank-1 tiles (the candidate indices of a tile, say)
-// in shared memory when more than one op uses them or a rank-2 op (a gather, a
-// dequantization) evaluates them per row: a recomputed load would go back to
-// global memory at every use.
-func (f *fn) stageGathers() {
-	users := map[*ir.Value][]*ir.Op{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		for _, a := range o.Args {
-			users[a] = append(users[a], o)
-		}
-	})
-	var feedsRank2 func(v *ir.Value, depth int) bool
-	feedsRank2 = func(v *ir.Value, depth int) bool {
-		for _, u := range users[v] {
-			if u.Kind == ir.OpLoad || u.Kind == ir.OpStore {
-				if m := memOperands(u); m.val.Type.Rank() == 2 && v != m.val {
-					return true
-				}
-			}
-			if len(u.Results) == 1 {
-				r := u.Result()
-				if r.Type.Rank() == 2 || depth < 8 && f.layouts[r].kind == lExpr && feedsRank2(r, depth+1) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind != ir.OpLoad || len(o.Results) != 1 {
-			return
-		}
-		r := o.Result()
-		if r.Type.Rank() != 1 || f.layouts[r].kind != lExpr || r.Type.Elem == ir.I1 {
-			return
-		}
-		if len(users[r]) > 1 || feedsRank2(r, 0) || slicedOnly(users[r]) {
-			f.staged[r] = layout{kind: lShared}
-		}
-	})
-}
-
-// slicedOnly reports uses that are all slices: a load read through slices (a
-// CTA's candidate indices, loaded once before its loop) is staged, or each
-// element read would be a global load.
-func slicedOnly(users []*ir.Op) bool {
-	for _, u := range users {
-		if u.Kind != ir.OpSlice {
-			return false
-		}
-	}
-	return len(users) > 0
-}
-
-// sharedHome is where v's elements live in shared memory, if anywhere: its own
-// layout, or its staging area.
-func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
-	if l := f.layouts[v]; l.kind == lShared {
-		return l, true
-	}
-	h, ok := f.staged[v]
-	return h, ok
-}
-
-// sharedItem is one array to place in shared memory: a tile's home or a reduction's
-// scratch, live from its defining op to its last use (positions in program order).
-type sharedItem struct {
-	v          *ir.Value
-	scratch    bool
-	size       int
-	start, end int
-	offset     int
-}
-
-// allocShared places every shared array. Arrays whose lifetimes do not overlap may
-// share bytes; the emitter puts a barrier between the last read of one and the first
-// write of the next (f.aliases records who overlaps whom).
-func (f *fn) allocShared() error {
-	pos := map[*ir.Op]int{}
-	loopEnd := map[*ir.Op]int{}
-	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
-	n := 0
-	var number func(b *ir.Block, loop *ir.Op)
-	number = func(b *ir.Block, loop *ir.Op) {
-		for _, o := range b.Ops {
-			pos[o] = n
-			n++
-			inLoop[o] = loop
-			if o.Body != nil {
-				number(o.Body, o)
-				loopEnd[o] = n
-				n++
-			}
-		}
-	}
-	number(f.k.Body, nil)
-	// storage maps a value to the value owning its shared bytes (a transpose is a view).
-	storage := func(v *ir.Value) *ir.Value {
-		for v.Def != nil && v.Def.Kind == ir.OpTrans {
-			v = v.Def.Args[0]
-		}
-		return v
-	}
-	// Tiles a dot reads (through ldmatrix) need the conflict-free odd pitch; the
-	// rest are read by runs of consecutive elements, for which dense rows are
-	// conflict-free (a warp's runs are one contiguous range).
-	mmaOperand := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpDot {
-			mmaOperand[storage(o.Args[0])] = true
-			mmaOperand[storage(o.Args[1])] = true
-		}
-	})
-	items := map[*ir.Value]*sharedItem{}
-	var order []*sharedItem
-	add := func(v *ir.Value, size int, scratch bool) {
-		it := &sharedItem{v: v, size: size, start: pos[v.Def], end: pos[v.Def], scratch: scratch}
-		order = append(order, it)
-		if !scratch {
-			items[v] = it
-		}
-	}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		for _, r := range o.Results {
-			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
-				h.pitch = r.Type.Elem.Size()
-				f.staged[r] = h
-				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
-				continue
-			}
-			if o.Kind == ir.OpTrans || r.Type.Rank() != 2 {
-				if o.Kind == ir.OpReduce {
-					if sz := f.reduceScratch(o); sz > 0 {
-						add(r, sz, true)
-					}
-				}
-				continue
-			}
-			if h, ok := f.sharedHome(r); ok {
-				h.pitch = roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
-				if mmaOperand[r] {
-					h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
-				}
-				f.setHome(r, h)
-				add(r, h.pitch*r.Type.Shape[0], false)
-			}
-		}
-	})
-	// A recomputed value is evaluated where its consumers are, so a use by one
-	// counts at its consumers' positions, transitively.
-	users := map[*ir.Value][]*ir.Op{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		for _, a := range o.Args {
-			users[a] = append(users[a], o)
-		}
-		if o.Body != nil {
-			for _, y := range o.Body.Yield {
-				users[y] = append(users[y], o)
-			}
-		}
-	})
-	var usesOf func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op
-	usesOf = func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op {
-		var out []*ir.Op
-		for _, o := range users[v] {
-			if len(o.Results) == 1 && f.layouts[o.Result()].kind == lExpr && !seen[o.Result()] {
-				seen[o.Result()] = true
-				out = append(out, usesOf(o.Result(), seen)...)
-			}
-			out = append(out, o)
-		}
-		return out
-	}
-	// A use extends a lifetime to the use, or to the end of the outermost loop that
-	// encloses the use but not the definition (the array must survive iterations).
-	for v, it := range items {
-		defLoop := inLoop[it.v.Def]
-		for _, o := range usesOf(v, map[*ir.Value]bool{}) {
-			end := pos[o]
-			for l := inLoop[o]; l != nil && l != defLoop; l = inLoop[l] {
-				end = max(end, loopEnd[l])
-			}
-			it.end = max(it.end, end)
-		}
-	}
-	// Views: uses of a transpose are uses of its source.
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind != ir.OpTrans {
-			return
-		}
-		it := items[storage(o.Args[0])]
-		if it == nil {
-			return
-		}
-		defLoop := inLoop[it.v.Def]
-		for _, u := range usesOf(o.Result(), map[*ir.Value]bool{}) {
-			end := pos[u]
-			for l := inLoop[u]; l != nil && l != defLoop; l = inLoop[l] {
-				end = max(end, loopEnd[l])
-			}
-			it.end = max(it.end, end)
-		}
-	})
-	top := 0
-	var placed []*sharedItem
-	f.aliases = map[*ir.Value][]*ir.Value{}
-	for _, it := range order {
-		off := 0
-		for {
-			clash := false
-			for _, p := range placed {
-				if p.end >= it.start && p.start <= it.end && off < p.offset+p.size && p.offset < off+it.size {
-					off = roundUp(p.offset+p.size, 128)
-					clash = true
-				}
-			}
-			if !clash {
-				break
-			}
-		}
-		it.offset = off
-		for _, p := range placed {
-			if off < p.offset+p.size && p.offset < off+it.size {
-				f.aliases[it.v] = append(f.aliases[it.v], p.v)
-			}
-		}
-		placed = append(placed, it)
-		top = max(top, off+it.size)
-		if it.scratch {
-			f.scratch[it.v] = off
-		} else {
-			h, _ := f.sharedHome(it.v)
-			h.offset = off
-			f.setHome(it.v, h)
-		}
-	}
-	// Transposed views share their source's storage.
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpTrans {
-			src, _ := f.sharedHome(o.Args[0])
-			src.trans = !src.trans
-			f.layouts[o.Result()] = src
-		}
-	})
-	f.smem = roundUp(top, 128)
-	if f.smem > f.target.MaxSharedPerBlock {
-		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target.Name, f.target.MaxSharedPerBlock)
-	}
-	return nil
-}
-
-func (f *fn) setHome(v *ir.Value, h layout) {
-	if f.layouts[v].kind == lShared {
-		f.layouts[v] = h
-	} else {
-		f.staged[v] = h
-	}
-}
-
-// reduceScratch is the shared memory a reduction needs to combine partial results
-// across warps (0 when the reduced axis is inside one warp).
-func (f *fn) reduceScratch(o *ir.Op) int {
-	x := o.Args[0]
-	l := f.layouts[x]
-	if l.kind != lAcc {
-		return 0
-	}
-	if o.Int == 1 && l.wn > 1 {
-		return l.wn * x.Type.Shape[0] * 4
-	}
-	if o.Int == 0 && l.wm > 1 {
-		return l.wm * x.Type.Shape[1] * 4
-	}
-	return 0
 }

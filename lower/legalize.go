@@ -110,13 +110,12 @@ func legalize(f *fn) error {
 				note(a)
 			}
 		}
-		switch o.Kind {
-		case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv, ir.OpRem, ir.OpMax, ir.OpMin, ir.OpAnd, ir.OpOr,
-			ir.OpXor, ir.OpShl, ir.OpShr, ir.OpExp2, ir.OpLog2, ir.OpRcp, ir.OpNeg, ir.OpCmp, ir.OpSelect,
-			ir.OpCast, ir.OpBitcast:
+		if o.Kind.IsElementwise() {
 			for _, a := range o.Args {
 				c.tie(a, o.Result())
 			}
+		}
+		switch o.Kind {
 		case ir.OpBroadcast:
 			if x := o.Args[0]; x.Type.Kind == ir.Tile {
 				c.union(dimRef{x, 0}, dimRef{o.Result(), 1 - int(o.Int)})

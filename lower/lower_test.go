@@ -7,6 +7,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/runtime"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 func TestSharedPitchIsAnOddMultipleOf16(t *testing.T) {
@@ -39,14 +40,14 @@ func TestChooseWarpGrid(t *testing.T) {
 // TestRegBudget: the budget keeps the CTAs per SM that shared memory allows and
 // leaves room for the carried fragments.
 func TestRegBudget(t *testing.T) {
-	sm90, _ := LookupTarget("sm_90")
-	if got := sm90.regBudget(128, 74*1024, 60); got != 168 {
+	sm90, _ := target.LookupTarget("sm_90")
+	if got := regBudget(sm90, 128, 74*1024, 60); got != 168 {
 		t.Errorf("3 CTAs of 128 threads fit by shared memory: budget %d, want 168", got)
 	}
-	if got := sm90.regBudget(128, 74*1024, 100); got != 255 {
+	if got := regBudget(sm90, 128, 74*1024, 100); got != 255 {
 		t.Errorf("100 carried registers need more than 168: budget %d, want 255", got)
 	}
-	if got := sm90.regBudget(256, 0, 0); got != 128 {
+	if got := regBudget(sm90, 256, 0, 0); got != 128 {
 		t.Errorf("256 threads and no shared memory: budget %d, want 128 (2 CTAs at the 128-register floor)", got)
 	}
 }
@@ -98,11 +99,14 @@ func TestEveryPassDumps(t *testing.T) {
 			t.Fatalf("%s: %v", p, err)
 		}
 		want := "kernel tiny("
-		if p == "emit" {
+		if p == "emit" || p == "sync" {
 			want = ".entry tiny("
 		}
 		if !strings.Contains(res.Dump, want) {
 			t.Errorf("dump after %s lacks %q", p, want)
+		}
+		if p == "sync" && strings.Contains(res.Dump, "// sync:") {
+			t.Errorf("dump after sync still has sync points:\n%s", res.Dump)
 		}
 	}
 	res, _ := Compile(k, "sm_90", Options{After: "legalize"})
@@ -116,12 +120,12 @@ func TestEveryPassDumps(t *testing.T) {
 // marked Programmatic for launchers; older targets get neither instruction.
 func TestGridDependency(t *testing.T) {
 	p := &ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}}
-	for _, target := range TargetNames() {
-		c, err := CompileProgram(p, target)
+	for _, tname := range target.TargetNames() {
+		c, err := CompileProgram(p, tname)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, _ := LookupTarget(target)
+		tg, _ := target.LookupTarget(tname)
 		for i, k := range c.Kernels {
 			var ops []string
 			for _, s := range k.Module.Funcs[i].Body {
@@ -138,11 +142,11 @@ func TestGridDependency(t *testing.T) {
 				want = []string{"griddepcontrol.wait"}
 			}
 			if strings.Join(ops, ",") != strings.Join(want, ",") || k.Programmatic != (i > 0 && tg.GridDependency) {
-				t.Errorf("%s kernel %d: griddepcontrol %v, Programmatic %v; want %v, %v", target, i, ops, k.Programmatic, want, i > 0 && tg.GridDependency)
+				t.Errorf("%s kernel %d: griddepcontrol %v, Programmatic %v; want %v, %v", tname, i, ops, k.Programmatic, want, i > 0 && tg.GridDependency)
 			}
 			// The launchers' own check: a Programmatic kernel waits before touching memory.
 			if err := runtime.CheckFacts(k); err != nil {
-				t.Errorf("%s kernel %d: %v", target, i, err)
+				t.Errorf("%s kernel %d: %v", tname, i, err)
 			}
 		}
 	}

@@ -1,3 +1,11 @@
+// Package lower turns tile-IR kernels into PTX through a named pipeline of passes,
+// one decision each (Passes): verify, legalize (pad to instruction granules and
+// mask the padding), rowreduce, layout (where each tile lives), stage (shared
+// homes), smem (shared-memory allocation), schedule (dot groups), simplify
+// (folding, identities, division by constants), emit (the instructions) and sync
+// (waits and barriers). Each pass's
+// guarantees are checked after it in tests (check.go); tuned numbers are in
+// cost.go. DESIGN.md maps every IR op to the code that lowers it.
 package lower
 
 import (
@@ -7,12 +15,13 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // fn is the state one compilation carries through the passes.
 type fn struct {
 	k       *ir.Kernel
-	target  Target
+	target  target.Target
 	logical map[*ir.Value][]int // shapes before legalize padded them
 	layouts map[*ir.Value]layout
 	staged  map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
@@ -20,6 +29,13 @@ type fn struct {
 	aliases map[*ir.Value][]*ir.Value
 	// rowReduced marks tiles whose rows a reduction combines (see markRowReduced).
 	rowReduced map[*ir.Value]bool
+	// syncPoints are the comments emit leaves for the sync pass.
+	syncPoints map[*ptx.Comment]syncEvent
+	syncTrace  []syncTracePoint
+	// rules are the simplify pass's decisions.
+	rules map[*ir.Op]rule
+	// dotGroups maps the first op of each fused dot group to its ops (schedule).
+	dotGroups map[*ir.Op][]*ir.Op
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
 	smem     int // dynamic shared memory bytes
@@ -41,19 +57,30 @@ func (f *fn) freshName() string {
 	}
 }
 
-// Pass is one named step of the pipeline.
+// Pass is one named step of the pipeline. Each pass's doc comment (at its run
+// function) states what it requires and what it guarantees; check verifies the
+// guarantees (with Options.Check or CheckPasses).
 type Pass struct {
-	Name string
-	Doc  string
-	run  func(*fn) error
+	Name  string
+	Doc   string
+	run   func(*fn) error
+	check func(*fn) error
 }
 
-// Passes is the pipeline, in order. Every pass can be dumped with Options.After.
+// Passes is the pipeline, in order. Every pass can be dumped with Options.After:
+// the passes before emit leave IR (annotated with their decisions), emit and sync
+// leave PTX.
 var Passes = []Pass{
-	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }},
-	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize},
-	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts},
-	{"emit", "write PTX for the target", emit},
+	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }, nil},
+	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize, checkIR},
+	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass, checkRowReduced},
+	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
+	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
+	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
+	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
+	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", simplifyOps, checkIR},
+	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
+	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
 }
 
 // PassNames lists the pass names in order.
@@ -69,6 +96,8 @@ func PassNames() []string {
 type Options struct {
 	// After stops after the named pass and returns its dump in Result.Dump.
 	After string
+	// Check runs each pass's check after it (see CheckPasses).
+	Check bool
 	// SMs overrides the target's SM count in cost decisions (0: the target's).
 	SMs int
 	// Follows says an earlier kernel of the same program writes what this one reads;
@@ -85,8 +114,8 @@ type Result struct {
 
 // Compile lowers k for target. The kernel is copied first, so k is not modified
 // and compiling it again gives identical bytes.
-func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
-	t, err := LookupTarget(target)
+func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
+	t, err := target.LookupTarget(targetName)
 	if err != nil {
 		return nil, err
 	}
@@ -105,12 +134,23 @@ func Compile(k *ir.Kernel, target string, opt Options) (*Result, error) {
 	}
 	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	check := opt.Check || CheckPasses
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
 		}
+		if check && p.check != nil {
+			if f.out == nil {
+				if err := ir.Verify(f.k); err != nil {
+					return nil, fmt.Errorf("%s: after %s: %w", k.Name, p.Name, err)
+				}
+			}
+			if err := p.check(f); err != nil {
+				return nil, fmt.Errorf("%s: after %s: %w", k.Name, p.Name, err)
+			}
+		}
 		if p.Name == opt.After {
-			if p.Name == "emit" {
+			if f.out != nil {
 				return &Result{Kernel: f.out, Dump: f.out.Module.Print()}, nil
 			}
 			return &Result{Dump: ir.PrintAnnotated(f.k, f.annotate)}, nil
@@ -126,6 +166,20 @@ func validPass(name string) bool {
 		}
 	}
 	return false
+}
+
+// paramIndex is the index of the kernel parameter pointer p is (through any
+// bitcasts, which only change the element type), or -1.
+func paramIndex(k *ir.Kernel, p *ir.Value) int {
+	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
+		p = p.Def.Args[0]
+	}
+	for i, kp := range k.Params {
+		if kp.Value == p {
+			return i
+		}
+	}
+	return -1
 }
 
 func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
@@ -156,6 +210,12 @@ func (f *fn) annotate(o *ir.Op) string {
 	}
 	if l, ok := f.layouts[v]; ok {
 		notes = append(notes, l.String())
+	}
+	if r, ok := f.rules[o]; ok {
+		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
+	}
+	if g, i := f.dotGroupOf(o); g != nil {
+		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
 	}
 	return strings.Join(notes, ", ")
 }

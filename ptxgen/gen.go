@@ -12,7 +12,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/gogen"
 	"github.com/ptxgen/ptxgen/kernels"
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // gen writes a typed Go launcher for one kernel configuration and one PTX file per target
@@ -43,7 +43,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	}
 	list := *targets
 	if !set["targets"] {
-		list, _, _ = strings.Cut(*fs.Target, lower.PlanSep)
+		list, _, _ = strings.Cut(*fs.Target, target.PlanSep)
 	}
 	ts, err := genTargets(list)
 	if err != nil {
@@ -118,7 +118,7 @@ func genTargets(list string) ([]string, error) {
 		}
 		ts = append(ts, t)
 	}
-	names := lower.TargetNames() // oldest first
+	names := target.TargetNames() // oldest first
 	slices.SortFunc(ts, func(a, b string) int { return slices.Index(names, b) - slices.Index(names, a) })
 	return ts, nil
 }

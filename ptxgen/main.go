@@ -21,6 +21,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 const defaultKernel = "mla_decode"
@@ -106,10 +107,12 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
-	after := fs.String("after", "", "print the IR (or PTX for emit) after this pass: "+strings.Join(lower.PassNames(), ", "))
+	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
+	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	lower.CheckPasses = lower.CheckPasses || *checkPasses
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
@@ -162,7 +165,7 @@ func list(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-12s %s\n", s.Name, s.Doc)
 	}
 	fmt.Fprintln(stdout, "targets:")
-	for _, t := range lower.Targets {
+	for _, t := range target.Targets {
 		fmt.Fprintf(stdout, "  %-12s PTX %s, %d KB shared memory per block, %d SMs\n", t.Name, fmt.Sprintf("%d.%d", t.MinVersion/10, t.MinVersion%10), t.MaxSharedPerBlock/1024, t.SMs)
 	}
 	fmt.Fprintln(stdout, "passes:")
@@ -181,6 +184,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/ptxgen/ptxgen/bench"
 	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/kernels"
-	"github.com/ptxgen/ptxgen/lower"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // benchDevice is a device that can time programs with CUDA events.
@@ -94,8 +94,8 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
 	}
 	if *planTarget != "" {
-		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, lower.PlanSep) {
-			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(lower.TargetNames(), ", ")}
+		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, arch.PlanSep) {
+			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(arch.TargetNames(), ", ")}
 		}
 	}
 	if *poolMB < 0 || *poolMB > 8192 {
@@ -160,10 +160,10 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	// sm_120's limits; on an sm_120 device it is the first column already.
 	targets := []string{target}
 	if *planTarget != "" {
-		targets[0] += lower.PlanSep + *planTarget
+		targets[0] += arch.PlanSep + *planTarget
 	}
 	if *sm120 && target != "sm_120" {
-		targets = append(targets, target+lower.PlanSep+"sm_120")
+		targets = append(targets, target+arch.PlanSep+"sm_120")
 	}
 	// A serving pool holds at least 3x L2 of cache per shape, so no input copies
 	// need rotating; cases are built one shape at a time (each holds its pool).

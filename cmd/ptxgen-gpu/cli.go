@@ -17,6 +17,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/runtime"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 const usage = `ptxgen-gpu runs ptxgen kernels on a GPU (cuda builds; see make gpu-bin).
@@ -126,10 +127,10 @@ func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandF
 // deviceTarget is the target to compile for on a device of architecture arch: its own
 // when ptxgen has it, else the newest one it runs.
 func deviceTarget(arch string) (string, error) {
-	if slices.Contains(lower.TargetNames(), arch) {
+	if slices.Contains(target.TargetNames(), arch) {
 		return arch, nil
 	}
-	return runtime.PickTarget(arch, lower.TargetNames())
+	return runtime.PickTarget(arch, target.TargetNames())
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
@@ -174,6 +175,7 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	var opts check.CaseOptions
 	opts.AddFlags(fs.FlagSet)
 	fs.Float64Var(&opts.PoolGiB, "pool-gib", 0, "mla_decode: pools of this many `GiB` per segment with the valid candidates in their last pages, so every record read lies past 2^32 bytes when above 4 (0: small pools); the emulator does not run these")
+	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

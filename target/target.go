@@ -1,7 +1,7 @@
-// Package lower turns tile-IR kernels into PTX through a named pipeline of passes:
-// verify, legalize (pad to instruction granules and mask the padding), layout
-// (decide where each tile lives) and emit (write PTX for one target).
-package lower
+// Package target describes the GPU architectures ptxgen emits PTX for: their limits
+// (shared memory, SMs), features, and the occupancy rule that both the kernel builders
+// (kernels/) and the lowering (lower/) plan with.
+package target
 
 import (
 	"fmt"
@@ -85,47 +85,28 @@ func TargetNames() []string {
 	return s
 }
 
-// versionString renders 78 as "7.8".
-func versionString(v int) string { return fmt.Sprintf("%d.%d", v/10, v%10) }
-
-// Feature minimum PTX versions per instruction family, from the PTX ISA notes
-// (see shared/notes/ptx.md section 1). The emitter raises the module's version to
-// the largest minimum among the instructions it wrote.
-var featureVersion = map[string]int{
-	"cvt.f32.bf16":   71,
-	"cvt.e4m3":       78, // cvt.rn.f16x2.e4m3x2 on sm_90; sm_89 needs 8.1
-	"cvt.e4m3.sm_89": 81,
-	"griddepcontrol": 78, // sm_90 and later
-}
-
 // Register budget. ptxas left to itself sometimes caps a kernel at 128
 // registers for occupancy and spills a few bytes; the generator instead sets
 // .maxnreg so that registers never cost the CTAs per SM that shared memory
 // allows, yet leave room for the kernel's loop-carried fragments plus
-// regHeadroom for everything else (fragments being loaded, addresses, softmax
+// RegHeadroom for everything else (fragments being loaded, addresses, softmax
 // state): the headroom at which mla_decode's variants assemble without spills
 // (ptxas 11.8 and CUDA 13). With 100, the default decode gets 168 registers and
 // three CTAs per SM on sm_90 (v5 in docs/perf-notes.md).
 const (
-	regsPerSM    = 65536
-	regHeadroom  = 100
-	minRegBudget = 128
-	maxRegBudget = 255
+	RegHeadroom  = 100
+	MinRegBudget = 128
+	MaxRegBudget = 255
 )
 
 // CTAsPerSM is how many CTAs of threads threads, using smem bytes of shared memory
 // and carrying carried registers of fragments in a loop (plus those of tiles
 // replicated across warps), one SM of t holds at the register budget.
 func (t Target) CTAsPerSM(threads, smem, carried int) int {
-	need := min(max(carried+regHeadroom, minRegBudget), maxRegBudget)
+	need := min(max(carried+RegHeadroom, MinRegBudget), MaxRegBudget)
 	ctas := min(t.RegsPerSM/(threads*need), t.MaxThreadsPerSM/threads)
 	if smem > 0 {
 		ctas = min(ctas, t.SharedPerSM/smem)
 	}
 	return max(ctas, 1)
-}
-
-// regBudget is the .maxnreg that keeps CTAsPerSM resident.
-func (t Target) regBudget(threads, smem, carried int) int {
-	return min(t.RegsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, maxRegBudget)
 }

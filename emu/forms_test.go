@@ -1,0 +1,144 @@
+package emu
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// TestFormsDecode: the emulator decodes every instruction form of ptx.Forms (the
+// table ptx.Validate checks the generator against), so what validates also runs.
+// Operands are synthesized from each form's operand kinds, with registers of the
+// width the opcode's types imply.
+func TestFormsDecode(t *testing.T) {
+	for _, f := range ptx.Forms {
+		for _, op := range f.Opcodes() {
+			in := &ptx.Instr{Op: op, Args: formOperands(op, f.Args)}
+			fn := &ptx.Func{
+				Name:   "k",
+				Params: []ptx.Param{{Name: "param_x", Type: ptx.Type(paramType(op))}},
+				Regs: []ptx.RegDecl{{Type: "pred", Prefix: "%p", Count: 4}, {Type: "b16", Prefix: "%h", Count: 8},
+					{Type: "b32", Prefix: "%r", Count: 8}, {Type: "b64", Prefix: "%rd", Count: 8}, {Type: "f32", Prefix: "%f", Count: 8}},
+				Shared: []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}},
+				Body:   []ptx.Stmt{&ptx.Label{Name: "$L0"}, in, &ptx.Instr{Op: "ret"}},
+			}
+			mod := &ptx.Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*ptx.Func{fn}}
+			if _, err := Load(mod); err != nil {
+				t.Errorf("%s: %v", in, err)
+			}
+		}
+	}
+}
+
+func paramType(op string) string {
+	if strings.HasPrefix(op, "ld.param.") {
+		return strings.TrimPrefix(op, "ld.param.")
+	}
+	return "u64"
+}
+
+// regFor is a register holding a value of PTX type ty.
+func regFor(ty string, n int) ptx.Reg {
+	i := string(rune('0' + n))
+	switch ty {
+	case "pred":
+		return ptx.Reg("%p" + i)
+	case "b16", "f16", "bf16", "u16", "s16":
+		return ptx.Reg("%h" + i)
+	case "b64", "s64", "u64":
+		return ptx.Reg("%rd" + i)
+	case "f32":
+		return ptx.Reg("%f" + i)
+	}
+	return ptx.Reg("%r" + i)
+}
+
+// operandTypes is the PTX type of each operand of op, as far as the operands
+// are registers.
+func operandTypes(op string, n int) []string {
+	parts := strings.Split(op, ".")
+	last := parts[len(parts)-1]
+	ts := make([]string, n)
+	for i := range ts {
+		ts[i] = last
+	}
+	switch {
+	case parts[0] == "setp":
+		ts[0] = "pred"
+	case parts[0] == "selp":
+		ts[n-1] = "pred"
+	case parts[0] == "shl" || parts[0] == "shr":
+		ts[2] = "b32"
+	case parts[0] == "cvt" || parts[0] == "cvta":
+		var types []string
+		for _, p := range parts[1:] {
+			if p != "rn" && p != "rzi" && p != "to" && p != "global" {
+				types = append(types, p)
+			}
+		}
+		ts[0] = types[0]
+		for i := 1; i < n; i++ {
+			ts[i] = types[len(types)-1]
+		}
+		if op == "cvt.rn.f16x2.e4m3x2" {
+			ts[0], ts[1] = "b32", "b16"
+		}
+		if op == "cvt.rn.bf16x2.f32" {
+			ts[0] = "b32"
+		}
+	case parts[0] == "mul" && parts[1] == "hi", parts[0] == "mad" && last == "s64":
+	case parts[0] == "shfl":
+		ts = []string{"b32", "b32", "b32", "b32", "b32"}
+	}
+	return ts
+}
+
+func formOperands(op, kinds string) []ptx.Operand {
+	ks := strings.Fields(kinds)
+	ts := operandTypes(op, len(ks))
+	global := strings.Contains(op, ".global") || strings.HasPrefix(op, "cvta")
+	var args []ptx.Operand
+	for i, k := range ks {
+		switch k[0] {
+		case 'r':
+			args = append(args, regFor(ts[i], i))
+		case 'i':
+			args = append(args, ptx.Imm(16))
+		case 'f':
+			args = append(args, ptx.F32(1))
+		case 'a':
+			switch {
+			case strings.HasPrefix(op, "ld.param"):
+				args = append(args, ptx.Addr{Base: ptx.Sym("param_x")})
+			case global && !(strings.HasPrefix(op, "cp.async") && i == 0):
+				args = append(args, ptx.Addr{Base: ptx.Reg("%rd1")})
+			default:
+				args = append(args, ptx.Addr{Base: ptx.Reg("%r1")})
+			}
+		case 'v':
+			n := 2
+			switch {
+			case strings.Contains(op, ".v4.") || strings.Contains(op, ".x4.") || strings.HasPrefix(op, "mma") && i != 2:
+				n = 4
+			case strings.Contains(op, ".x1."):
+				n = 1
+			}
+			ty := ts[i]
+			if strings.HasPrefix(op, "mma") || strings.HasPrefix(op, "ldmatrix") {
+				ty = "b32"
+				if strings.HasPrefix(op, "mma") && (i == 0 || i == 3) {
+					ty = "f32"
+				}
+			}
+			var v ptx.Vec
+			for j := 0; j < n; j++ {
+				v = append(v, regFor(ty, j))
+			}
+			args = append(args, v)
+		case 's':
+			args = append(args, ptx.Sym("$L0"))
+		}
+	}
+	return args
+}

@@ -1,0 +1,361 @@
+package lower
+
+import (
+	"fmt"
+	"maps"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// CheckPasses turns on the checks after every pass (Pass.check) for every
+// compilation; Options.Check turns them on for one. It is on in test binaries;
+// `ptxgen check` and `ptxgen dump -check` set it.
+var CheckPasses = testing.Testing()
+
+// checkIR re-verifies the kernel after a pass that rewrites it.
+func checkIR(f *fn) error { return ir.Verify(f.k) }
+
+// checkRowReduced checks what rowreduce guarantees: the marked tiles are rank 2,
+// and every tile a row reduction reads is marked.
+func checkRowReduced(f *fn) error {
+	for v := range f.rowReduced {
+		if v.Type.Rank() != 2 {
+			return fmt.Errorf("rowreduce check: %s of rank %d is marked", v, v.Type.Rank())
+		}
+	}
+	var err error
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpReduce && o.Int == 1 && !f.rowReduced[o.Args[0]] && err == nil {
+			err = fmt.Errorf("rowreduce check: %s reduces rows of an unmarked tile", o)
+		}
+	})
+	return err
+}
+
+// checkLayouts checks what layout guarantees: every value has a layout that fits
+// its type and the CTA's warps, and every store stores from a layout the emitter
+// can store from.
+func checkLayouts(f *fn) error {
+	var err error
+	fail := func(format string, args ...any) {
+		if err == nil {
+			err = fmt.Errorf("layout check: "+format, args...)
+		}
+	}
+	walkValues(f.k, func(v *ir.Value) {
+		l, ok := f.layouts[v]
+		if !ok {
+			fail("%s has no layout", v)
+			return
+		}
+		isTile := v.Type.Kind == ir.Tile
+		switch {
+		case l.kind == lScalar && isTile:
+			fail("tile %s is placed as a scalar", v)
+		case l.kind != lScalar && !isTile:
+			fail("scalar %s is placed as %v", v, l)
+		case (l.kind == lRows || l.kind == lCols) && v.Type.Rank() != 1:
+			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)
+		case (l.kind == lAcc || l.kind == lShared) && v.Type.Rank() != 2:
+			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)
+		}
+		if l.kind == lAcc {
+			warps := l.wm * l.wn * l.copies()
+			if warps != f.k.Warps || l.rep > 1 && l.wn != 1 {
+				fail("%s is split over %dx%d warps with %d copies; the CTA has %d warps", v, l.wm, l.wn, l.copies(), f.k.Warps)
+			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || s[1]%(granuleN*l.wn) != 0 {
+				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
+			}
+		}
+	})
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpStore {
+			if e := f.checkStore(o); e != nil {
+				fail("%v", e)
+			}
+		}
+	})
+	return err
+}
+
+// checkStaging checks what stage guarantees: every dot operand and transpose
+// source can be read from shared memory or registers.
+func checkStaging(f *fn) error {
+	if err := checkLayouts(f); err != nil {
+		return err
+	}
+	var err error
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if err != nil {
+			return
+		}
+		switch o.Kind {
+		case ir.OpDot:
+			a, out := f.layouts[o.Args[0]], f.layouts[o.Result()]
+			if _, ok := f.sharedHome(o.Args[0]); !ok && !(a.kind == lAcc && a.wn == 1 && a.wm == out.wm) {
+				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, a)
+			}
+			if _, ok := f.sharedHome(o.Args[1]); !ok {
+				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.layouts[o.Args[1]])
+			}
+		case ir.OpTrans:
+			if _, ok := f.sharedHome(o.Args[0]); !ok {
+				err = fmt.Errorf("stage check: %s: the transposed tile has no shared home", o)
+			}
+		}
+	})
+	for v := range f.staged {
+		if f.layouts[v].kind == lShared || f.layouts[v].kind == lScalar {
+			return fmt.Errorf("stage check: %s is staged but lives in %v", v, f.layouts[v])
+		}
+	}
+	return err
+}
+
+// sharedArray is one array of the shared-memory allocation, for checkShared.
+type sharedArray struct {
+	v          *ir.Value
+	what       string
+	start, end int
+}
+
+// checkShared checks what smem guarantees: every shared layout, staged home and
+// reduction scratch lies inside the allocation, 128-byte aligned, with a pitch
+// that holds a row (odd 16-byte units for dot operands); transposes view their
+// source's bytes; arrays that share bytes are recorded as aliases; the total fits
+// the target.
+func checkShared(f *fn) error {
+	if err := checkStaging(f); err != nil {
+		return err
+	}
+	if f.smem > f.target.MaxSharedPerBlock || f.smem%128 != 0 {
+		return fmt.Errorf("smem check: %d bytes of shared memory (limit %d, must be a multiple of 128)", f.smem, f.target.MaxSharedPerBlock)
+	}
+	mmaOperand := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			mmaOperand[storageOf(o.Args[0])] = true
+			mmaOperand[storageOf(o.Args[1])] = true
+		}
+	})
+	var arrays []sharedArray
+	var err error
+	home := func(v *ir.Value, h layout, what string) {
+		rows, rowBytes := 1, v.Type.Elem.Size()*v.Type.Shape[0]
+		if v.Type.Rank() == 2 {
+			rows, rowBytes = v.Type.Shape[0], v.Type.Elem.Size()*v.Type.Shape[1]
+		}
+		size := h.pitch * rows
+		if v.Type.Rank() == 1 {
+			size = rowBytes
+		}
+		switch {
+		case h.pitch <= 0 || v.Type.Rank() == 2 && (h.pitch%16 != 0 || h.pitch < rowBytes):
+			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.pitch, rowBytes)
+		case v.Type.Rank() == 2 && mmaOperand[v] && h.pitch/16%2 == 0:
+			err = fmt.Errorf("smem check: dot operand %s has pitch %d, an even number of 16-byte units (bank conflicts)", v, h.pitch)
+		case h.offset%128 != 0 || h.offset < 0 || h.offset+size > f.smem:
+			err = fmt.Errorf("smem check: %s %s at shared[%d..%d] is outside the %d-byte allocation or not 128-byte aligned", what, v, h.offset, h.offset+size, f.smem)
+		}
+		arrays = append(arrays, sharedArray{v, what, h.offset, h.offset + size})
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, r := range o.Results {
+			if err != nil {
+				return
+			}
+			l := f.layouts[r]
+			switch {
+			case o.Kind == ir.OpTrans:
+				src, ok := f.sharedHome(o.Args[0])
+				if !ok || l.kind != lShared || l.offset != src.offset || l.pitch != src.pitch || l.trans == src.trans {
+					err = fmt.Errorf("smem check: transpose %s (%v) is not a view of its source (%v)", r, l, src)
+				}
+			case l.kind == lShared:
+				home(r, l, "shared tile")
+			}
+			if h, ok := f.staged[r]; ok {
+				home(r, h, "staged tile")
+			}
+			if off, ok := f.scratch[r]; ok {
+				size := f.reduceScratch(o)
+				if off%128 != 0 || off+size > f.smem {
+					err = fmt.Errorf("smem check: reduction scratch of %s at shared[%d..%d] is outside the %d-byte allocation", r, off, off+size, f.smem)
+				}
+				arrays = append(arrays, sharedArray{r, "scratch", off, off + size})
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	aliased := func(a, b *ir.Value) bool {
+		for _, x := range f.aliases[a] {
+			if x == b {
+				return true
+			}
+		}
+		return false
+	}
+	for i, a := range arrays {
+		for _, b := range arrays[i+1:] {
+			if a.start < b.end && b.start < a.end && !aliased(a.v, b.v) && !aliased(b.v, a.v) {
+				return fmt.Errorf("smem check: %s %s and %s %s share bytes but are not recorded as aliases (no barrier would separate them)", a.what, a.v, b.what, b.v)
+			}
+		}
+	}
+	return nil
+}
+
+// checkSchedule checks what schedule guarantees: each dot group is a run of
+// consecutive ops of one block with at least two dots.
+func checkSchedule(f *fn) error {
+	if err := checkShared(f); err != nil {
+		return err
+	}
+	var err error
+	var visit func(b *ir.Block)
+	visit = func(b *ir.Block) {
+		for i, o := range b.Ops {
+			if g := f.dotGroups[o]; g != nil {
+				dots := 0
+				for j, x := range g {
+					if i+j >= len(b.Ops) || b.Ops[i+j] != x {
+						err = fmt.Errorf("schedule check: dot group at %s is not a run of consecutive ops", o)
+						return
+					}
+					if x.Kind == ir.OpDot {
+						dots++
+					}
+				}
+				if dots < 2 {
+					err = fmt.Errorf("schedule check: dot group at %s has %d dots", o, dots)
+				}
+			}
+			if o.Body != nil {
+				visit(o.Body)
+			}
+		}
+	}
+	visit(f.k.Body)
+	return err
+}
+
+// checkInstructions checks what emit guarantees: every instruction is a form of
+// ptx.Forms with the operands it takes, supported by the target and the module's
+// PTX version.
+func checkInstructions(f *fn) error {
+	if err := ptx.ValidateModule(f.out.Module); err != nil {
+		return fmt.Errorf("emit check: %v", err)
+	}
+	return nil
+}
+
+// checkSync checks what sync guarantees, against the instructions it wrote (not
+// its own bookkeeping): at every point where a thread reads a shared array, the
+// cp.async group that filled it has been waited for and a bar.sync separates the
+// read from every write since; no array is written while another array whose bytes
+// it reuses has reads not yet behind a bar.sync; a loop body that wrote shared
+// memory leaves nothing pending at its back edge.
+func checkSync(f *fn) error {
+	if err := checkInstructions(f); err != nil {
+		return err
+	}
+	for _, fnc := range f.out.Module.Funcs {
+		if err := checkSyncBody(f, fnc.Body); err != nil {
+			return fmt.Errorf("sync check: %v", err)
+		}
+	}
+	return nil
+}
+
+func checkSyncBody(f *fn, body []ptx.Stmt) error {
+	type state struct {
+		groups                   []*ir.Value
+		waited, plain, readSince map[*ir.Value]bool
+		wrote                    bool // a commit or write since the innermost loop began
+	}
+	s := state{waited: map[*ir.Value]bool{}, plain: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}
+	clone := func(x state) state {
+		return state{append([]*ir.Value(nil), x.groups...), maps.Clone(x.waited), maps.Clone(x.plain), maps.Clone(x.readSince), x.wrote}
+	}
+	var loops []state // the state at each enclosing loop's entry
+	trace := f.syncTrace
+	event := func(ev syncEvent) error {
+		switch ev.kind {
+		case syncCommit:
+			s.groups = append(s.groups, ev.v)
+			s.wrote = true
+		case syncWrote:
+			s.plain[ev.v] = true
+			s.wrote = true
+		case syncReady:
+			v := storageOf(ev.v)
+			for _, g := range s.groups {
+				if g == v {
+					return fmt.Errorf("%s is read before a cp.async.wait_group covers the group that fills it", v)
+				}
+			}
+			if s.waited[v] || s.plain[v] {
+				return fmt.Errorf("%s is read with no bar.sync after its last write", v)
+			}
+		case syncRead:
+			s.readSince[storageOf(ev.v)] = true
+		case syncBeforeWrite:
+			for _, a := range f.aliases[ev.v] {
+				if s.readSince[a] {
+					return fmt.Errorf("%s reuses the bytes of %s, which is read with no bar.sync before the write", ev.v, a)
+				}
+			}
+		case syncLoopEnter:
+			loops = append(loops, clone(s))
+			s.wrote = false
+		case syncLoopExit:
+			if s.wrote && (len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 || len(s.readSince) > 0) {
+				return fmt.Errorf("a loop body writes shared memory but its back edge leaves accesses pending (no wait_group 0; bar.sync 0)")
+			}
+			// The loop may run no iteration: what holds after it is what held at its
+			// entry or at the end of its body.
+			entry := loops[len(loops)-1]
+			loops = loops[:len(loops)-1]
+			maps.Copy(entry.waited, s.waited)
+			maps.Copy(entry.plain, s.plain)
+			maps.Copy(entry.readSince, s.readSince)
+			entry.wrote = entry.wrote || s.wrote
+			s = entry
+		}
+		return nil
+	}
+	for i := 0; i <= len(body); i++ {
+		for len(trace) > 0 && trace[0].at == i {
+			if err := event(trace[0].ev); err != nil {
+				return err
+			}
+			trace = trace[1:]
+		}
+		if i == len(body) {
+			break
+		}
+		in, ok := body[i].(*ptx.Instr)
+		if !ok {
+			continue
+		}
+		switch in.Op {
+		case "cp.async.wait_group":
+			n := int(in.Args[0].(ptx.Imm))
+			if n < len(s.groups) {
+				for _, g := range s.groups[:len(s.groups)-n] {
+					s.waited[g] = true
+				}
+				s.groups = append([]*ir.Value(nil), s.groups[len(s.groups)-n:]...)
+			}
+		case "bar.sync":
+			clear(s.waited)
+			clear(s.plain)
+			clear(s.readSince)
+		}
+	}
+	return nil
+}

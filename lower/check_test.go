@@ -1,0 +1,210 @@
+package lower
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// compileTo runs the pipeline on a copy of k up to and including pass last,
+// without the checks, and returns the compilation state.
+func compileTo(t *testing.T, k *ir.Kernel, targetName, last string, opt Options) *fn {
+	t.Helper()
+	tg, err := target.LookupTarget(targetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := ir.Parse(ir.Print(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fn{k: kc, target: tg, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
+	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	for _, p := range Passes {
+		if err := p.run(f); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if p.Name == last {
+			return f
+		}
+	}
+	t.Fatalf("no pass %q", last)
+	return nil
+}
+
+func gemmKernel(t *testing.T, m, n, k int) *ir.Kernel {
+	t.Helper()
+	kern, err := kernels.GEMM(kernels.GEMMConfig{M: m, N: n, K: k, Out: ir.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kern
+}
+
+// mlaKernel is the default mla_decode (split scores, several loops, shared
+// arrays that reuse each other's bytes) for target.
+func mlaKernel(t *testing.T, targetName string, tokens int) *ir.Kernel {
+	t.Helper()
+	c := kernels.MLAConfig{T: tokens, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
+		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
+	p, err := kernels.MLA(c, targetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Kernels[0]
+}
+
+// TestChecksPassOnRealKernels: every pass's check accepts what the passes build
+// for gemm and mla_decode (the checks also run inside every Compile of the tests).
+func TestChecksPassOnRealKernels(t *testing.T) {
+	for _, tg := range target.TargetNames() {
+		for _, k := range []*ir.Kernel{gemmKernel(t, 17, 9, 33), gemmKernel(t, 100, 72, 448), mlaKernel(t, tg, 1), mlaKernel(t, tg, 64)} {
+			f := compileTo(t, k, tg, "sync", Options{})
+			for _, p := range Passes {
+				if p.check == nil {
+					continue
+				}
+				if err := p.check(f); err != nil {
+					t.Errorf("%s %s: check of %s: %v", k.Name, tg, p.Name, err)
+				}
+			}
+		}
+	}
+}
+
+// blank replaces the n-th instruction with opcode op by a comment (keeping the
+// positions the sync trace refers to) and reports whether there was one.
+func blank(f *fn, op string, n int) bool {
+	body := f.out.Module.Funcs[0].Body
+	for i, s := range body {
+		if in, ok := s.(*ptx.Instr); ok && in.Op == op {
+			if n == 0 {
+				body[i] = &ptx.Comment{Text: "removed " + op}
+				return true
+			}
+			n--
+		}
+	}
+	return false
+}
+
+// TestSyncCheckCatchesMissingSync: removing any single barrier or cp.async wait
+// that the sync pass wrote for gemm or mla_decode is reported (none of them is
+// redundant).
+func TestSyncCheckCatchesMissingSync(t *testing.T) {
+	for _, k := range []*ir.Kernel{gemmKernel(t, 100, 72, 448), mlaKernel(t, "sm_90", 1), mlaKernel(t, "sm_90", 64)} {
+		for _, op := range []string{"bar.sync", "cp.async.wait_group"} {
+			caught, total := 0, 0
+			for n := 0; ; n++ {
+				f := compileTo(t, k, "sm_90", "sync", Options{})
+				if !blank(f, op, n) {
+					break
+				}
+				total++
+				if err := checkSync(f); err != nil {
+					caught++
+					if !strings.Contains(err.Error(), "sync check") {
+						t.Errorf("error does not name the check: %v", err)
+					}
+				}
+			}
+			if total == 0 || caught != total {
+				t.Errorf("%s: removing one of %d %s: %d caught", k.Name, total, op, caught)
+			}
+		}
+	}
+}
+
+// TestLayoutChecksCatchDefects plants one defect per check and expects it named.
+func TestLayoutChecksCatchDefects(t *testing.T) {
+	k := mlaKernel(t, "sm_90", 64)
+	cases := []struct {
+		name, after, want string
+		plant             func(f *fn)
+	}{
+		{"missing layout", "layout", "has no layout", func(f *fn) {
+			delete(f.layouts, f.k.Body.Ops[len(f.k.Body.Ops)-1].Args[len(f.k.Body.Ops[len(f.k.Body.Ops)-1].Args)-1])
+		}},
+		{"bad warp split", "layout", "warps", func(f *fn) {
+			for v, l := range f.layouts {
+				if l.kind == lAcc {
+					l.wm *= 2
+					f.layouts[v] = l
+					return
+				}
+			}
+		}},
+		{"unstaged dot operand", "stage", "no shared home", func(f *fn) {
+			for v := range f.staged {
+				if v.Type.Rank() == 2 {
+					delete(f.staged, v)
+					return
+				}
+			}
+		}},
+		{"home outside the allocation", "smem", "outside", func(f *fn) {
+			for v, h := range f.staged {
+				h.offset = f.smem
+				f.staged[v] = h
+				return
+			}
+		}},
+		{"even pitch for a dot operand", "smem", "bank conflicts", func(f *fn) {
+			walkOps(f.k.Body, func(o *ir.Op) {
+				if o.Kind == ir.OpDot {
+					if h, ok := f.staged[o.Args[0]]; ok && h.pitch/16%2 == 1 {
+						h.pitch += 16
+						f.staged[o.Args[0]] = h
+					}
+				}
+			})
+		}},
+		{"shared bytes without alias", "smem", "not recorded as aliases", func(f *fn) { clear(f.aliases) }},
+		{"unmarked row reduction", "rowreduce", "unmarked", func(f *fn) { clear(f.rowReduced) }},
+	}
+	for _, c := range cases {
+		f := compileTo(t, k, "sm_90", c.after, Options{})
+		var check func(*fn) error
+		for _, p := range Passes {
+			if p.Name == c.after {
+				check = p.check
+			}
+		}
+		if err := check(f); err != nil {
+			t.Fatalf("%s: check fails before the defect: %v", c.name, err)
+		}
+		c.plant(f)
+		if err := check(f); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: check after %s says %v; want an error containing %q", c.name, c.after, err, c.want)
+		}
+	}
+}
+
+// TestChecksOnInTests: every Compile in a test binary runs the checks.
+func TestChecksOnInTests(t *testing.T) {
+	if !CheckPasses {
+		t.Fatal("CheckPasses is off in a test binary")
+	}
+}
+
+// TestElemTypes: every element type has a register file that is declared, and
+// every suffix set.
+func TestElemTypes(t *testing.T) {
+	files := map[string]bool{}
+	for _, rf := range regFiles {
+		files[rf.prefix] = true
+	}
+	for e := ir.I1; e <= ir.F32; e++ {
+		et := elemType(e)
+		if !files[et.reg] || et.compute == "" || et.bits == "" || et.mem == "" {
+			t.Errorf("%s: %+v", e, et)
+		}
+	}
+	if elemType(ir.Elem(200)) != elemTypes[ir.Invalid] {
+		t.Error("an unknown element type does not fall back to the 32-bit defaults")
+	}
+}

@@ -1,0 +1,81 @@
+package lower
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// This file holds every number the lowering was tuned with, each with the
+// measurement that set it, and the register budget. The occupancy rule itself
+// (target.RegHeadroom and CTAsPerSM) lives in package target, because the kernel
+// builders plan splits with it too. Measurements are on the H200 unless noted;
+// docs/perf-notes.md has the full runs.
+
+// latencyBoundNum / latencyBoundDen is the launch size, in waves of CTAs (CTAs /
+// SMs), up to which a launch counts as latency-bound (layout: replicated score
+// tiles). Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7
+// -> 113 and T=256 318 -> 427 (perf-notes v3); the launches that gained were at
+// most 1.25 waves.
+const latencyBoundNum, latencyBoundDen = 5, 4
+
+// replicatedExtraRegs is what replicated score tiles add to the loop-carried
+// registers in the budget: each warp holds whole score tiles and their B fragments
+// (the default decode needs about 200 registers with them; perf-notes v3).
+const replicatedExtraRegs = 32
+
+// waitAllWarps is the CTA size from which the first wait for a gather waits for
+// every outstanding one (sync): one barrier then covers them all, where per-tile
+// waits cost a barrier each (seven per K tile). At 16 warps the barriers cost more
+// than the dequantization they let overlap with later gathers (H=64: T=256 159.4
+// -> 157.9 us, K=2176 132.1 -> 131.3); at 4 warps they do not (H8/H16 +0.5-1%;
+// perf-notes v6 item 6).
+const waitAllWarps = 16
+
+// dotGroupMinKSteps is the least number of k16 steps for which schedule fuses
+// dots into a group: with two steps (32-candidate tiles) the A fragments of the
+// whole extent fit next to the accumulators and dots one at a time schedule
+// better (grouping at K = 32 made a 32-tile 64-head variant spill on sm_80; at
+// K = 64 it took the 64-candidate variant from 56 to 20 bytes of spill on the way
+// to none; perf-notes v6 item 3).
+const dotGroupMinKSteps = 4
+
+// regBudget is the .maxnreg that keeps CTAsPerSM resident: the largest that keeps
+// the CTAs per SM shared memory allows, never below the carried fragments plus
+// target.RegHeadroom (100: the headroom at which every mla_decode variant of the
+// test matrix assembles with no spill; 168 registers and three CTAs per SM on
+// sm_90 took H=64 T=256 328.7 -> 279.9 us, perf-notes v5 item 1).
+func regBudget(t target.Target, threads, smem, carried int) int {
+	return min(t.RegsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, target.MaxRegBudget)
+}
+
+// carriedRegs is the most registers per thread that loop-carried fragments
+// (accumulators and their row statistics) hold in any loop, plus
+// replicatedExtraRegs when score tiles are replicated across warps.
+func (f *fn) carriedRegs() int {
+	most, extra := 0, 0
+	for _, l := range f.layouts {
+		if l.rep > 1 {
+			extra = replicatedExtraRegs
+			break
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpFor {
+			return
+		}
+		n := 0
+		for _, a := range o.Body.Args[1:] {
+			l := f.layouts[a]
+			switch l.kind {
+			case lAcc:
+				n += a.Type.Shape[0] / granuleM / l.wm * a.Type.Shape[1] / granuleN / l.wn * 4
+			case lRows:
+				n += a.Type.Shape[0] / granuleM / l.wm * 2
+			case lCols:
+				n += a.Type.Shape[0] / granuleN / l.wn * 2
+			}
+		}
+		most = max(most, n)
+	})
+	return most + extra
+}

@@ -1,0 +1,254 @@
+package lower
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// dot emits mma.sync m16n8k16 over the k16 steps, loading A and B fragments from
+// shared memory with ldmatrix (or taking A from the registers of an earlier result).
+// dotPlan is one dot being emitted: its layouts, its accumulators (which the
+// mma.sync of each k16 step replace) and the per-warp bases of its operands.
+type dotPlan struct {
+	a, b       *ir.Value
+	r          *ir.Value
+	al, bl     layout
+	mt, nt, ks int
+	in         string
+	acc        [][][4]ptx.Operand
+	chain      []*dotPlan // earlier dots of a fused group accumulating into acc
+	aBase      ptx.Operand
+	b4, b2     ptx.Operand
+}
+
+// planDot sets a dot up: operand readiness, accumulators (taken from chain when
+// the dot accumulates onto a dot of the same fused group) and operand bases.
+func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
+	a, b, c := o.Args[0], o.Args[1], o.Args[2]
+	r := o.Result()
+	l := e.layout(r)
+	p := &dotPlan{a: a, b: b, r: r, al: e.layout(a)}
+	if h, ok := e.f.sharedHome(a); ok && !(p.al.kind == lAcc && p.al.wn == 1 && p.al.wm == l.wm) {
+		p.al = h
+	}
+	p.bl, _ = e.f.sharedHome(b)
+	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
+	p.mt, p.nt = rows.n, cols.n
+	p.ks = a.Type.Shape[1] / granuleK
+	p.in = a.Type.Elem.String()
+	e.ready(b)
+	e.noteRead(b)
+	if p.al.kind == lShared {
+		e.ready(a)
+		e.noteRead(a)
+	}
+	e.comment("%s = dot: %d k16 steps x %dx%d m16n8 tiles per warp", r, p.ks, p.mt, p.nt)
+
+	if chain != nil {
+		p.acc = chain.acc
+	} else {
+		p.acc = make([][][4]ptx.Operand, p.mt)
+		for mi := range p.acc {
+			p.acc[mi] = make([][4]ptx.Operand, p.nt)
+			for ni := range p.acc[mi] {
+				for q := 0; q < 4; q++ {
+					x, err := e.accElem(c, l, mi, ni, q)
+					if err != nil {
+						return nil, err
+					}
+					p.acc[mi][ni][q] = e.inReg(x, ir.F32)
+				}
+			}
+		}
+	}
+
+	// Per-warp base addresses of the operand tiles.
+	if p.al.kind == lShared {
+		off := e.ldmatrixLaneOffset(p.al.pitch, "a")
+		aBase := e.reg(ir.I32)
+		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
+		e.ins("add.s32", aBase, aBase, e.smem)
+		p.aBase = aBase
+	}
+	bKind := "bt"
+	if p.bl.trans {
+		bKind = "bn"
+	}
+	bOff4 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"4")
+	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2")
+	colBase := e.reg(ir.I32)
+	if p.bl.trans {
+		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch))
+	} else {
+		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
+	}
+	e.ins("add.s32", colBase, colBase, e.smem)
+	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
+	e.ins("add.s32", b4, colBase, bOff4)
+	e.ins("add.s32", b2, colBase, bOff2)
+	p.b4, p.b2 = b4, b2
+	return p, nil
+}
+
+// aFrags loads (or packs from registers) the A fragments of k16 step k.
+func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
+	afr := make([][4]ptx.Operand, p.mt)
+	for mi := 0; mi < p.mt; mi++ {
+		if p.al.kind == lShared {
+			for q := range afr[mi] {
+				afr[mi][q] = e.reg(ir.I32)
+			}
+			off := p.al.offset + mi*granuleM*p.al.pitch + k*granuleK*2
+			e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: p.aBase, Off: int64(off)})
+			continue
+		}
+		// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
+		// k16 A fragment (FlashAttention-2's trick).
+		for q, src := range [4][2]int{{2 * k, 0}, {2 * k, 2}, {2*k + 1, 0}, {2*k + 1, 2}} {
+			lo, err := e.accElem(p.a, p.al, mi, src[0], src[1])
+			if err != nil {
+				return nil, err
+			}
+			hi, err := e.accElem(p.a, p.al, mi, src[0], src[1]+1)
+			if err != nil {
+				return nil, err
+			}
+			r := e.reg(ir.I32)
+			e.ins("mov.b32", r, ptx.Vec{e.inReg(lo, p.a.Type.Elem), e.inReg(hi, p.a.Type.Elem)})
+			afr[mi][q] = r
+		}
+	}
+	return afr, nil
+}
+
+// bFrags loads the B fragments of k16 step k (ldmatrix .x4 covers two n8 tiles).
+func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
+	bfr := make([][2]ptx.Operand, p.nt)
+	for ni := 0; ni < p.nt; ni += 2 {
+		var off int
+		if p.bl.trans {
+			off = p.bl.offset + ni*granuleN*p.bl.pitch + k*granuleK*2
+		} else {
+			off = p.bl.offset + k*granuleK*p.bl.pitch + ni*granuleN*2
+		}
+		op := "ldmatrix.sync.aligned.m8n8.x4"
+		if !p.bl.trans {
+			op += ".trans"
+		}
+		op += ".shared.b16"
+		if ni+1 < p.nt {
+			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
+			e.ins(op, regs, ptx.Addr{Base: p.b4, Off: int64(off)})
+			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+			bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
+		} else {
+			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
+			e.ins(replaceX4(op), regs, ptx.Addr{Base: p.b2, Off: int64(off)})
+			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
+		}
+	}
+	return bfr
+}
+
+// mmaStep issues the mma.sync of one k16 step.
+func (e *emitter) mmaStep(p *dotPlan, afr [][4]ptx.Operand, bfr [][2]ptx.Operand) {
+	for mi := 0; mi < p.mt; mi++ {
+		for ni := 0; ni < p.nt; ni++ {
+			d := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
+			e.ins("mma.sync.aligned.m16n8k16.row.col.f32."+p.in+"."+p.in+".f32",
+				ptx.Vec{d[0], d[1], d[2], d[3]},
+				ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]},
+				ptx.Vec{bfr[ni][0], bfr[ni][1]},
+				ptx.Vec{p.acc[mi][ni][0], p.acc[mi][ni][1], p.acc[mi][ni][2], p.acc[mi][ni][3]})
+			p.acc[mi][ni] = d
+		}
+	}
+}
+
+func (e *emitter) dot(o *ir.Op) error {
+	p, err := e.planDot(o, nil)
+	if err != nil {
+		return err
+	}
+	for k := 0; k < p.ks; k++ {
+		afr, err := e.aFrags(p, k)
+		if err != nil {
+			return err
+		}
+		e.mmaStep(p, afr, e.bFrags(p, k))
+	}
+	e.v[p.r] = &vals{acc: p.acc}
+	return nil
+}
+
+// dotGroup emits a group from dotGroupAt: the elementwise ops first (they use
+// no dot of the group), then the dots interleaved k step by k step.
+func (e *emitter) dotGroup(group []*ir.Op) error {
+	var dots []*dotPlan
+	plans := map[*ir.Value]*dotPlan{}
+	for _, o := range group {
+		if o.Kind != ir.OpDot {
+			if err := e.op(o); err != nil {
+				return opError(o, err)
+			}
+		}
+	}
+	for _, o := range group {
+		if o.Kind != ir.OpDot {
+			continue
+		}
+		p, err := e.planDot(o, plans[o.Args[2]])
+		if err != nil {
+			return opError(o, err)
+		}
+		if chain := plans[o.Args[2]]; chain != nil {
+			// The predecessor's result is this dot's accumulator: one chain.
+			for i, d := range dots {
+				if d == chain {
+					dots = append(dots[:i], dots[i+1:]...)
+					break
+				}
+			}
+			p.chain = append(append([]*dotPlan{}, chain.chain...), chain)
+		}
+		plans[o.Result()] = p
+		dots = append(dots, p)
+	}
+	ks := dots[0].ks
+	for k := 0; k < ks; k++ {
+		aCache := map[*ir.Value][][4]ptx.Operand{}
+		bCache := map[*ir.Value][][2]ptx.Operand{}
+		for _, last := range dots {
+			for _, p := range append(append([]*dotPlan{}, last.chain...), last) {
+				afr, ok := aCache[p.a]
+				if !ok {
+					var err error
+					if afr, err = e.aFrags(p, k); err != nil {
+						return err
+					}
+					aCache[p.a] = afr
+				}
+				bfr, ok := bCache[p.b]
+				if !ok {
+					bfr = e.bFrags(p, k)
+					bCache[p.b] = bfr
+				}
+				e.mmaStep(p, afr, bfr) // a chain's plans share one accumulator array
+			}
+		}
+	}
+	for _, p := range dots {
+		e.v[p.r] = &vals{acc: p.acc}
+	}
+	return nil
+}
+
+func replaceX4(op string) string {
+	const x4 = ".x4"
+	for i := 0; i+len(x4) <= len(op); i++ {
+		if op[i:i+len(x4)] == x4 {
+			return op[:i] + ".x2" + op[i+len(x4):]
+		}
+	}
+	return op
+}

@@ -1,0 +1,287 @@
+package lower
+
+import (
+	"fmt"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+	"math"
+	"strconv"
+)
+
+func isImm(x ptx.Operand) bool {
+	switch x.(type) {
+	case ptx.Imm, ptx.FImm:
+		return true
+	}
+	return false
+}
+
+// inReg moves an immediate into a register when an instruction needs a register.
+func (e *emitter) inReg(x ptx.Operand, elem ir.Elem) ptx.Operand {
+	if !isImm(x) {
+		return x
+	}
+	if elem == ir.I1 {
+		r := e.reg(ir.I1)
+		e.ins("setp.ne.s32", r, x, ptx.Imm(0))
+		return r
+	}
+	r := e.reg(elem)
+	e.ins("mov."+bitsSuffix(elem), r, x)
+	return r
+}
+
+func constOperand(o *ir.Op, elem ir.Elem) ptx.Operand {
+	switch elem {
+	case ir.F32:
+		return ptx.F32(float32(o.Float))
+	case ir.BF16, ir.F16, ir.E4M3:
+		// 16-bit and 8-bit float constants are materialized from f32 by a cvt.
+		return ptx.F32(float32(o.Float))
+	}
+	return ptx.Imm(o.Int)
+}
+
+// elem emits one element of an op from its operand elements and returns the result
+// (a register or an immediate). It serves scalars, recomputed tiles and every
+// element of a distributed tile alike.
+func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
+	re := o.Result().Type.Elem
+	var ae ir.Elem
+	if len(o.Args) > 0 {
+		ae = o.Args[0].Type.Elem
+	}
+	if o.Kind.Class().Binary {
+		if r, ok := e.f.rules[o]; ok {
+			// Decided by the simplify pass; the operands must agree.
+			if got := simplifyRule(o.Kind, ae, immInt(args[0]), immInt(args[1])); got != r {
+				return nil, fmt.Errorf("simplify decided %v, but the emitted operands say %v", r, got)
+			}
+			x, _ := e.applyRule(r, o.Kind, ae, args[0], args[1])
+			return x, nil
+		}
+		return e.binary(o.Kind, ae, args[0], args[1])
+	}
+	switch o.Kind {
+	case ir.OpConst:
+		c := constOperand(o, re)
+		if re == ir.BF16 || re == ir.F16 {
+			r := e.reg(re)
+			e.ins("cvt.rn."+re.String()+".f32", r, c)
+			return r, nil
+		}
+		if re == ir.I1 {
+			return e.inReg(c, ir.I1), nil
+		}
+		return c, nil
+	case ir.OpProgramID:
+		r := e.reg(ir.I32)
+		e.ins("mov.u32", r, ptx.Reg("%ctaid."+"xyz"[o.Int:o.Int+1]))
+		return r, nil
+	case ir.OpIota:
+		return nil, fmt.Errorf("iota has no scalar value")
+	case ir.OpBroadcast:
+		return args[0], nil
+	case ir.OpNeg:
+		if c, ok := args[0].(ptx.Imm); ok {
+			return -c, nil
+		}
+		r := e.reg(re)
+		e.ins("neg."+typeSuffix(re), r, args[0])
+		return r, nil
+	case ir.OpExp2, ir.OpLog2, ir.OpRcp:
+		r := e.reg(re)
+		name := map[ir.OpKind]string{ir.OpExp2: "ex2.approx.f32", ir.OpLog2: "lg2.approx.f32", ir.OpRcp: "rcp.approx.f32"}[o.Kind]
+		e.ins(name, r, e.inReg(args[0], ir.F32))
+		return r, nil
+	case ir.OpCmp:
+		r := e.reg(ir.I1)
+		a, b := args[0], args[1]
+		pred := o.Pred
+		if isImm(a) {
+			a, b = b, a
+			pred = map[string]string{"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}[pred]
+		}
+		e.ins("setp."+pred+"."+typeSuffix(ae), r, e.inReg(a, ae), b)
+		return r, nil
+	case ir.OpSelect:
+		if re == ir.I1 {
+			// c ? a : b on predicates: (c & a) | (!c & b).
+			c, a, b := e.inReg(args[0], ir.I1), e.inReg(args[1], ir.I1), e.inReg(args[2], ir.I1)
+			t1, t2, r := e.reg(ir.I1), e.reg(ir.I1), e.reg(ir.I1)
+			e.ins("and.pred", t1, c, a)
+			e.ins("not.pred", t2, c)
+			e.ins("and.pred", t2, t2, b)
+			e.ins("or.pred", r, t1, t2)
+			return r, nil
+		}
+		r := e.reg(re)
+		e.ins("selp."+bitsSuffix(re), r, args[1], args[2], e.inReg(args[0], ir.I1))
+		return r, nil
+	case ir.OpCast:
+		return e.cast(ae, re, args[0])
+	case ir.OpBitcast:
+		if o.Args[0].Type.Kind == ir.Ptr {
+			return args[0], nil
+		}
+		if ae.Size() == re.Size() && regPrefix(ae) == regPrefix(re) {
+			return args[0], nil
+		}
+		r := e.reg(re)
+		e.ins("mov.b"+strconv.Itoa(8*max(re.Size(), 2)), r, args[0])
+		return r, nil
+	case ir.OpLoad:
+		return e.loadElem(o, args)
+	}
+	return nil, fmt.Errorf("op %s cannot be computed per element", o.Kind)
+}
+
+// binary emits a binary op on one element, after the simplification rules
+// (simplify.go) had their chance.
+func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Operand, error) {
+	if x, ok := e.simplify(k, elem, a, b); ok {
+		return x, nil
+	}
+	if isImm(a) && k.Class().Commutative {
+		a, b = b, a
+	}
+	a = e.inReg(a, elem)
+	if elem == ir.I1 {
+		b = e.inReg(b, elem)
+	}
+	r := e.reg(elem)
+	ts := typeSuffix(elem)
+	var name string
+	switch k {
+	case ir.OpAdd, ir.OpSub:
+		name = string(k) + "." + ts
+		if elem == ir.F32 {
+			name = string(k) + ".rn.f32"
+		}
+	case ir.OpMul:
+		name = "mul.lo." + ts
+		if elem == ir.F32 {
+			name = "mul.rn.f32"
+		}
+	case ir.OpDiv:
+		name = "div." + ts
+		if elem == ir.F32 {
+			name = "div.rn.f32"
+		}
+	case ir.OpRem:
+		name = "rem." + ts
+	case ir.OpMax, ir.OpMin:
+		name = string(k) + "." + ts
+	case ir.OpAnd, ir.OpOr, ir.OpXor:
+		name = string(k) + "." + bitsSuffix(elem)
+		if elem == ir.I1 {
+			name = string(k) + ".pred"
+		}
+	case ir.OpShl:
+		name = "shl.b" + strconv.Itoa(8*max(elem.Size(), 4))
+	case ir.OpShr:
+		name = "shr." + ts
+		if elem == ir.U8 {
+			name = "shr.u32"
+		}
+	}
+	if (k == ir.OpShl || k == ir.OpShr) && elem == ir.I64 {
+		// Shift amounts are 32-bit registers in PTX.
+		if ib, ok := b.(ptx.Imm); ok {
+			b = ib
+		} else {
+			t := e.reg(ir.I32)
+			e.ins("cvt.u32.u64", t, b)
+			b = t
+		}
+	}
+	e.ins(name, r, a, b)
+	return r, nil
+}
+
+// cast converts one element.
+func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
+	if from == to {
+		return x, nil
+	}
+	if c, ok := x.(ptx.Imm); ok && to.IsInt() && from.IsInt() {
+		switch to {
+		case ir.I32:
+			return ptx.Imm(int32(c)), nil
+		case ir.U8:
+			return ptx.Imm(uint8(c)), nil
+		}
+		return c, nil
+	}
+	r := e.reg(to)
+	x = e.inReg(x, from)
+	switch {
+	case from == ir.I32 && to == ir.I64:
+		e.ins("cvt.s64.s32", r, x)
+	case from == ir.I64 && to == ir.I32:
+		e.ins("cvt.u32.u64", r, x)
+	case from == ir.U8 && to == ir.I32:
+		e.ins("and.b32", r, x, ptx.Imm(255))
+	case from == ir.U8 && to == ir.I64:
+		e.ins("cvt.u64.u32", r, x)
+	case from == ir.I32 && to == ir.U8:
+		e.ins("and.b32", r, x, ptx.Imm(255))
+	case (from == ir.I32 || from == ir.U8) && to == ir.F32:
+		e.ins("cvt.rn.f32.s32", r, x)
+	case from == ir.I64 && to == ir.F32:
+		e.ins("cvt.rn.f32.s64", r, x)
+	case from == ir.F32 && to == ir.I32:
+		e.ins("cvt.rzi.s32.f32", r, x)
+	case from == ir.F32 && to == ir.I64:
+		e.ins("cvt.rzi.s64.f32", r, x)
+	case from == ir.F32 && (to == ir.BF16 || to == ir.F16):
+		e.ins("cvt.rn."+to.String()+".f32", r, x)
+	case from == ir.BF16 && to == ir.F32:
+		e.ins("cvt.f32.bf16", r, x)
+	case from == ir.F16 && to == ir.F32:
+		e.ins("cvt.f32.f16", r, x)
+	case from == ir.E4M3 && to == ir.F32:
+		return e.e4m3ToF32(x, r)
+	case from == ir.I1 && to.IsInt():
+		e.ins("selp."+bitsSuffix(to), r, ptx.Imm(1), ptx.Imm(0), x)
+	default:
+		return nil, fmt.Errorf("no conversion from %s to %s", from, to)
+	}
+	return r, nil
+}
+
+// e4m3ToF32 decodes an e4m3 byte (in the low bits of a 32-bit register) exactly.
+// sm_89 and later convert in hardware; sm_80 rebuilds the float from its fields:
+// normal values shift into f32 position and rebias by 2^120 in one exact multiply,
+// subnormals come out of the same formula because f32 keeps them normal.
+func (e *emitter) e4m3ToF32(x ptx.Operand, r ptx.Reg) (ptx.Operand, error) {
+	if e.f.target.FP8Convert {
+		b16 := e.reg(ir.BF16)
+		e.ins("cvt.u16.u32", b16, x)
+		pair := e.reg(ir.I32)
+		e.ins("cvt.rn.f16x2.e4m3x2", pair, b16)
+		lo := e.reg(ir.F16)
+		e.ins("cvt.u16.u32", lo, pair)
+		e.ins("cvt.f32.f16", r, lo)
+		return r, nil
+	}
+	// |x| bits 0..6 placed at f32 bits 20..26; value = bits * 2^(127-7) * 2^-127...
+	mag := e.reg(ir.I32)
+	e.ins("and.b32", mag, x, ptx.Imm(0x7f))
+	shifted := e.reg(ir.I32)
+	e.ins("shl.b32", shifted, mag, ptx.Imm(20))
+	sign := e.reg(ir.I32)
+	e.ins("and.b32", sign, x, ptx.Imm(0x80))
+	e.ins("shl.b32", sign, sign, ptx.Imm(24))
+	bits := e.reg(ir.I32)
+	e.ins("or.b32", bits, shifted, sign)
+	f := e.reg(ir.F32)
+	e.ins("mov.b32", f, bits)
+	// Scale by 2^(127-7) to rebias the exponent; exact for every finite e4m3.
+	e.ins("mul.rn.f32", r, f, ptx.F32(float32(math.Ldexp(1, 120))))
+	// 0x7f and 0xff are NaN.
+	isNaN := e.reg(ir.I1)
+	e.ins("setp.eq.s32", isNaN, mag, ptx.Imm(0x7f))
+	e.ins("selp.f32", r, ptx.F32(float32(math.NaN())), r, isNaN)
+	return r, nil
+}

@@ -1,0 +1,320 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// toI64 widens an index to 64 bits: all global address arithmetic is 64-bit.
+func (e *emitter) toI64(x ptx.Operand, elem ir.Elem) ptx.Operand {
+	if elem == ir.I64 {
+		return x
+	}
+	if c, ok := x.(ptx.Imm); ok {
+		return c
+	}
+	r := e.reg(ir.I64)
+	e.ins("cvt.s64.s32", r, x)
+	return r
+}
+
+// elemAddr returns base + off*size as a 64-bit register.
+func (e *emitter) elemAddr(base, off ptx.Operand, size int) ptx.Operand {
+	if c, ok := off.(ptx.Imm); ok {
+		if c == 0 {
+			return base
+		}
+		r := e.reg(ir.I64)
+		e.ins("add.s64", r, base, ptx.Imm(int64(c)*int64(size)))
+		return r
+	}
+	scaled := off
+	if size > 1 {
+		s := e.reg(ir.I64)
+		e.ins("shl.b64", s, off, ptx.Imm(log2(size)))
+		scaled = s
+	}
+	r := e.reg(ir.I64)
+	e.ins("add.s64", r, base, scaled)
+	return r
+}
+
+func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
+	if c, ok := b.(ptx.Imm); ok && c == 0 {
+		return a
+	}
+	if c, ok := a.(ptx.Imm); ok && c == 0 {
+		return b
+	}
+	if isImm(a) {
+		a, b = b, a
+	}
+	if isImm(a) {
+		return ptx.Imm(int64(a.(ptx.Imm)) + int64(b.(ptx.Imm)))
+	}
+	r := e.reg(ir.I64)
+	e.ins("add.s64", r, a, b)
+	return r
+}
+
+func (e *emitter) readOnly(p *ir.Value) bool {
+	i := paramIndex(e.f.k, p)
+	return i >= 0 && !e.written[i]
+}
+
+// loadElem loads one element: args are the pointer, the element offset and an
+// optional mask. A masked-off element reads as zero and touches no memory.
+func (e *emitter) loadElem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
+	m := memOperands(o)
+	elem := m.val.Type.Elem
+	addr := e.elemAddr(args[0], e.toI64(args[1], m.offs.Type.Elem), elem.Size())
+	r := e.reg(elem)
+	op := "ld.global."
+	if e.readOnly(m.ptr) {
+		op = "ld.global.nc."
+	}
+	var guard ptx.Operand
+	if len(args) > 2 && args[2] != nil {
+		if c, ok := args[2].(ptx.Imm); ok && c == 0 {
+			e.ins("mov."+bitsSuffix(elem), r, ptx.Imm(0))
+			return r, nil
+		} else if !ok {
+			guard = args[2]
+			e.ins("mov."+bitsSuffix(elem), r, zeroOf(elem))
+		}
+	}
+	e.insIf(guard, false, op+memSuffix(elem), r, ptx.Addr{Base: addr})
+	return r, nil
+}
+
+func zeroOf(elem ir.Elem) ptx.Operand {
+	if elem == ir.F32 {
+		return ptx.F32(0)
+	}
+	return ptx.Imm(0)
+}
+
+// Shared-memory writes become visible to the other threads in two steps: a
+// cp.async's data once its issuing thread waits for its group, and any write once
+// a barrier follows. Every load to shared memory commits its own cp.async group,
+// so a read of one tile waits only for the groups up to that tile's
+// (cp.async.wait_group N), and the gathers issued after it stay in flight.
+
+// forRuns spreads a [rows x perRow] grid of runs over the CTA's threads round
+// robin (run i to thread i mod the CTA size) and emits body for each of this
+// thread's runs with the run's row and its index within the row. live is nil when
+// every thread has a run, else the predicate "this thread's run exists"; threads
+// past the end get the last row, so every address they form is one the tile uses.
+//
+// The run coordinates are computed once per scope (runCoordsOf), and the body
+// evaluates in the enclosing scope: tiles with the same row split (the seven e4m3
+// slices of a gathered K tile) then share one register for each row offset and
+// mask instead of recomputing them per tile.
+func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand) error) error {
+	total := rows * perRow
+	for i := 0; i < (total+e.nthreads-1)/e.nthreads; i++ {
+		rc := e.runCoordsOf(i, rows, perRow)
+		var live ptx.Operand
+		if (i+1)*e.nthreads > total {
+			live = e.reg(ir.I1)
+			e.ins("setp.lt.u32", live, rc.run, ptx.Imm(total))
+		}
+		err := body(rc.row, rc.idx, live)
+		clear(e.runCache)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCoords are this thread's i-th run of a [rows x perRow] grid: the run number,
+// its row (clamped to the last row for threads past the end) and its index in the row.
+type runCoords struct{ run, row, idx ptx.Operand }
+
+// runCoordsOf computes a run's coordinates at first use in the open scope (a loop
+// iteration, typically) and reuses them for the scope's later tiles. They are not
+// hoisted to the prologue: kept live across a loop they cost registers, and
+// recomputing them is three instructions.
+func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
+	key := fmt.Sprintf("run %d/%dx%d ", i, rows, perRow)
+	if run, ok := e.cached(key + "run"); ok {
+		row, _ := e.cached(key + "row")
+		idx, _ := e.cached(key + "idx")
+		return &runCoords{run: run, row: row, idx: idx}
+	}
+	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: ptx.Imm(0)}
+	e.ins("add.s32", rc.run, e.tid, ptx.Imm(i*e.nthreads))
+	if perRow == 1 {
+		// One run per row (a rank-1 tile, element by element): the row is the run.
+		e.ins("mov.u32", rc.row, rc.run)
+	} else {
+		e.divRemU32(ir.OpDiv, rc.row, rc.run, perRow)
+		rc.idx = e.reg(ir.I32)
+		e.divRemU32(ir.OpRem, rc.idx, rc.run, perRow)
+	}
+	if (i+1)*e.nthreads > rows*perRow {
+		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
+	}
+	scope := e.cache[len(e.cache)-1]
+	scope[key+"run"], scope[key+"row"], scope[key+"idx"] = rc.run, rc.row, rc.idx
+	return rc
+}
+
+// loadShared copies a rank-2 tile into its shared-memory home. Threads take 16-byte
+// (or 8/4-byte) chunks round-robin; a chunk's source row comes from the rows tile
+// (dense or gathered), and the row mask and column bound shrink the copied bytes,
+// down to zero for masked rows, so cp.async zero-fills the rest. A masked chunk's
+// source address is replaced by the tile base so no thread forms a wild address.
+func (e *emitter) loadShared(o *ir.Op) error {
+	m := memOperands(o)
+	v := m.val
+	l := e.layout(v)
+	es := v.Type.Elem.Size()
+	R, C := v.Type.Shape[0], v.Type.Shape[1]
+	vw := e.f.chunkBytes(m)
+	if vw < 4 {
+		return e.loadSharedElems(o)
+	}
+	base := e.scalar(m.ptr)
+	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	var bound ptx.Operand
+	if m.bound != nil {
+		bound = e.scalar(m.bound)
+	} else if C*es%vw != 0 {
+		bound = ptx.Imm(C)
+	}
+	cpr := (C*es + vw - 1) / vw
+	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, (R*cpr+e.nthreads-1)/e.nthreads)
+	kind := "ca"
+	if vw == 16 {
+		kind = "cg"
+	}
+	e.beforeWrite(v)
+	err := e.forRuns(R, cpr, func(row, cc, live ptx.Operand) error {
+		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		if err != nil {
+			return err
+		}
+		var ok ptx.Operand
+		if m.mask != nil {
+			if ok, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
+				return err
+			}
+		}
+		colElem := e.reg(ir.I32)
+		e.ins("mul.lo.s32", colElem, cc, ptx.Imm(vw/es))
+		var size ptx.Operand = ptx.Imm(vw)
+		if bound != nil {
+			left := e.reg(ir.I32)
+			e.ins("sub.s32", left, e.inReg(bound, ir.I32), colElem)
+			if es > 1 {
+				e.ins("shl.b32", left, left, ptx.Imm(log2(es)))
+			}
+			e.ins("min.s32", left, left, ptx.Imm(vw))
+			e.ins("max.s32", left, left, ptx.Imm(0))
+			size = left
+		}
+		if ok != nil {
+			s := e.reg(ir.I32)
+			e.ins("selp.b32", s, size, ptx.Imm(0), e.inReg(ok, ir.I1))
+			size = s
+		}
+		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(colElem, ir.I32))
+		src := e.elemAddr(base, off, es)
+		if !isImm(size) {
+			any := e.reg(ir.I1)
+			e.ins("setp.gt.s32", any, size, ptx.Imm(0))
+			safe := e.reg(ir.I64)
+			e.ins("selp.b64", safe, src, base, any)
+			src = safe
+		}
+		dst := e.reg(ir.I32)
+		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
+		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.ins("cp.async.commit_group")
+	e.sync(syncCommit, v)
+	return nil
+}
+
+// loadSharedElems is the fallback for tiles whose rows are not 4-byte aligned:
+// element loads into registers, then shared stores.
+func (e *emitter) loadSharedElems(o *ir.Op) error {
+	m := memOperands(o)
+	v := m.val
+	l := e.layout(v)
+	elem := v.Type.Elem
+	es := elem.Size()
+	R, C := v.Type.Shape[0], v.Type.Shape[1]
+	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.chunkBytes(m))
+	base := e.scalar(m.ptr)
+	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	e.beforeWrite(v)
+	err := e.forRuns(R, C, func(row, col, live ptx.Operand) error {
+		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		if err != nil {
+			return err
+		}
+		ok := e.reg(ir.I1)
+		e.ins("setp.lt.s32", ok, col, ptx.Imm(C))
+		if m.bound != nil {
+			b := e.reg(ir.I1)
+			e.ins("setp.lt.s32", b, col, e.scalar(m.bound))
+			e.ins("and.pred", ok, ok, b)
+		}
+		if m.mask != nil {
+			mk, err := e.at(m.mask, []ptx.Operand{row})
+			if err != nil {
+				return err
+			}
+			e.ins("and.pred", ok, ok, e.inReg(mk, ir.I1))
+		}
+		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
+		x := e.reg(elem)
+		e.ins("mov."+bitsSuffix(elem), x, ptx.Imm(0))
+		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
+		dst := e.reg(ir.I32)
+		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", dst, col, ptx.Imm(es), dst)
+		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.sync(syncWrote, v)
+	return nil
+}
+
+// sharedElem reads one element of a shared tile.
+func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
+	e.ready(v)
+	l, _ := e.f.sharedHome(v)
+	e.noteRead(v)
+	if len(idx) == 1 {
+		a := e.reg(ir.I32)
+		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smem)
+		x := e.reg(v.Type.Elem)
+		e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)})
+		return x, nil
+	}
+	r, c := idx[0], idx[1]
+	if l.trans {
+		r, c = c, r
+	}
+	es := v.Type.Elem.Size()
+	addr := e.reg(ir.I32)
+	e.ins("mad.lo.s32", addr, e.inReg(r, ir.I32), ptx.Imm(l.pitch), e.smem)
+	e.ins("mad.lo.s32", addr, e.inReg(c, ir.I32), ptx.Imm(es), addr)
+	x := e.reg(v.Type.Elem)
+	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: addr, Off: int64(l.offset)})
+	return x, nil
+}

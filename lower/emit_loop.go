@@ -1,0 +1,200 @@
+package lower
+
+import (
+	"fmt"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// loop emits a counted loop. Carried values live in registers allocated here; the
+// body's yields are copied into them before the back edge.
+func (e *emitter) loop(o *ir.Op) error {
+	body := o.Body
+	iv := e.reg(ir.I32)
+	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
+	e.ins("mov.u32", iv, lo)
+	e.v[body.Args[0]] = &vals{scalar: iv}
+	carried := make([]*vals, len(body.Yield))
+	for i, in := range o.Args[2:] {
+		arg := body.Args[i+1]
+		c, err := e.materialize(in, e.layout(arg))
+		if err != nil {
+			return fmt.Errorf("loop-carried value %s: %v", arg, err)
+		}
+		carried[i] = c
+		e.v[arg] = c
+	}
+	// Tiles the body slices (the CTA's candidate indices) are written before the
+	// loop and read first thing in it: make them visible once, here, instead of
+	// with a barrier in every iteration.
+	inBody := map[*ir.Value]bool{}
+	for _, bo := range body.Ops {
+		for _, r := range bo.Results {
+			inBody[r] = true
+		}
+	}
+	for _, bo := range body.Ops {
+		if x := bo.Args; bo.Kind == ir.OpSlice && !inBody[x[0]] {
+			if _, ok := e.f.sharedHome(x[0]); ok {
+				e.ready(x[0])
+			}
+		}
+	}
+	// The body ends with every shared access complete (flushAll), so after the loop
+	// the hazards are those at entry: a loop that runs no iteration leaves them as
+	// they were.
+	e.sync(syncLoopEnter, nil)
+	top, end := e.label(), e.label()
+	li, lok := lo.(ptx.Imm)
+	hiImm, hok := hi.(ptx.Imm)
+	if !(lok && hok && li < hiImm) {
+		p := e.reg(ir.I1)
+		e.ins("setp.ge.s32", p, iv, hi)
+		e.insIf(p, false, "bra.uni", ptx.Sym(end))
+	}
+	e.body = append(e.body, &ptx.Label{Name: top})
+	e.pushScope()
+	if err := e.block(body); err != nil {
+		return err
+	}
+	for i, y := range body.Yield {
+		if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
+			return err
+		}
+	}
+	if e.writesShared(body) {
+		e.comment("all warps are done with this iteration's shared tiles")
+		e.flushAll()
+	}
+	e.popScope()
+	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
+	p := e.reg(ir.I1)
+	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
+	e.insIf(p, false, "bra.uni", ptx.Sym(top))
+	e.body = append(e.body, &ptx.Label{Name: end})
+	e.sync(syncLoopExit, nil)
+	e.forgetThreadCoords()
+	for i, r := range o.Results {
+		e.v[r] = carried[i]
+	}
+	return nil
+}
+
+// writesShared reports whether a loop body writes shared memory (loads, staged
+// tiles, reduction scratch), so the next iteration needs a barrier first.
+func (e *emitter) writesShared(b *ir.Block) bool {
+	found := false
+	walkOps(b, func(o *ir.Op) {
+		for _, r := range o.Results {
+			if _, ok := e.f.sharedHome(r); ok && o.Kind != ir.OpTrans {
+				found = true
+			}
+			if _, ok := e.f.scratch[r]; ok {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// materialize gives v fresh registers in layout l (for loop-carried values).
+func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
+	out := &vals{}
+	elem := v.Type.Elem
+	mov := "mov." + bitsSuffix(elem)
+	switch l.kind {
+	case lScalar:
+		r := e.reg(elem)
+		src := e.scalar(v)
+		if elem == ir.I1 {
+			e.ins("and.pred", r, e.inReg(src, ir.I1), e.inReg(src, ir.I1))
+		} else {
+			e.ins(mov, r, src)
+		}
+		out.scalar = r
+		return out, nil
+	case lAcc:
+		mt, nt := e.rowsOf(v.Type.Shape[0], l).n, e.colsOf(v.Type.Shape[1], l).n
+		out.acc = make([][][4]ptx.Operand, mt)
+		for mi := range out.acc {
+			out.acc[mi] = make([][4]ptx.Operand, nt)
+			for ni := range out.acc[mi] {
+				for c := 0; c < 4; c++ {
+					x, err := e.accElem(v, l, mi, ni, c)
+					if err != nil {
+						return nil, err
+					}
+					r := e.reg(elem)
+					e.ins(mov, r, x)
+					out.acc[mi][ni][c] = r
+				}
+			}
+		}
+		return out, nil
+	case lRows, lCols:
+		shape := accShapeOf(v, l)
+		n := e.rowsOf(shape[0], l).n
+		if l.kind == lCols {
+			n = e.colsOf(shape[1], l).n
+		}
+		out.vec = make([][2]ptx.Operand, n)
+		for i := range out.vec {
+			for h := 0; h < 2; h++ {
+				x, err := e.vecElem(v, l, i, h)
+				if err != nil {
+					return nil, err
+				}
+				r := e.reg(elem)
+				e.ins(mov, r, x)
+				out.vec[i][h] = r
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("cannot carry a value in %v", l)
+}
+
+// copyInto moves y's elements into the carried registers dst.
+func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
+	mov := "mov." + bitsSuffix(y.Type.Elem)
+	switch l.kind {
+	case lScalar:
+		src := e.scalar(y)
+		if src == dst.scalar {
+			return nil
+		}
+		if y.Type.Elem == ir.I1 {
+			s := e.inReg(src, ir.I1)
+			e.ins("and.pred", dst.scalar, s, s)
+		} else {
+			e.ins(mov, dst.scalar, src)
+		}
+	case lAcc:
+		for mi := range dst.acc {
+			for ni := range dst.acc[mi] {
+				for c := 0; c < 4; c++ {
+					x, err := e.accElem(y, l, mi, ni, c)
+					if err != nil {
+						return err
+					}
+					if x != dst.acc[mi][ni][c] {
+						e.ins(mov, dst.acc[mi][ni][c], x)
+					}
+				}
+			}
+		}
+	case lRows, lCols:
+		for i := range dst.vec {
+			for h := 0; h < 2; h++ {
+				x, err := e.vecElem(y, l, i, h)
+				if err != nil {
+					return err
+				}
+				if x != dst.vec[i][h] {
+					e.ins(mov, dst.vec[i][h], x)
+				}
+			}
+		}
+	}
+	return nil
+}

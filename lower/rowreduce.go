@@ -1,0 +1,60 @@
+package lower
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// markRowReducedPass is the rowreduce pass.
+//
+// Requires: a legalized kernel.
+// Guarantees: f.rowReduced holds exactly the rank-2 tiles whose rows a row
+// reduction combines, directly or through elementwise ops, dot accumulators and
+// loop-carried values (layout replicates such score tiles in latency-bound
+// launches). The IR is unchanged.
+func markRowReducedPass(f *fn) error {
+	f.markRowReduced()
+	return nil
+}
+
+// markRowReduced finds the tiles whose rows a reduction combines, following
+// elementwise ops, dot accumulators and loop-carried values back to the dots
+// that produce them (see the replicated split in layoutOf).
+func (f *fn) markRowReduced() {
+	f.rowReduced = map[*ir.Value]bool{}
+	carriedFrom := map[*ir.Value][]*ir.Value{} // loop body argument -> its initial value and yields
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpFor {
+			for i, a := range o.Body.Args[1:] {
+				carriedFrom[a] = append(carriedFrom[a], o.Args[2+i], o.Body.Yield[i])
+				carriedFrom[o.Results[i]] = append(carriedFrom[o.Results[i]], o.Body.Yield[i])
+			}
+		}
+	})
+	var mark func(v *ir.Value)
+	mark = func(v *ir.Value) {
+		if v == nil || v.Type.Rank() != 2 || f.rowReduced[v] {
+			return
+		}
+		f.rowReduced[v] = true
+		for _, src := range carriedFrom[v] {
+			mark(src)
+		}
+		if o := v.Def; o != nil {
+			switch {
+			case o.Kind == ir.OpDot:
+				mark(o.Args[2])
+			case o.Kind.IsElementwise():
+				for _, a := range o.Args {
+					if a.Type.Rank() == 2 && (a.Def == nil || a.Def.Kind != ir.OpBroadcast) {
+						mark(a)
+					}
+				}
+			}
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpReduce && o.Int == 1 {
+			mark(o.Args[0])
+		}
+	})
+}

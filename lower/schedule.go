@@ -1,0 +1,120 @@
+package lower
+
+import (
+	"fmt"
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// scheduleDots is the schedule pass.
+//
+// Requires: layouts and staged homes (layout, stage).
+// Guarantees: f.dotGroups maps the first op of each fused dot group to the
+// group's ops, a run of consecutive ops of one block (see dotGroupAt); the
+// emitter writes a group's elementwise ops first and then its dots interleaved k
+// step by k step, and every other op in program order. The IR is unchanged.
+func scheduleDots(f *fn) error {
+	f.dotGroups = map[*ir.Op][]*ir.Op{}
+	uses := useCounts(f.k)
+	var visit func(b *ir.Block)
+	visit = func(b *ir.Block) {
+		for i := 0; i < len(b.Ops); {
+			if g := f.dotGroupAt(b.Ops, i, uses); g != nil {
+				f.dotGroups[b.Ops[i]] = g
+				i += len(g)
+				continue
+			}
+			if body := b.Ops[i].Body; body != nil {
+				visit(body)
+			}
+			i++
+		}
+	}
+	visit(f.k.Body)
+	return nil
+}
+
+// dotGroupOf returns the dot group o belongs to and its index there, or nil.
+func (f *fn) dotGroupOf(o *ir.Op) ([]*ir.Op, int) {
+	for _, g := range f.dotGroups {
+		for i, x := range g {
+			if x == o {
+				return g, i
+			}
+		}
+	}
+	return nil, 0
+}
+
+// dotGroupAt returns the ops of a fused dot group starting at ops[i], or nil:
+// consecutive dots with the same result layout, shape and K, at least two of them
+// sharing an A operand (P·V over column slices: P hi and lo times each V slice),
+// possibly chained (a dot accumulating onto a dot of the group that has no other
+// use), with fragment-elementwise ops in between that use no dot of the group.
+// Emitted k step by k step (dotGroup), each A fragment is loaded once for all
+// the slices and each B fragment once for the hi and lo terms; one dot at a time,
+// ptxas kept every A fragment of the K extent live across the slices (a spill at
+// 128 registers with 64-candidate tiles).
+func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.Op {
+	first := ops[i]
+	if first.Kind != ir.OpDot || f.layouts[first.Result()].kind != lAcc {
+		return nil
+	}
+	key := func(o *ir.Op) string {
+		return fmt.Sprint(f.layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem)
+	}
+	want := key(first)
+	inGroup := map[*ir.Value]bool{}
+	uses := map[*ir.Value]int{}
+	var group []*ir.Op
+	for j := i; j < len(ops); j++ {
+		o := ops[j]
+		if len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
+			break
+		}
+		if _, staged := f.staged[o.Result()]; staged {
+			break
+		}
+		dependent := false
+		for _, a := range o.Args {
+			if inGroup[a] {
+				dependent = true
+				uses[a]++
+			}
+		}
+		if o.Kind == ir.OpDot {
+			if key(o) != want || inGroup[o.Args[0]] || inGroup[o.Args[1]] {
+				break
+			}
+		} else if dependent || (o.Kind != ir.OpBroadcast && !o.Kind.IsElementwise()) {
+			break
+		}
+		if o.Kind == ir.OpDot {
+			inGroup[o.Result()] = true
+		}
+		group = append(group, o)
+	}
+	shared := map[*ir.Value]int{}
+	ndots := 0
+	for _, o := range group {
+		if o.Kind == ir.OpDot {
+			shared[o.Args[0]]++
+			ndots++
+		}
+	}
+	reused := false
+	for _, n := range shared {
+		reused = reused || n > 1
+	}
+	// Short K extents are emitted one dot at a time (see dotGroupMinKSteps).
+	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps {
+		return nil
+	}
+	// A chained dot takes over its predecessor's accumulators, so the predecessor
+	// may have no other use, here or anywhere else.
+	for v, n := range uses {
+		if n != 1 || useCount[v] != 1 {
+			return nil
+		}
+	}
+	return group
+}

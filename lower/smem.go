@@ -1,0 +1,247 @@
+package lower
+
+import (
+	"fmt"
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// sharedPitch is the row pitch for a tile row of rowBytes: a multiple of 16 bytes
+// (ldmatrix rows and cp.async chunks are 16 bytes) that is an odd number of 16-byte
+// units, so the 8 rows one ldmatrix matrix reads fall in 8 different bank groups.
+func sharedPitch(rowBytes int) int {
+	p := roundUp(rowBytes, 16)
+	if p/16%2 == 0 {
+		p += 16
+	}
+	return p
+}
+
+// sharedHome is where v's elements live in shared memory, if anywhere: its own
+// layout, or its staging area.
+func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
+	if l := f.layouts[v]; l.kind == lShared {
+		return l, true
+	}
+	h, ok := f.staged[v]
+	return h, ok
+}
+
+// sharedItem is one array to place in shared memory: a tile's home or a reduction's
+// scratch, live from its defining op to its last use (positions in program order).
+type sharedItem struct {
+	v          *ir.Value
+	scratch    bool
+	size       int
+	start, end int
+	offset     int
+}
+
+// allocShared is the smem pass. It places every shared array.
+//
+// Requires: layouts (layout) and staged homes (stage).
+// Guarantees: every shared layout and staged home has a pitch (odd multiples of 16
+// bytes for dot operands, dense 16-byte-rounded rows otherwise) and a 128-byte
+// aligned offset inside f.smem; every cross-warp reduction that needs scratch has
+// an offset in f.scratch; arrays whose lifetimes overlap do not overlap in bytes,
+// and f.aliases lists, for each array, the earlier arrays whose bytes it reuses;
+// transposes are views of their source's bytes; f.smem fits the target. The sync
+// pass puts a barrier between the last read of one array and the first write of
+// another that reuses its bytes.
+func (f *fn) allocShared() error {
+	pos := map[*ir.Op]int{}
+	loopEnd := map[*ir.Op]int{}
+	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
+	n := 0
+	var number func(b *ir.Block, loop *ir.Op)
+	number = func(b *ir.Block, loop *ir.Op) {
+		for _, o := range b.Ops {
+			pos[o] = n
+			n++
+			inLoop[o] = loop
+			if o.Body != nil {
+				number(o.Body, o)
+				loopEnd[o] = n
+				n++
+			}
+		}
+	}
+	number(f.k.Body, nil)
+	// storage maps a value to the value owning its shared bytes (a transpose is a view).
+	storage := func(v *ir.Value) *ir.Value {
+		for v.Def != nil && v.Def.Kind == ir.OpTrans {
+			v = v.Def.Args[0]
+		}
+		return v
+	}
+	// Tiles a dot reads (through ldmatrix) need the conflict-free odd pitch; the
+	// rest are read by runs of consecutive elements, for which dense rows are
+	// conflict-free (a warp's runs are one contiguous range).
+	mmaOperand := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			mmaOperand[storage(o.Args[0])] = true
+			mmaOperand[storage(o.Args[1])] = true
+		}
+	})
+	items := map[*ir.Value]*sharedItem{}
+	var order []*sharedItem
+	add := func(v *ir.Value, size int, scratch bool) {
+		it := &sharedItem{v: v, size: size, start: pos[v.Def], end: pos[v.Def], scratch: scratch}
+		order = append(order, it)
+		if !scratch {
+			items[v] = it
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, r := range o.Results {
+			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
+				h.pitch = r.Type.Elem.Size()
+				f.staged[r] = h
+				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
+				continue
+			}
+			if o.Kind == ir.OpTrans || r.Type.Rank() != 2 {
+				if o.Kind == ir.OpReduce {
+					if sz := f.reduceScratch(o); sz > 0 {
+						add(r, sz, true)
+					}
+				}
+				continue
+			}
+			if h, ok := f.sharedHome(r); ok {
+				h.pitch = roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
+				if mmaOperand[r] {
+					h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
+				}
+				f.setHome(r, h)
+				add(r, h.pitch*r.Type.Shape[0], false)
+			}
+		}
+	})
+	// A recomputed value is evaluated where its consumers are, so a use by one
+	// counts at its consumers' positions, transitively.
+	users := map[*ir.Value][]*ir.Op{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			users[a] = append(users[a], o)
+		}
+		if o.Body != nil {
+			for _, y := range o.Body.Yield {
+				users[y] = append(users[y], o)
+			}
+		}
+	})
+	var usesOf func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op
+	usesOf = func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op {
+		var out []*ir.Op
+		for _, o := range users[v] {
+			if len(o.Results) == 1 && f.layouts[o.Result()].kind == lExpr && !seen[o.Result()] {
+				seen[o.Result()] = true
+				out = append(out, usesOf(o.Result(), seen)...)
+			}
+			out = append(out, o)
+		}
+		return out
+	}
+	// A use extends a lifetime to the use, or to the end of the outermost loop that
+	// encloses the use but not the definition (the array must survive iterations).
+	for v, it := range items {
+		defLoop := inLoop[it.v.Def]
+		for _, o := range usesOf(v, map[*ir.Value]bool{}) {
+			end := pos[o]
+			for l := inLoop[o]; l != nil && l != defLoop; l = inLoop[l] {
+				end = max(end, loopEnd[l])
+			}
+			it.end = max(it.end, end)
+		}
+	}
+	// Views: uses of a transpose are uses of its source.
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpTrans {
+			return
+		}
+		it := items[storage(o.Args[0])]
+		if it == nil {
+			return
+		}
+		defLoop := inLoop[it.v.Def]
+		for _, u := range usesOf(o.Result(), map[*ir.Value]bool{}) {
+			end := pos[u]
+			for l := inLoop[u]; l != nil && l != defLoop; l = inLoop[l] {
+				end = max(end, loopEnd[l])
+			}
+			it.end = max(it.end, end)
+		}
+	})
+	top := 0
+	var placed []*sharedItem
+	f.aliases = map[*ir.Value][]*ir.Value{}
+	for _, it := range order {
+		off := 0
+		for {
+			clash := false
+			for _, p := range placed {
+				if p.end >= it.start && p.start <= it.end && off < p.offset+p.size && p.offset < off+it.size {
+					off = roundUp(p.offset+p.size, 128)
+					clash = true
+				}
+			}
+			if !clash {
+				break
+			}
+		}
+		it.offset = off
+		for _, p := range placed {
+			if off < p.offset+p.size && p.offset < off+it.size {
+				f.aliases[it.v] = append(f.aliases[it.v], p.v)
+			}
+		}
+		placed = append(placed, it)
+		top = max(top, off+it.size)
+		if it.scratch {
+			f.scratch[it.v] = off
+		} else {
+			h, _ := f.sharedHome(it.v)
+			h.offset = off
+			f.setHome(it.v, h)
+		}
+	}
+	// Transposed views share their source's storage.
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpTrans {
+			src, _ := f.sharedHome(o.Args[0])
+			src.trans = !src.trans
+			f.layouts[o.Result()] = src
+		}
+	})
+	f.smem = roundUp(top, 128)
+	if f.smem > f.target.MaxSharedPerBlock {
+		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target.Name, f.target.MaxSharedPerBlock)
+	}
+	return nil
+}
+
+func (f *fn) setHome(v *ir.Value, h layout) {
+	if f.layouts[v].kind == lShared {
+		f.layouts[v] = h
+	} else {
+		f.staged[v] = h
+	}
+}
+
+// reduceScratch is the shared memory a reduction needs to combine partial results
+// across warps (0 when the reduced axis is inside one warp).
+func (f *fn) reduceScratch(o *ir.Op) int {
+	x := o.Args[0]
+	l := f.layouts[x]
+	if l.kind != lAcc {
+		return 0
+	}
+	if o.Int == 1 && l.wn > 1 {
+		return l.wn * x.Type.Shape[0] * 4
+	}
+	if o.Int == 0 && l.wm > 1 {
+		return l.wm * x.Type.Shape[1] * 4
+	}
+	return 0
+}

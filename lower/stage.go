@@ -1,0 +1,123 @@
+package lower
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// stageTiles is the stage pass.
+//
+// Requires: layouts (layout).
+// Guarantees: f.staged holds a shared home (offset and pitch not yet assigned) for
+// every tile that must be read from shared memory but lives elsewhere: a dot's A
+// operand that is recomputed or in fragments not split by whole rows like the
+// result, a dot's B operand not in shared memory, the source of a transpose that has
+// no shared home, and the gathered rank-1 tiles that stageGathers picks. The
+// emitter writes each staged tile to its home right after computing it.
+func stageTiles(f *fn) error {
+	walkOps(f.k.Body, func(o *ir.Op) {
+		switch o.Kind {
+		case ir.OpDot:
+			a, b, out := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Result()]
+			if !(a.kind == lShared && !a.trans) && !(a.kind == lAcc && a.wn == 1 && a.wm == out.wm) {
+				f.stage(o.Args[0])
+			}
+			if b.kind != lShared {
+				f.stage(o.Args[1])
+			}
+		case ir.OpTrans:
+			if _, ok := f.sharedHome(o.Args[0]); !ok {
+				f.stage(o.Args[0])
+			}
+		}
+	})
+	f.stageGathers()
+	return nil
+}
+
+// dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
+// for a result in layout out: from shared memory (row-major), from fragments that
+// hold whole rows split like the result, or after staging.
+func dotOperandAPlaceable(a, out layout) bool {
+	switch {
+	case a.kind == lShared && !a.trans:
+	case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
+	case a.kind == lExpr || a.kind == lAcc:
+	default:
+		return false
+	}
+	return true
+}
+
+// stageable reports whether a tile v in layout l can be given a home in shared
+// memory (recomputed or fragment tiles of rank 2), and the home's layout.
+func stageable(v *ir.Value, l layout) (layout, bool) {
+	if l.kind != lExpr && l.kind != lAcc || v.Type.Rank() != 2 {
+		return layout{}, false
+	}
+	return layout{kind: lShared}, true
+}
+
+// stage gives a recomputed or fragment tile a home in shared memory, where a dot
+// (through ldmatrix) or a transpose can read it.
+func (f *fn) stage(v *ir.Value) {
+	if _, ok := stageable(v, f.layouts[v]); !ok {
+		return
+	}
+	if _, ok := f.staged[v]; !ok {
+		f.staged[v] = layout{kind: lShared}
+	}
+}
+
+// stageGathers puts gathered rank-1 tiles (the candidate indices of a tile, say)
+// in shared memory when more than one op uses them or a rank-2 op (a gather, a
+// dequantization) evaluates them per row: a recomputed load would go back to
+// global memory at every use.
+func (f *fn) stageGathers() {
+	users := map[*ir.Value][]*ir.Op{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, a := range o.Args {
+			users[a] = append(users[a], o)
+		}
+	})
+	var feedsRank2 func(v *ir.Value, depth int) bool
+	feedsRank2 = func(v *ir.Value, depth int) bool {
+		for _, u := range users[v] {
+			if u.Kind == ir.OpLoad || u.Kind == ir.OpStore {
+				if m := memOperands(u); m.val.Type.Rank() == 2 && v != m.val {
+					return true
+				}
+			}
+			if len(u.Results) == 1 {
+				r := u.Result()
+				if r.Type.Rank() == 2 || depth < 8 && f.layouts[r].kind == lExpr && feedsRank2(r, depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpLoad || len(o.Results) != 1 {
+			return
+		}
+		r := o.Result()
+		if r.Type.Rank() != 1 || f.layouts[r].kind != lExpr || r.Type.Elem == ir.I1 {
+			return
+		}
+		if len(users[r]) > 1 || feedsRank2(r, 0) || slicedOnly(users[r]) {
+			f.staged[r] = layout{kind: lShared}
+		}
+	})
+}
+
+// slicedOnly reports uses that are all slices: a load read through slices (a
+// CTA's candidate indices, loaded once before its loop) is staged, or each
+// element read would be a global load.
+func slicedOnly(users []*ir.Op) bool {
+	for _, u := range users {
+		if u.Kind != ir.OpSlice {
+			return false
+		}
+	}
+	return len(users) > 0
+}

@@ -1,0 +1,215 @@
+package lower
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// Shared-memory writes become visible to the other threads in two steps: a
+// cp.async's data once its issuing thread waits for its group, and any write once
+// a barrier follows. Every load to shared memory commits its own cp.async group,
+// so a read of one tile waits only for the groups up to that tile's
+// (cp.async.wait_group N), and the gathers issued after it stay in flight.
+//
+// The emitter does not decide any of this: it leaves a sync point (a marked
+// comment, visible in `dump -after emit`) wherever it commits a group, writes,
+// reads or is about to write a shared array, at the end of a loop iteration that
+// wrote shared memory, and around each loop. The sync pass then walks the body in
+// order and replaces each point with the waits and barriers it needs.
+
+// syncKind is what happens at a sync point.
+type syncKind uint8
+
+const (
+	syncCommit      syncKind = iota // a cp.async group filling v was committed
+	syncWrote                       // v was written with st.shared
+	syncReady                       // v is about to be read: wait and barrier as needed
+	syncRead                        // v was read
+	syncBeforeWrite                 // v's bytes are about to be written
+	syncFlush                       // every access done and visible (end of a loop iteration)
+	syncLoopEnter                   // a loop starts: save the hazards
+	syncLoopExit                    // the loop ended: its entry hazards hold again
+)
+
+var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit"}
+
+// syncTracePoint is a sync point's event and where it sat in the final body
+// (before statement at), kept for checkSync.
+type syncTracePoint struct {
+	at int
+	ev syncEvent
+}
+
+type syncEvent struct {
+	kind syncKind
+	v    *ir.Value
+}
+
+// sync leaves a sync point in the body.
+func (e *emitter) sync(k syncKind, v *ir.Value) {
+	text := "sync: " + syncKindNames[k]
+	if v != nil {
+		text += " " + v.String()
+	}
+	c := &ptx.Comment{Text: text}
+	e.body = append(e.body, c)
+	e.f.syncPoints[c] = syncEvent{k, v}
+}
+
+func (e *emitter) ready(v *ir.Value)       { e.sync(syncReady, v) }
+func (e *emitter) noteRead(v *ir.Value)    { e.sync(syncRead, v) }
+func (e *emitter) beforeWrite(v *ir.Value) { e.sync(syncBeforeWrite, v) }
+func (e *emitter) flushAll()               { e.sync(syncFlush, nil) }
+
+// insertSync is the sync pass: barrier and wait insertion.
+//
+// Requires: the emitted body with its sync points (emit) and f.aliases (smem).
+// Guarantees: no sync point is left; every read of a shared array is preceded by
+// a cp.async.wait_group covering the group that filled it (all outstanding groups
+// in CTAs of waitAllWarps warps or more) and, when any thread wrote it since the
+// last barrier, a bar.sync 0; an array that reuses the bytes of another that some
+// thread read since the last barrier is written only after a bar.sync 0; a loop
+// iteration that wrote shared memory ends with wait_group 0 and bar.sync 0; after
+// a loop the hazards are those at its entry joined with those at the end of its
+// body (a zero-trip loop leaves the first, a body that only reads the second).
+func insertSync(f *fn) error {
+	s := &syncState{f: f, hazardState: hazardState{waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}}
+	for _, fnc := range f.out.Module.Funcs {
+		var saved []hazardState
+		for _, st := range fnc.Body {
+			c, ok := st.(*ptx.Comment)
+			ev, isPoint := f.syncPoints[c]
+			if !ok || !isPoint {
+				s.out = append(s.out, st)
+				continue
+			}
+			switch ev.kind {
+			case syncCommit:
+				s.outstanding = append(s.outstanding, ev.v)
+			case syncWrote:
+				s.plainPending[ev.v] = true
+			case syncReady:
+				s.ready(ev.v)
+			case syncRead:
+				s.readSince[storageOf(ev.v)] = true
+			case syncBeforeWrite:
+				s.beforeWrite(ev.v)
+			case syncFlush:
+				s.flushAll()
+			case syncLoopEnter:
+				saved = append(saved, s.hazards())
+			case syncLoopExit:
+				// The loop may run no iteration or several: what holds after it is
+				// what held at its entry or at the end of its body. (A body that
+				// writes shared memory ends flushed, so that is the entry state; a
+				// body that only reads leaves its reads pending.)
+				entry := saved[len(saved)-1]
+				maps.Copy(entry.waited, s.waited)
+				maps.Copy(entry.plainPending, s.plainPending)
+				maps.Copy(entry.readSince, s.readSince)
+				s.restoreHazards(entry)
+				saved = saved[:len(saved)-1]
+			}
+			f.syncTrace = append(f.syncTrace, syncTracePoint{at: len(s.out), ev: ev})
+		}
+		if len(saved) != 0 {
+			return fmt.Errorf("%d loops entered but not left", len(saved))
+		}
+		fnc.Body, s.out = s.out, nil
+	}
+	f.syncPoints = nil
+	return nil
+}
+
+// syncState tracks the shared-memory hazards along the body: cp.async writes not
+// yet waited for, plain writes not yet followed by a barrier, and arrays read
+// since the last barrier (an array whose bytes are reused must not be overwritten
+// before all reads are done).
+type syncState struct {
+	f   *fn
+	out []ptx.Stmt
+	hazardState
+}
+
+// hazardState is a copy of the shared-memory hazard tracking.
+type hazardState struct {
+	outstanding  []*ir.Value        // cp.async groups not yet waited for, oldest first
+	waited       map[*ir.Value]bool // cp.async data waited for, not yet behind a barrier
+	plainPending map[*ir.Value]bool // written with st.shared since the last barrier
+	readSince    map[*ir.Value]bool
+}
+
+func (s *syncState) hazards() hazardState {
+	return hazardState{append([]*ir.Value(nil), s.outstanding...), maps.Clone(s.waited), maps.Clone(s.plainPending), maps.Clone(s.readSince)}
+}
+
+func (s *syncState) restoreHazards(h hazardState) { s.hazardState = h }
+
+func (s *syncState) ins(op string, args ...ptx.Operand) {
+	s.out = append(s.out, &ptx.Instr{Op: op, Args: args})
+}
+
+// ready makes v's shared bytes readable by every thread: waiting for its cp.async
+// group if still outstanding, then a barrier if any thread wrote them since the
+// last one.
+func (s *syncState) ready(v *ir.Value) {
+	v = storageOf(v)
+	for j, w := range s.outstanding {
+		if w == v {
+			if s.f.k.Warps >= waitAllWarps {
+				j = len(s.outstanding) - 1
+			}
+			s.ins("cp.async.wait_group", ptx.Imm(len(s.outstanding)-j-1))
+			for _, done := range s.outstanding[:j+1] {
+				s.waited[done] = true
+			}
+			s.outstanding = append([]*ir.Value(nil), s.outstanding[j+1:]...)
+			break
+		}
+	}
+	if s.waited[v] || s.plainPending[v] {
+		s.barrier()
+	}
+}
+
+// flushAll makes every shared write visible and orders every access before the
+// code that follows (end of a loop iteration).
+func (s *syncState) flushAll() {
+	if len(s.outstanding) > 0 {
+		s.ins("cp.async.wait_group", ptx.Imm(0))
+		s.outstanding = nil
+	}
+	s.barrier()
+}
+
+// barrier emits bar.sync 0: every earlier shared access of the CTA is done, and
+// every write that its thread has waited for is visible.
+func (s *syncState) barrier() {
+	s.ins("bar.sync", ptx.Imm(0))
+	clear(s.waited)
+	clear(s.plainPending)
+	clear(s.readSince)
+}
+
+// beforeWrite precedes a write of v's shared array: if the bytes were used by
+// another array that some thread read since the last barrier, wait for those reads.
+func (s *syncState) beforeWrite(v *ir.Value) {
+	for _, a := range s.f.aliases[v] {
+		if s.readSince[a] {
+			s.out = append(s.out, &ptx.Comment{Text: fmt.Sprintf("%s reuses the bytes of %s", v, a)})
+			s.barrier()
+			return
+		}
+	}
+}
+
+// storageOf is the value that owns v's shared bytes (a transpose is a view).
+func storageOf(v *ir.Value) *ir.Value {
+	for v.Def != nil && v.Def.Kind == ir.OpTrans {
+		v = v.Def.Args[0]
+	}
+	return v
+}
