@@ -316,26 +316,27 @@ func TestPlanSplit(t *testing.T) {
 	}
 }
 
-// TestAutomaticHeadBlock: 64 heads per CTA (16 warps) where the target has the
+// TestAutomaticHeadBlock: 64 heads per CTA (8 warps, or 16 with Warps64) where the target has the
 // shared memory and the CTAs fill the SMs with enough tiles each (pickHeadBlock's
 // measured rule); 16 otherwise, and an explicit choice stands.
 func TestAutomaticHeadBlock(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, c := range []struct {
-		T, H, hb  int
-		target    string
-		wantWarps int
+		T, H, hb, w64 int
+		target        string
+		wantWarps     int
 	}{
-		{T: 256, H: 64, target: "sm_90", wantWarps: 16},
-		{T: 256, H: 64, target: "sm_80", wantWarps: 16},
+		{T: 256, H: 64, target: "sm_90", wantWarps: 8},
+		{T: 256, H: 64, w64: 16, target: "sm_90", wantWarps: 16},
+		{T: 256, H: 64, target: "sm_80", wantWarps: 8},
 		{T: 256, H: 64, target: "sm_120", wantWarps: 4}, // 99 KB per block
-		{T: 64, H: 64, target: "sm_90", wantWarps: 16},  // split 2: 128 CTAs of 5 64-candidate tiles
+		{T: 64, H: 64, target: "sm_90", wantWarps: 8},   // split 2: 128 CTAs of 5 64-candidate tiles
 		{T: 64, H: 64, target: "sm_80", wantWarps: 4},   // 32-candidate tiles: the rows must fill the SMs
 		{T: 8, H: 64, target: "sm_90", wantWarps: 4},    // 1 tile per CTA
 		{T: 256, H: 16, target: "sm_90", wantWarps: 4},
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {
-		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb}
+		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb, Warps64: c.w64}
 		p, err := kernels.MLA(cfg, c.target)
 		if err != nil {
 			t.Fatal(err)
@@ -344,4 +345,47 @@ func TestAutomaticHeadBlock(t *testing.T) {
 			t.Errorf("T=%d H=%d head-block=%d %s: %d warps per CTA, want %d", c.T, c.H, c.hb, c.target, got, c.wantWarps)
 		}
 	}
+}
+
+// TestWideCTAWarpRules: a 64-head CTA of 8 warps (255 registers) splits its score
+// tiles over the two warps of each row group even where the launch is
+// latency-bound (replication lost 6-11% there) and emits its dots one at a time
+// (grouped, ptxas spilled 80 bytes); with 16 warps (128 registers) P·V stays one
+// dot group. Both rules read the pass dumps of the same H=64, T=64 decode (split
+// 2: 128 CTAs, a latency-bound launch on 132 SMs).
+func TestWideCTAWarpRules(t *testing.T) {
+	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	dump := func(w64 int, after string) string {
+		t.Helper()
+		cfg := kernels.MLAConfig{T: 64, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Warps64: w64}
+		p, err := kernels.MLA(cfg, "sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := lower.Compile(p.Kernels[0], "sm_90", lower.Options{After: after, SMs: 132})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Dump
+	}
+	if d := dump(8, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "4x2 warps") {
+		t.Errorf("8-warp 64-head CTA: want q·k split 4x2 over warps, never replicated; layout dump:\n%s", firstLines(d, "= dot", 3))
+	}
+	if d := dump(8, "schedule"); strings.Contains(d, "dot group") {
+		t.Errorf("8-warp 64-head CTA: want no dot group; schedule dump:\n%s", firstLines(d, "dot group", 3))
+	}
+	if d := dump(16, "schedule"); !strings.Contains(d, "dot group") {
+		t.Errorf("16-warp 64-head CTA: want P·V as one dot group; schedule dump:\n%s", firstLines(d, "= dot", 3))
+	}
+}
+
+// firstLines returns the first n lines of s that contain sub.
+func firstLines(s, sub string, n int) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) && len(out) < n {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -29,6 +29,9 @@ type MLAConfig struct {
 	HeadBlock int
 	// Tile is the number of candidates per loop iteration, 32 or 64; 0 picks it (MLA).
 	Tile int
+	// Warps64 is the size in warps of a 64-head CTA, 8 or 16; 0 picks it. With 8,
+	// each warp holds twice the output columns at twice the registers.
+	Warps64 int
 }
 
 // MLASegment is one candidate list: K candidates per row into a cache with
@@ -114,6 +117,8 @@ func (c MLAConfig) Validate() error {
 		return bad("head-block", c.HeadBlock, "0 (automatic), 16, 32 or 64")
 	case c.Tile != 0 && c.Tile != 32 && c.Tile != 64:
 		return bad("tile", c.Tile, "0 (automatic), 32 or 64")
+	case c.Warps64 != 0 && c.Warps64 != 8 && c.Warps64 != 16:
+		return bad("warps64", c.Warps64, "0 (automatic), 8 or 16")
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -219,8 +224,26 @@ func (c MLAConfig) pickHeadBlock(t target.Target, sms int) int {
 	return 16
 }
 
-// warps is the CTA size in warps: four per m16 tile of heads.
-func (c MLAConfig) warps() int { return 4 * c.headBlock() / 16 }
+// warps is the CTA size in warps: four per m16 tile of heads, or Warps64 (default
+// mlaWarps64) for 64-head CTAs.
+func (c MLAConfig) warps() int {
+	if c.headBlock() == 64 {
+		if c.Warps64 != 0 {
+			return c.Warps64
+		}
+		return mlaWarps64
+	}
+	return 4 * c.headBlock() / 16
+}
+
+// mlaWarps64 is the default size of a 64-head CTA: 8 warps, two per row group of
+// 16 heads, each holding 16 heads x 256 output columns at 255 registers, instead of
+// 16 warps at 128 registers. Per 64-candidate tile the CTA then reads 19% fewer
+// ldmatrix bytes (each K/V fragment serves twice the columns) and issues 12% fewer
+// instructions for the same work: H=64 T=256 171.5 -> 157.5 us, T=128 92.9 -> 85.0,
+// T=64 55.6 -> 52.9, K=2176 144.2 -> 134.2, H=128 T=256 325.8 -> 299.3 (serving
+// pools, perf-notes v7).
+const mlaWarps64 = 8
 
 // PlanSplit returns the number of candidate chunks per row. 1 when rows x head
 // blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread

@@ -18,6 +18,14 @@ import (
 // most 1.25 waves.
 const latencyBoundNum, latencyBoundDen = 5, 4
 
+// replicateMaxRowGroups is the most row groups (m16 tiles of the score tile split
+// across warps) a CTA may have for its score tiles to be replicated: with one row
+// group (16-head CTAs, 4 warps) each warp's copy replaces the cross-warp exchange
+// of a 16 x 32 tile; with four (64-head CTAs of 8 warps) it doubles every warp's
+// q·k and lost 6-11% (H=64 T=64 59.0 against 52.9 us split, T=128 97.7 against
+// 85.0, K=2176 155.8 against 134.2; perf-notes v7).
+const replicateMaxRowGroups = 1
+
 // replicatedExtraRegs is what replicated score tiles add to the loop-carried
 // registers in the budget: each warp holds whole score tiles and their B fragments
 // (the default decode needs about 200 registers with them; perf-notes v3).
@@ -38,6 +46,13 @@ const waitAllWarps = 16
 // K = 64 it took the 64-candidate variant from 56 to 20 bytes of spill on the way
 // to none; perf-notes v6 item 3).
 const dotGroupMinKSteps = 4
+
+// dotGroupMaxRegs is the most registers per thread (the SM's registers over the
+// CTA's threads) at which schedule fuses dots into groups: the grouping exists for
+// 16-warp CTAs at 128 registers, where ptxas spilled without it. With more, it
+// hurts: a 64-head CTA of 8 warps (255 registers) spilled 80 bytes grouped and
+// none one dot at a time (ptxas 11.8; perf-notes v7).
+const dotGroupMaxRegs = target.MinRegBudget
 
 // regBudget is the .maxnreg that keeps CTAsPerSM resident: the largest that keeps
 // the CTAs per SM shared memory allows, never below the carried fragments plus

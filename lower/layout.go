@@ -233,7 +233,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{}, err
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
-		if wn > 1 && f.rowReduced[r] && f.latencyBound() && f.replicationFits() {
+		if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.latencyBound() && f.replicationFits() {
 			// A tile whose rows are reduced (softmax scores) is computed whole by every
 			// warp of its row group: the reductions then stay inside the warp, and the
 			// result feeds the next dot from registers, with no shared-memory exchange

@@ -105,8 +105,10 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 	for _, n := range shared {
 		reused = reused || n > 1
 	}
-	// Short K extents are emitted one dot at a time (see dotGroupMinKSteps).
-	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps {
+	// Short K extents, and CTAs whose threads have registers to spare, are emitted
+	// one dot at a time (see dotGroupMinKSteps and dotGroupMaxRegs).
+	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps ||
+		f.target.RegsPerSM/(32*f.k.Warps) > dotGroupMaxRegs {
 		return nil
 	}
 	// A chained dot takes over its predecessor's accumulators, so the predecessor

@@ -65,6 +65,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
+	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (mla_combine on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
@@ -173,7 +174,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []string) ([]*check.Case, int64, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.Warps64 = *headBlock, *split, *tile, *warps64
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
 		cfg.SMs = bd.SMs()
