@@ -63,12 +63,18 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "dump":
 		return dump(args[1:], stdout, stderr)
 	case "list":
+		if len(args) > 1 {
+			return &usageError{Msg: fmt.Sprintf("list takes no arguments (got %q)", args[1])}
+		}
 		return list(stdout)
 	case "check":
 		return check(args[1:], stdout, stderr)
 	case "gen":
 		return gen(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return &usageError{Msg: fmt.Sprintf("help takes no arguments (got %q); for a command's flags run ptxgen COMMAND -help", args[1])}
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -96,15 +102,12 @@ Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `
 
 // kernelFlags sets up the flags of the kernel that args name with -kernel.
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
-	return kernels.NewCommandFlags("ptxgen "+cmd, args, defaultKernel, "sm_120", "", stderr)
+func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
+	return kernels.NewCommandFlags("ptxgen "+cmd, defaultKernel, "sm_120", "", stderr)
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("dump", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("dump", stderr)
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
 	after := fs.String("after", "", "print the IR (or PTX for emit) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +115,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
+	}
+	if *showIR && *after != "" {
+		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
 	}
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
@@ -147,6 +153,13 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// setFlags lists the flags the command line gave explicitly.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
 func contains(xs []string, x string) bool {
 	for _, y := range xs {
 		if x == y {
@@ -173,10 +186,7 @@ func list(stdout io.Writer) error {
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("check", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("check", stderr)
 	useEmu := fs.Bool("emu", false, "run the PTX in the CPU emulator (the GPU check is ptxgen-gpu check -gpu)")
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
@@ -189,6 +199,9 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	if *useGPU {
 		return &usageError{Msg: "-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
+	}
+	if err := opts.CheckVectorFlags(setFlags(fs.FlagSet)); err != nil {
+		return err
 	}
 	if !*useEmu {
 		return &usageError{Msg: "check: say -emu (the CPU emulator); GPU checks run with ptxgen-gpu check -gpu"}

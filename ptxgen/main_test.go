@@ -63,6 +63,27 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-after", "regalloc"}, []string{"-after regalloc", "legalize"}},
 		{[]string{"dump", "-bogus"}, []string{"-bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate", "dump, list or check"}},
+		// Issue 15: grids past CUDA's limits (65535 in y) cannot launch.
+		{[]string{"dump", "-tokens", "65536", "-heads", "16"}, []string{"-tokens 65536", "1..65535", "grid"}},
+		{[]string{"dump", "-kernel", "gemm", "-m", "64", "-n", "8388608"}, []string{"-n 8388608", "1..8388480", "65535"}},
+		// Issue 15: float flags must be finite float32 values.
+		{[]string{"dump", "-scale", "1e39"}, []string{"-scale", "1e39", "float32"}},
+		{[]string{"dump", "-scale", "NaN"}, []string{"-scale", "NaN", "finite"}},
+		{[]string{"dump", "-scale", "-Inf"}, []string{"-scale", "-Inf", "finite"}},
+		{[]string{"dump", "-scale", "1e-50"}, []string{"-scale", "1e-50", "zero as a float32"}},
+		{[]string{"check", "-emu", "-invalid", "NaN"}, []string{"-invalid", "NaN"}},
+		{[]string{"check", "-emu", "-invalid", "1e40"}, []string{"-invalid", "1e40"}},
+		// Issue 15: the host cannot hold these checks; refused before allocating.
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "TiB"}},
+		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
+		// Issue 15: stray arguments and conflicting flags.
+		{[]string{"list", "extra"}, []string{"list takes no arguments", "extra"}},
+		{[]string{"help", "extra"}, []string{"help takes no arguments", "extra"}},
+		{[]string{"dump", "-ir", "-after", "legalize"}, []string{"-ir or -after"}},
+		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-heads", "8"}, []string{"-heads", "-vectors", "meta.json"}},
+		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-seed", "2"}, []string{"-seed", "-vectors"}},
+		// Issue 15: the kernel is the value of -kernel, never another flag's value.
+		{[]string{"gen", "-pkg", "kernel", "-o", "k.txt"}, []string{"-o k.txt", ".go"}},
 	}
 	for _, c := range cases {
 		code, out, errOut := runCLI(c.args...)

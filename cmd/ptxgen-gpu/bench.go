@@ -48,8 +48,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	iters := fs.Int("iters", 50, "timed calls per shape (1..10000)")
 	warmup := fs.Int("warmup", 5, "untimed calls per shape before timing")
 	flushMB := fs.Int("flush-mb", 256, "MB of scratch written before every timed call to evict L2 (0: no flush)")
-	bw := fs.Float64("bw", 0, "bandwidth ceiling in bytes/s (0: measure with the generated copy kernel)")
-	flops := fs.Float64("flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
+	bw, flops := new(float64), new(float64) // finite: NaN or Inf would poison every floor
+	kernels.Float32Var(fs, bw, "bw", 0, "bandwidth ceiling in bytes/s (0: measure with the generated copy kernel)")
+	kernels.Float32Var(fs, flops, "flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	svgOut := fs.String("svg", "", "write the SVG roofline plot to this file")
 	vectorsOut := fs.String("vectors-out", "", "write each shape's inputs and float64 outputs as a test-vector folder under this directory (for bench/triton_seed.py) and exit")
@@ -84,6 +85,12 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
+	}
+	if *warmup < 0 || *warmup > 10000 {
+		return &kernels.ConfigError{Flag: "warmup", Value: fmt.Sprint(*warmup), Want: "0..10000"}
+	}
+	if *bw < 0 || *flops < 0 {
+		return &kernels.ConfigError{Flag: "bw", Value: fmt.Sprintf("%g (-flops %g)", *bw, *flops), Want: "0 (measure) or a positive rate, for -bw and -flops"}
 	}
 	var picked []bench.Shape
 	if *shapes == "all" {

@@ -116,8 +116,8 @@ func info(args []string, stdout io.Writer, open opener) error {
 
 // kernelFlags sets up the flags of the kernel that args name with -kernel, as
 // ptxgen does; -target defaults to the device's own.
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
-	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, args, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
+func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
+	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
 }
 
 // deviceTarget is the target to compile for on a device of architecture arch: its own
@@ -130,10 +130,7 @@ func deviceTarget(arch string) (string, error) {
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("dump", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("dump", stderr)
 	out := fs.String("o", "", "write the PTX to this `file` instead of standard output")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -161,10 +158,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 }
 
 func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
-	fs, err := kernelFlags("check", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("check", stderr)
 	useGPU := fs.Bool("gpu", false, "run on the GPU (required: the emulator-only check is ptxgen check -emu)")
 	withEmu := fs.Bool("emu", true, "also run the case in the emulator and compare the GPU with it")
 	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
@@ -187,6 +181,11 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		return err
 	}
 	if err := opts.Validate(); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := opts.CheckVectorFlags(set); err != nil {
 		return err
 	}
 	d, err := open(*ordinal)
