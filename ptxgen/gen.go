@@ -81,6 +81,11 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err != nil {
+		for _, t := range ts {
+			if e := kernels.ExplainCompileError(fs.Config, t, err); e != err {
+				return e
+			}
+		}
 		return &usageError{Msg: "gen: " + err.Error()}
 	}
 	dir := filepath.Dir(*out)

@@ -140,17 +140,27 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" {
 		d, err := lower.DumpProgram(prog, *fs.Target, *after)
 		if err != nil {
-			return &usageError{Msg: err.Error()}
+			return compileError(fs, err)
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
 	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
-		return &usageError{Msg: err.Error()}
+		return compileError(fs, err)
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
+}
+
+// compileError is bad usage: a configuration the generator cannot lower, with the
+// flags that caused it named where they are known.
+func compileError(fs *kernels.CommandFlags, err error) error {
+	err = kernels.ExplainCompileError(fs.Config, *fs.Target, err)
+	if kernels.IsUsage(err) {
+		return err
+	}
+	return &usageError{Msg: err.Error()}
 }
 
 // setFlags lists the flags the command line gave explicitly.
@@ -212,7 +222,10 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	c, err := pcheck.ForConfig(v, *fs.Target, opts)
 	if err != nil {
-		return err
+		if kernels.IsUsage(err) {
+			return err
+		}
+		return compileError(fs, err)
 	}
 	res, err := pcheck.Run(pcheck.Emulator{}, c)
 	if err != nil {

@@ -82,6 +82,12 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-ir", "-after", "legalize"}, []string{"-ir or -after"}},
 		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-heads", "8"}, []string{"-heads", "-vectors", "meta.json"}},
 		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-seed", "2"}, []string{"-seed", "-vectors"}},
+		// Issue 15: a forced CTA shape that does not fit the target names its flags
+		// and what fits.
+		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "sm_120", "101376", "-head-block 16 -tile 32"}},
+		{[]string{"dump", "-head-block", "16", "-tile", "64", "-target", "sm_120"}, []string{"-head-block 16 -tile 64", "-head-block 16 -tile 32"}},
+		{[]string{"check", "-emu", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "-head-block 16 -tile 32"}},
+		{[]string{"gen", "-pkg", "p", "-o", "x.go", "-head-block", "64", "-targets", "sm_90,sm_120"}, []string{"-head-block 64 on sm_120", "-head-block 16 -tile 32"}},
 		// Issue 15: the kernel is the value of -kernel, never another flag's value.
 		{[]string{"gen", "-pkg", "kernel", "-o", "k.txt"}, []string{"-o k.txt", ".go"}},
 	}

@@ -147,6 +147,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
+		if err := kernels.ExplainCompileError(fs.Config, *fs.Target, err); kernels.IsUsage(err) {
+			return err
+		}
 		return &usageError{Msg: err.Error()}
 	}
 	text := c.Module.Print()
