@@ -7,7 +7,7 @@ import (
 
 // everyOp builds a kernel that uses every op, so the text form round trip covers
 // every printer and parser case.
-func everyOp(t *testing.T) *Kernel {
+func everyOp(t testing.TB) *Kernel {
 	b := NewBuilder("every_op")
 	b.SetGrid(3, 2, 1)
 	b.SetWarps(4)
