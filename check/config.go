@@ -96,7 +96,7 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 		return MMALoop(v, target, o.Seed)
 	case kernels.MLAConfig:
 		if o.Vectors != "" {
-			c, err := Vectors(o.Vectors, target, v.Split, v.SMs)
+			c, err := Vectors(o.Vectors, target, v, o.MaxHostBytes)
 			if err != nil {
 				return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
 			}

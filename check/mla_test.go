@@ -154,7 +154,7 @@ func TestVectors(t *testing.T) {
 	for _, d := range dirs {
 		for _, split := range []int{1, 0} {
 			t.Run(fmt.Sprintf("%s/split%d", filepath.Base(d), split), func(t *testing.T) {
-				c, err := Vectors(d, "sm_90", split, 0)
+				c, err := Vectors(d, "sm_90", kernels.MLAConfig{Split: split}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
