@@ -50,6 +50,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// runCase runs a check's case in the emulator, and maxHostBytes bounds the host
+// memory of a case (0: half of the machine's); the CLI fuzz test replaces both to
+// keep an iteration short.
+var (
+	runCase      = func(c *pcheck.Case) (*pcheck.Result, error) { return pcheck.Run(pcheck.Emulator{}, c) }
+	maxHostBytes int64
+)
+
 // failure is a check that ran and did not pass: exit status 1.
 type failure struct{ msg string }
 
@@ -220,6 +228,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opts.MaxHostBytes = maxHostBytes
 	c, err := pcheck.ForConfig(v, *fs.Target, opts)
 	if err != nil {
 		if kernels.IsUsage(err) {
@@ -227,7 +236,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 		}
 		return compileError(fs, err)
 	}
-	res, err := pcheck.Run(pcheck.Emulator{}, c)
+	res, err := runCase(c)
 	if err != nil {
 		return &failure{err.Error()}
 	}

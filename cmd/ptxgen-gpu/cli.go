@@ -157,7 +157,14 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		_, err = io.WriteString(stdout, text)
 		return err
 	}
-	return os.WriteFile(*out, []byte(text), 0o644)
+	if fi, err := os.Stat(*out); err == nil && !fi.Mode().IsRegular() {
+		// Writing a FIFO blocks; a directory or device is no PTX file.
+		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a regular file or a new name"}
+	}
+	if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a file that can be written (" + err.Error() + ")"}
+	}
+	return nil
 }
 
 func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
