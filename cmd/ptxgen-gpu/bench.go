@@ -89,8 +89,13 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *warmup < 0 || *warmup > 10000 {
 		return &kernels.ConfigError{Flag: "warmup", Value: fmt.Sprint(*warmup), Want: "0..10000"}
 	}
-	if *bw < 0 || *flops < 0 {
-		return &kernels.ConfigError{Flag: "bw", Value: fmt.Sprintf("%g (-flops %g)", *bw, *flops), Want: "0 (measure) or a positive rate, for -bw and -flops"}
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"bw", *bw}, {"flops", *flops}} {
+		if r.v < 0 {
+			return &kernels.ConfigError{Flag: r.flag, Value: fmt.Sprint(r.v), Want: "0 (measure it) or a positive rate"}
+		}
 	}
 	var picked []bench.Shape
 	if *shapes == "all" {

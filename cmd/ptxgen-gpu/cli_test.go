@@ -71,7 +71,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "-gpu", "-scale", "1e39"}, 2, `invalid value "1e39" for flag -scale`},
 		{[]string{"check", "-gpu", "-invalid", "NaN"}, 2, `invalid value "NaN" for flag -invalid`},
 		{[]string{"bench", "-bw", "NaN"}, 2, `invalid value "NaN" for flag -bw`},
-		{[]string{"bench", "-flops", "-1"}, 2, "-bw 0 (-flops -1)"},
+		{[]string{"bench", "-flops", "-1"}, 2, "-flops -1: want 0 (measure it) or a positive rate"},
 		{[]string{"bench", "-warmup", "-1"}, 2, "-warmup -1"},
 		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
 		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
