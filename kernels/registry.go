@@ -151,6 +151,15 @@ type mlaFlags struct {
 
 func (m *mlaFlags) config() (MLAConfig, error) {
 	c := m.MLAConfig
+	if m.k[1] == 0 && (m.page[1] != 64 || !m.hasLen[1]) {
+		// Segment 1's flags would be ignored without segment 1.
+		v := fmt.Sprintf("%d", m.page[1])
+		flag := "page1"
+		if m.page[1] == 64 {
+			flag, v = "len1", fmt.Sprint(m.hasLen[1])
+		}
+		return c, &ConfigError{Flag: flag, Value: v, Want: "no segment-1 flag with -k1 0 (there is no segment 1)"}
+	}
 	c.Segments = nil
 	for s := 0; s < 2; s++ {
 		if s == 1 && m.k[1] == 0 {

@@ -65,9 +65,6 @@ func hasLargeNumber(args []string) bool {
 		if n, err := strconv.ParseInt(a, 0, 64); err == nil && (n > 64 || n < -64) {
 			return true
 		}
-		if _, err := strconv.ParseUint(a, 0, 64); err == nil && len(a) > 2 && !strings.HasPrefix(a, "0") {
-			return true
-		}
 	}
 	return false
 }

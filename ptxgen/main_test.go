@@ -81,6 +81,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
 		// Issue 15: stray arguments and conflicting flags.
 		{[]string{"list", "extra"}, []string{"list takes no arguments", "extra"}},
+		{[]string{"dump", "-k1", "0", "-page1", "32"}, []string{"-page1 32", "-k1 0"}},
+		{[]string{"dump", "-k1", "0", "-len1=false"}, []string{"-len1 false", "-k1 0"}},
 		{[]string{"help", "extra"}, []string{"help takes no arguments", "extra"}},
 		{[]string{"dump", "-ir", "-after", "legalize"}, []string{"-ir or -after"}},
 		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-heads", "8"}, []string{"-heads", "-vectors", "meta.json"}},
