@@ -109,7 +109,7 @@ Commands:
 Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `
 
-// kernelFlags sets up the flags of the kernel that args name with -kernel.
+// kernelFlags sets up a command's -kernel and -target flags; Parse binds the kernel's own.
 func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
 	return kernels.NewCommandFlags("ptxgen "+cmd, defaultKernel, "sm_120", "", stderr)
 }

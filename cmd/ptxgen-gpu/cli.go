@@ -114,7 +114,7 @@ func info(args []string, stdout io.Writer, open opener) error {
 	return nil
 }
 
-// kernelFlags sets up the flags of the kernel that args name with -kernel, as
+// kernelFlags sets up a command's -kernel and -target flags (Parse binds the kernel's own), as
 // ptxgen does; -target defaults to the device's own.
 func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
 	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
