@@ -80,7 +80,7 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 		return nil, err
 	}
 	if o.Vectors == "" {
-		if err := checkHostMemory(v, target, o.MaxHostBytes); err != nil {
+		if err := CheckHostMemory(v, target, o.MaxHostBytes); err != nil {
 			return nil, err
 		}
 	}

@@ -102,7 +102,8 @@ func HostBytes(v any, target string) (float64, string) {
 				memPart{2 * pages * (pageBytes + 16), fmt.Sprintf("-k%d x -page%d (cache pool)", i, i)})
 		}
 	case kernels.CopyConfig:
-		parts = []memPart{{3 * float64(c.Bytes()), "-rows"}}
+		// src and dst twice, their float32 and float64 host copies (6x measured RSS).
+		parts = []memPart{{6 * float64(c.Bytes()), "-rows"}}
 	case kernels.MMALoopConfig:
 		parts = []memPart{{2*float64(c.CTAs)*128*128*4 + 8*float64(c.CTAs)*128*128, "-ctas"}}
 	}
@@ -116,9 +117,9 @@ func HostBytes(v any, target string) (float64, string) {
 	return total, largest.flags
 }
 
-// checkHostMemory refuses a configuration whose check needs more than limit bytes
+// CheckHostMemory refuses a configuration whose check on target needs more than limit bytes
 // (0: HostMemoryLimit) as a *kernels.ConfigError naming the flags of its largest term.
-func checkHostMemory(v any, target string, limit int64) error {
+func CheckHostMemory(v any, target string, limit int64) error {
 	source := "the limit given"
 	if limit <= 0 {
 		limit, source = HostMemoryLimit(), fmt.Sprintf("%.0f%% of this machine's memory", 100*DefaultHostFraction)
@@ -150,7 +151,7 @@ func flagValue(v any, flag string) string {
 	case kernels.CopyConfig:
 		return fmt.Sprint(c.Rows)
 	case kernels.MMALoopConfig:
-		return fmt.Sprint(c.CTAs)
+		return fmt.Sprint(map[string]int{"ctas": c.CTAs, "iters": c.Iters}[flag])
 	}
 	return "?"
 }
@@ -160,4 +161,55 @@ func gib(b float64) string {
 		return fmt.Sprintf("%.1f TiB", b/(1<<40))
 	}
 	return fmt.Sprintf("%.1f GiB", b/(1<<30))
+}
+
+// MaxEmulatorSeconds bounds the estimated emulation time of ptxgen check -emu: a check
+// that would run for more than half an hour is refused rather than left to look hung.
+const MaxEmulatorSeconds = 1800
+
+// EmulatorSeconds estimates how long the emulator runs configuration v, from its work
+// (multiply-adds of padded tiles, or copied elements) at half the rate measured on a
+// loaded 2-core machine (gemm 2e8 MAC/s, mla_decode 1.7e8, mma_loop 6e8, copy 6e6
+// elements/s), and names the flags that set the work.
+func EmulatorSeconds(v any) (float64, string) {
+	up := func(x, g int) float64 { return float64((x + g - 1) / g * g) }
+	switch c := v.(type) {
+	case kernels.GEMMConfig:
+		return up(c.M, 16) * up(c.N, 8) * up(c.K, 16) / 1e8, "-m x -n x -k"
+	case kernels.MLAConfig:
+		k := 0.0
+		for _, s := range c.Segments {
+			k += up(s.K, 32)
+		}
+		// q·k, then P hi and lo times V: three dots per candidate and head.
+		return 3 * float64(c.T) * up(c.H, 16) * k * up(c.D(), 64) / 8e7, "-tokens x -heads x -k0/-k1"
+	case kernels.CopyConfig:
+		return float64(c.Rows) * 256 / 3e6, "-rows"
+	case kernels.MMALoopConfig:
+		return float64(c.CTAs) * float64(c.Iters) * 128 * 128 * 16 / 3e8, "-ctas x -iters"
+	}
+	return 0, ""
+}
+
+// CheckEmulatorTime refuses a configuration whose emulation is estimated to take more
+// than MaxEmulatorSeconds, as a *kernels.ConfigError naming the flags.
+func CheckEmulatorTime(v any) error {
+	secs, flags := EmulatorSeconds(v)
+	if secs <= MaxEmulatorSeconds {
+		return nil
+	}
+	flag, _, _ := strings.Cut(strings.TrimPrefix(flags, "-"), " ")
+	return &kernels.ConfigError{Flag: flag, Value: flagValue(v, flag),
+		Want: fmt.Sprintf("a configuration the emulator finishes: this one needs %s of emulation (%s), over the %d-minute limit; use ptxgen-gpu check -gpu for it, or smaller flags",
+			duration(secs), flags, MaxEmulatorSeconds/60)}
+}
+
+func duration(s float64) string {
+	switch {
+	case s >= 48*3600:
+		return fmt.Sprintf("about %.0f days", s/86400)
+	case s >= 3600:
+		return fmt.Sprintf("about %.1f hours", s/3600)
+	}
+	return fmt.Sprintf("about %.0f minutes", s/60)
 }

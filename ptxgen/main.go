@@ -228,6 +228,16 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.Vectors == "" {
+		// What the host cannot hold, then what the emulator would not finish, before
+		// the case (inputs, float64 reference) is built.
+		if err := pcheck.CheckHostMemory(v, *fs.Target, maxHostBytes); err != nil {
+			return err
+		}
+		if err := pcheck.CheckEmulatorTime(v); err != nil {
+			return err
+		}
+	}
 	opts.MaxHostBytes = maxHostBytes
 	c, err := pcheck.ForConfig(v, *fs.Target, opts)
 	if err != nil {

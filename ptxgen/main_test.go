@@ -79,6 +79,9 @@ func TestBadUsage(t *testing.T) {
 		// Issue 15: the host cannot hold these checks; refused before allocating.
 		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "TiB"}},
 		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
+		// Inside the memory bound but far too slow for the emulator (hours).
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "8000", "-n", "8000", "-k", "8000"}, []string{"-m 8000", "emulator finishes", "hours", "ptxgen-gpu check -gpu"}},
+		{[]string{"check", "-emu", "-kernel", "mma_loop"}, []string{"-ctas 528", "-ctas x -iters", "30-minute limit"}},
 		// Issue 15: stray arguments and conflicting flags.
 		{[]string{"list", "extra"}, []string{"list takes no arguments", "extra"}},
 		{[]string{"dump", "-k1", "0", "-page1", "32"}, []string{"-page1 32", "-k1 0"}},
