@@ -13,7 +13,7 @@ CUDA_ENV := CGO_ENABLED=1 \
 	CGO_CFLAGS="-I$(TOOLS)/cudadev/usr/include" \
 	CGO_LDFLAGS="-L$(TOOLS)/cudadev/usr/lib/x86_64-linux-gnu/stubs"
 
-.PHONY: all build test lint golden tools tools-cuda cuda-vet gpu-bin gpu-check clean-tools
+.PHONY: all build test lint fuzz-short fuzz golden tools tools-cuda cuda-vet gpu-bin gpu-check clean-tools
 
 all: build
 
@@ -23,9 +23,32 @@ build:
 test:
 	$(GO) test ./...
 
+# lint: gofmt, go vet, staticcheck (pinned as a tool in go.mod) and go.mod/go.sum tidy.
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt -l reports unformatted files:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+	$(GO) mod tidy -diff
+
+# The fuzz targets (package:Target). Their seed corpora are in each package's
+# testdata/fuzz/; `make test` runs the seeds as ordinary tests.
+FUZZ_TARGETS = ir:FuzzParse ptx:FuzzParse golden:FuzzLoadVectors ptxgen:FuzzCLI cmd/ptxgen-gpu:FuzzCLI
+FUZZTIME ?= 10s
+
+# fuzz-short fuzzes each target for FUZZTIME (CI: 10 s each, from .ci/run); a failure
+# leaves the input under the package's testdata/fuzz/ and fails the target.
+# Minimization is capped so one slow interesting input cannot stall a short run.
+fuzz-short:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./$$pkg; \
+	done
+
+# fuzz: one long session of one target, e.g. make fuzz TARGET=ptx:FuzzParse FUZZTIME=10m
+fuzz:
+	@t=$(TARGET); pkg=$${t%%:*}; name=$${t##*:}; \
+	$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg
 
 # golden rewrites the golden files under testdata/ from the current generator: it is
 # `go test ./... -update`, restricted to the packages whose tests define -update, because

@@ -167,16 +167,52 @@ func MLAPool(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions, poo
 }
 
 // Vectors returns a case for a test-vector folder: its inputs and its own float64
-// reference outputs.
-func Vectors(dir, target string, split, sms int) (*Case, error) {
-	v, err := golden.LoadVectors(dir)
+// reference outputs. The launch is planned by plan's Split, SMs, HeadBlock and Tile
+// (0: automatic); meta.json sets the rest. The case also fails when meta.json's
+// valid_candidates_per_row differs from the count its len and idx files give.
+// maxHostBytes bounds the folder's arrays (0: HostMemoryLimit).
+func Vectors(dir, target string, plan kernels.MLAConfig, maxHostBytes int64) (*Case, error) {
+	if maxHostBytes <= 0 {
+		maxHostBytes = HostMemoryLimit()
+	}
+	v, err := golden.LoadVectorsLimit(dir, maxHostBytes/2) // the executor copies them
 	if err != nil {
 		return nil, err
 	}
 	cfg := KernelMLAConfig(v.Config)
-	cfg.Split, cfg.SMs = split, sms
+	cfg.Split, cfg.SMs, cfg.HeadBlock, cfg.Tile = plan.Split, plan.SMs, plan.HeadBlock, plan.Tile
 	name := fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), target)
-	return mlaCase(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, target)
+	c, err := mlaCase(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, target)
+	if err != nil {
+		return nil, err
+	}
+	counted := validPerRow(v.Config, v.Inputs)
+	compare := c.Compare
+	// meta.json's counts ("got") against the files' (want), exactly.
+	listed := make([]float32, len(v.ValidPerRow))
+	for i, n := range v.ValidPerRow {
+		listed[i] = float32(n)
+	}
+	want := make([]float64, len(counted))
+	for i, n := range counted {
+		want[i] = float64(n)
+	}
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		r := golden.Compare("meta.json valid_candidates_per_row (want: counted in len and idx)", listed, want, nil, golden.Tolerance{})
+		return append(compare(final), r)
+	}
+	return c, nil
+}
+
+// validPerRow counts each row's valid candidates over all segments.
+func validPerRow(g golden.MLAConfig, in *golden.MLAInputs) []int {
+	out := make([]int, g.T)
+	for t := range out {
+		for s := range g.Segments {
+			out[t] += len(g.Candidates(in, s, t))
+		}
+	}
+	return out
 }
 
 func describeMLA(c kernels.MLAConfig) string {

@@ -3,6 +3,8 @@ package check
 import (
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
@@ -20,6 +22,8 @@ type CaseOptions struct {
 	// PoolGiB: mla_decode: pools of this many GiB per segment, valid candidates in
 	// their last pages (MLAPool); 0 means small pools. The GPU check's -pool-gib.
 	PoolGiB float64
+	// MaxHostBytes bounds the host memory of the case (0: HostMemoryLimit).
+	MaxHostBytes int64
 }
 
 // AddFlags registers the options as the check commands' flags (-seed, -vectors,
@@ -27,14 +31,14 @@ type CaseOptions struct {
 func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the random inputs")
 	fs.StringVar(&o.Vectors, "vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
-	fs.Float64Var(&o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
+	kernels.Float32Var(fs, &o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
 	fs.BoolVar(&o.Poison, "poison", true, "mla_decode: point slots past len at NaN-filled pages")
 	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
 
 // Validate reports an option value out of range as a *kernels.ConfigError.
 func (o CaseOptions) Validate() error {
-	if o.Invalid < 0 || o.Invalid > 1 {
+	if !(o.Invalid >= 0 && o.Invalid <= 1) { // NaN too
 		return &kernels.ConfigError{Flag: "invalid", Value: fmt.Sprint(o.Invalid), Want: "a fraction in 0..1"}
 	}
 	if !(o.PoolGiB >= 0 && o.PoolGiB <= MaxPoolBytes>>30) { // NaN too
@@ -45,6 +49,42 @@ func (o CaseOptions) Validate() error {
 	}
 	if o.Vectors != "" && o.PoolGiB != 0 {
 		return &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "no -pool-gib with it (a folder brings its own pools)"}
+	}
+	return nil
+}
+
+// VectorPlanFlags are the kernel flags that still apply with -vectors: they plan the
+// launch (split, head block, tile) but do not change what is computed; meta.json
+// sets the rest of the configuration and the folder holds the inputs.
+var VectorPlanFlags = []string{"split", "sms", "head-block", "tile"}
+
+// CheckVectorFlags refuses, when -vectors is given, any flag it would override:
+// a configuration flag of mla_decode other than VectorPlanFlags, or -seed, -invalid,
+// -poison (the folder's inputs are fixed). set lists the flags given explicitly.
+func (o CaseOptions) CheckVectorFlags(set map[string]bool) error {
+	if o.Vectors == "" {
+		return nil
+	}
+	spec, err := kernels.Lookup("mla_decode")
+	if err != nil {
+		return err
+	}
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	spec.Bind(fs)
+	var conflicts []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] && !slices.Contains(VectorPlanFlags, f.Name) {
+			conflicts = append(conflicts, f.Name)
+		}
+	})
+	for _, n := range []string{"seed", "invalid", "poison"} {
+		if set[n] {
+			conflicts = append(conflicts, n)
+		}
+	}
+	if len(conflicts) > 0 {
+		return &kernels.ConfigError{Flag: conflicts[0], Value: fmt.Sprintf("with -vectors %s", o.Vectors),
+			Want: "no configuration or input flags with -vectors (its meta.json and files set them); only -" + strings.Join(VectorPlanFlags, ", -") + " and -target apply"}
 	}
 	return nil
 }
@@ -65,6 +105,11 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 			return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(o.PoolGiB), Want: "0: only mla_decode has a pool"}
 		}
 	}
+	if o.Vectors == "" {
+		if err := CheckHostMemory(v, target, o.MaxHostBytes); err != nil {
+			return nil, err
+		}
+	}
 	switch v := v.(type) {
 	case kernels.GEMMConfig:
 		return GEMM(v, target, o.Seed)
@@ -74,7 +119,7 @@ func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
 		return MMALoop(v, target, o.Seed)
 	case kernels.MLAConfig:
 		if o.Vectors != "" {
-			c, err := Vectors(o.Vectors, target, v.Split, v.SMs)
+			c, err := Vectors(o.Vectors, target, v, o.MaxHostBytes)
 			if err != nil {
 				return nil, &kernels.ConfigError{Flag: "vectors", Value: o.Vectors, Want: "a readable test-vector folder (" + err.Error() + ")"}
 			}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -169,7 +170,7 @@ func TestVectors(t *testing.T) {
 	for _, d := range dirs {
 		for _, split := range []int{1, 0} {
 			t.Run(fmt.Sprintf("%s/split%d", filepath.Base(d), split), func(t *testing.T) {
-				c, err := Vectors(d, "sm_90", split, 0)
+				c, err := Vectors(d, "sm_90", kernels.MLAConfig{Split: split}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -212,7 +213,8 @@ func TestMLAMatrixAssembles(t *testing.T) {
 // past the pool inside the valid prefix (issue 15, item 1: it panicked in
 // golden.MLAConfig.LoadK) loads, runs in the emulator without reading it, and
 // still matches the folder's outputs: one candidate of 160 dropped stays within
-// the spec's tolerance. The candidate counts show it was dropped.
+// the spec's tolerance once meta.json counts it out. The candidate counts show it
+// was dropped.
 func TestVectorsIndexPastPool(t *testing.T) {
 	src := "../golden/testdata/vectors/mla_decode/h4_sink_edges"
 	dir := t.TempDir()
@@ -240,8 +242,34 @@ func TestVectorsIndexPastPool(t *testing.T) {
 	if got != v.ValidPerRow[0]-1 {
 		t.Fatalf("row 0 has %d valid candidates, want %d (the folder's %d less the one past the pool)", got, v.ValidPerRow[0]-1, v.ValidPerRow[0])
 	}
+	// The folder's own count still includes the dropped candidate, which the check
+	// reports as a mismatch (a clear failure, not a crash); a folder written for
+	// the new rule says 159.
+	c, err := Vectors(dir, "sm_90", kernels.MLAConfig{Split: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Run(Emulator{}, c); err != nil || res.OK() || !strings.Contains(res.String(), "valid_candidates_per_row") {
+		t.Errorf("meta.json's count of 160 should fail the check (err %v), got:\n%s", err, res)
+	}
+	metaPath := filepath.Join(dir, "meta.json")
+	var meta map[string]any
+	b, err := os.ReadFile(metaPath)
+	if err == nil {
+		err = json.Unmarshal(b, &meta)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta["valid_candidates_per_row"].([]any)[0] = v.ValidPerRow[0] - 1
+	if b, err = json.Marshal(meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(metaPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, split := range []int{1, 0} {
-		c, err := Vectors(dir, "sm_90", split, 0)
+		c, err := Vectors(dir, "sm_90", kernels.MLAConfig{Split: split}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

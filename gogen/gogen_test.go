@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -348,7 +347,10 @@ func TestGoldenBuilds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
 	}
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	gobin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
+	if err != nil {
+		t.Fatal(err)
+	}
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -393,6 +395,35 @@ func TestGoldenBuilds(t *testing.T) {
 	for _, f := range files {
 		write(filepath.Join("two", f.Name), f.Data)
 	}
+	// The README's pattern: New's result is closed (deferred) and launched whatever
+	// it is; without a device it is nil, and neither may crash.
+	write(filepath.Join("two", "nil_test.go"), []byte(`package two
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/runtime"
+)
+
+func TestNilSafe(t *testing.T) {
+	dev, _ := runtime.Open(0)
+	k, err := NewTwoStep(dev)
+	defer k.Close()
+	if err == nil {
+		t.Skip("a device is present")
+	}
+	if err := k.Close(); err != nil {
+		t.Errorf("Close on nil = %v, want nil", err)
+	}
+	if err := k.Launch(nil, 1, nil); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("Launch on nil = %v, want an error wrapping runtime.ErrClosed", err)
+	}
+	if k.Target() != "" || k.Kernels() != nil {
+		t.Errorf("Target, Kernels on nil = %q, %v", k.Target(), k.Kernels())
+	}
+}
+`))
 	pkgs = append(pkgs, "./two")
 
 	run := func(env []string, args ...string) {
@@ -406,6 +437,7 @@ func TestGoldenBuilds(t *testing.T) {
 		}
 	}
 	run([]string{"CGO_ENABLED=0"}, append([]string{"vet"}, pkgs...)...)
+	run([]string{"CGO_ENABLED=0"}, "test", "./two")
 	cudadev := filepath.Join(root, ".tools", "cudadev")
 	if _, err := os.Stat(filepath.Join(cudadev, "usr", "include", "cuda.h")); err != nil {
 		t.Log("no CUDA headers (make tools-cuda): the -tags cuda build is not checked")

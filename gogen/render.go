@@ -296,6 +296,10 @@ func (m *model) renderLaunch(f *jen.File) error {
 	f.Add(doc("launch binds each kernel's parameters to Launch's arguments and the workspace,",
 		"checks them all, then launches the kernels in order."))
 	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("launch").Params(jen.Id("caller").Op("...").Add(rt("Arg"))).Error().Block(
+		// A nil receiver is what New returns with its error: an error, not a crash.
+		jen.If(jen.Id(r).Op("==").Nil()).Block(
+			jen.Return(errorf(T+".Launch: nil *"+T+" (New"+T+" failed?): %w", rt("ErrClosed"))),
+		),
 		jen.If(jen.Id(r).Dot("kernels").Op("==").Nil()).Block(
 			jen.Return(errorf(T+".Launch: %w", rt("ErrClosed"))),
 		),
@@ -326,17 +330,20 @@ func (m *model) renderLaunch(f *jen.File) error {
 // renderAccessors writes Target, Kernels and Close.
 func (m *model) renderAccessors(f *jen.File) error {
 	T, r := m.typ, m.recv
-	f.Add(doc(`Target is the target whose PTX was loaded ("sm_90").`))
-	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Target").Params().String().Block(jen.Return(jen.Id(r).Dot("target")))
+	nilReturns := func(v jen.Code) jen.Code { return jen.If(jen.Id(r).Op("==").Nil()).Block(jen.Return(v)) }
+	f.Add(doc(`Target is the target whose PTX was loaded ("sm_90"); "" for a nil *` + T + "."))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Target").Params().String().Block(nilReturns(jen.Lit("")), jen.Return(jen.Id(r).Dot("target")))
 	f.Line()
 
 	f.Add(doc("Kernels returns the loaded kernels in launch order, for their launch facts, JIT logs",
-		"and register counts."))
-	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Kernels").Params().Index().Op("*").Add(rt("Kernel")).Block(jen.Return(jen.Id(r).Dot("kernels")))
+		"and register counts; nil for a nil or closed *"+T+"."))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Kernels").Params().Index().Op("*").Add(rt("Kernel")).Block(nilReturns(jen.Nil()), jen.Return(jen.Id(r).Dot("kernels")))
 	f.Line()
 
-	f.Add(doc(fmt.Sprintf("Close unloads the kernels and frees the workspace; %s cannot launch afterwards.", T)))
+	f.Add(doc(fmt.Sprintf("Close unloads the kernels and frees the workspace; %s cannot launch afterwards.", T),
+		"Closing a nil or closed *"+T+" does nothing, so `defer k.Close()` is safe whatever New"+T+" returned."))
 	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Close").Params().Error().Block(
+		nilReturns(jen.Nil()),
 		jen.Var().Id("errs").Index().Error(),
 		jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(r).Dot("kernels")).Block(
 			jen.Id("errs").Op("=").Append(jen.Id("errs"), jen.Id("k").Dot("Unload").Call()),

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -51,11 +52,21 @@ type vectorSegment struct {
 
 // LoadVectors reads a test-vector folder: meta.json plus raw little-endian
 // arrays. Every array must have exactly the size meta.json implies.
-func LoadVectors(dir string) (*Vectors, error) {
+func LoadVectors(dir string) (*Vectors, error) { return LoadVectorsLimit(dir, math.MaxInt64) }
+
+// maxMetaBytes bounds meta.json (the shared folders' are under 1 KB).
+const maxMetaBytes = 1 << 20
+
+// LoadVectorsLimit is LoadVectors refusing, before reading any array, a folder
+// whose arrays (as meta.json sizes them) total more than maxBytes. Only regular
+// files inside dir are read, each only once its size is known to be the one
+// meta.json implies, so a folder cannot make the reader block (a FIFO), read
+// outside dir, or allocate more than the files hold.
+func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 	fail := func(format string, args ...any) (*Vectors, error) {
 		return nil, fmt.Errorf("load vectors %s: %s", dir, fmt.Sprintf(format, args...))
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	raw, err := readRegular(filepath.Join(dir, "meta.json"), -1, maxMetaBytes)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -73,67 +84,114 @@ func LoadVectors(dir string) (*Vectors, error) {
 	if err := c.Validate(); err != nil {
 		return fail("%v", err)
 	}
-	// read loads file name as exactly n elements of size bytes each.
-	read := func(name string, n, size int) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+	// Every array's size, overflow-checked: meta.json's numbers are unbounded.
+	type array struct {
+		name    string
+		n, size int64
+	}
+	var arrays []array
+	add := func(name string, size int64, dims ...int) error {
+		if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+			return fmt.Errorf("file name %q: want a file in the folder", name)
+		}
+		n := int64(1)
+		for _, d := range dims {
+			if d < 0 || n > math.MaxInt64/size/max(int64(d), 1) {
+				return fmt.Errorf("%s: %v elements do not fit in memory", name, dims)
+			}
+			n *= int64(d)
+		}
+		arrays = append(arrays, array{name, n, size})
+		return nil
+	}
+	errs := []error{add("q.bf16", 2, c.T, c.H, c.D())}
+	for _, s := range m.Segments {
+		errs = append(errs, add(s.CacheFile, 1, s.Pages, s.PageStride), add(s.IdxFile, 4, c.T, s.K))
+		if s.LenFile != "" {
+			errs = append(errs, add(s.LenFile, 4, c.T))
+		}
+	}
+	if c.Sink {
+		errs = append(errs, add("sink.f32", 4, c.H))
+	}
+	errs = append(errs, add("out_ref.f64", 8, c.T, c.H, c.D()), add("lse_ref.f64", 8, c.T, c.H))
+	for _, e := range errs {
+		if e != nil {
+			return fail("%v", e)
+		}
+	}
+	total, seen := int64(0), map[string]bool{}
+	for _, a := range arrays {
+		if seen[a.name] {
+			return fail("meta.json names %s for two arrays", a.name)
+		}
+		seen[a.name] = true
+		if total += a.n * a.size; total > maxBytes || total < 0 {
+			return fail("its arrays need more than %d bytes of memory (the limit)", maxBytes)
+		}
+	}
+	files := map[string][]byte{}
+	for _, a := range arrays {
+		b, err := readRegular(filepath.Join(dir, a.name), a.n*a.size, a.n*a.size)
 		if err != nil {
-			return nil, err
+			return fail("%v (%d elements of %d bytes)", err, a.n, a.size)
 		}
-		if len(b) != n*size {
-			return nil, fmt.Errorf("%s has %d bytes, want %d (%d elements of %d bytes)", name, len(b), n*size, n, size)
-		}
-		return b, nil
+		files[a.name] = b
 	}
 	v := &Vectors{Name: filepath.Base(dir), Config: c, Inputs: &MLAInputs{}, ValidPerRow: m.ValidPerRow}
-	D := c.D()
-	qb, err := read("q.bf16", c.T*c.H*D, 2)
-	if err != nil {
-		return fail("%v", err)
-	}
-	v.Inputs.Q = make([]dtype.BF16, c.T*c.H*D)
+	qb := files["q.bf16"]
+	v.Inputs.Q = make([]dtype.BF16, len(qb)/2)
 	for i := range v.Inputs.Q {
 		v.Inputs.Q[i] = dtype.BF16(binary.LittleEndian.Uint16(qb[2*i:]))
 	}
-	for i, s := range m.Segments {
-		var si SegmentInputs
-		if si.Cache, err = read(s.CacheFile, s.Pages*s.PageStride, 1); err != nil {
-			return fail("segment %d: %v", i, err)
-		}
-		b, err := read(s.IdxFile, c.T*s.K, 4)
-		if err != nil {
-			return fail("segment %d: %v", i, err)
-		}
-		si.Idx = int32s(b)
+	for _, s := range m.Segments {
+		si := SegmentInputs{Cache: files[s.CacheFile], Idx: int32s(files[s.IdxFile])}
 		if s.LenFile != "" {
-			b, err := read(s.LenFile, c.T, 4)
-			if err != nil {
-				return fail("segment %d: %v", i, err)
-			}
-			si.Len = int32s(b)
+			si.Len = int32s(files[s.LenFile])
 		}
 		v.Inputs.Segments = append(v.Inputs.Segments, si)
 	}
 	if c.Sink {
-		b, err := read("sink.f32", c.H, 4)
-		if err != nil {
-			return fail("%v", err)
-		}
-		v.Inputs.Sink = make([]float32, c.H)
+		b := files["sink.f32"]
+		v.Inputs.Sink = make([]float32, len(b)/4)
 		for i := range v.Inputs.Sink {
 			v.Inputs.Sink[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 		}
 	}
-	if b, err := read("out_ref.f64", c.T*c.H*D, 8); err != nil {
-		return fail("%v", err)
-	} else {
-		v.Out = float64s(b)
-	}
-	if b, err := read("lse_ref.f64", c.T*c.H, 8); err != nil {
-		return fail("%v", err)
-	} else {
-		v.LSE = float64s(b)
-	}
+	v.Out = float64s(files["out_ref.f64"])
+	v.LSE = float64s(files["lse_ref.f64"])
 	return v, nil
+}
+
+// readRegular reads a regular file of exactly want bytes (-1: any size up to
+// limit), refusing other sizes and kinds of file before reading anything.
+func readRegular(path string, want, limit int64) ([]byte, error) {
+	name := filepath.Base(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	case want >= 0 && fi.Size() != want:
+		return nil, fmt.Errorf("%s has %d bytes, want %d", name, fi.Size(), want)
+	case fi.Size() > limit:
+		return nil, fmt.Errorf("%s has %d bytes, want at most %d", name, fi.Size(), limit)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, fi.Size()+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != fi.Size() {
+		return nil, fmt.Errorf("%s changed size while read", name)
+	}
+	return b, nil
 }
 
 func int32s(b []byte) []int32 {

@@ -1,9 +1,13 @@
 package golden
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 const vectorsDir = "testdata/vectors/mla_decode"
@@ -64,5 +68,74 @@ func TestReferenceMatchesVectors(t *testing.T) {
 			}
 			t.Logf("\n%s%s", ro, rl)
 		})
+	}
+}
+
+// TestLoadVectorsRefuses: meta.json values past memory, names outside the folder, a
+// FIFO and a file of the wrong size are refused before anything large is read.
+func TestLoadVectorsRefuses(t *testing.T) {
+	meta := func(t, k int, cache string) string {
+		return fmt.Sprintf(`{"kernel":"mla_decode","T":%d,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":%d,"page_size":1,"page_stride":2,"pages":1,"cache":%q,"idx":"i"}]}`, t, k, cache)
+	}
+	for _, c := range []struct {
+		name, meta, want string
+		fifo             bool
+	}{
+		{"huge T x K", meta(1<<40, 1<<40, "c"), "do not fit in memory", false},
+		{"path escape", meta(1, 1, "../c"), `file name "../c"`, false},
+		{"absolute path", meta(1, 1, "/etc/passwd"), `file name "/etc/passwd"`, false},
+		{"same file twice", meta(1, 1, "i"), "names i for two arrays", false},
+		{"fifo", meta(1, 1, "c"), "c is not a regular file", true},
+		{"wrong size", meta(1, 2, "c"), "i has 4 bytes, want 8", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name string, n int) {
+				if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("meta.json", 0)
+			if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(c.meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			write("q.bf16", 2)
+			write("i", 4)
+			write("out_ref.f64", 8)
+			write("lse_ref.f64", 8)
+			if c.fifo {
+				if err := syscall.Mkfifo(filepath.Join(dir, "c"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				write("c", 2)
+			}
+			done := make(chan error, 1)
+			go func() { _, err := LoadVectors(dir); done <- err }()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("LoadVectors = %v, want an error containing %q", err, c.want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("LoadVectors did not return in 30 s")
+			}
+		})
+	}
+	// The same folder, well-formed, loads; with a 1-byte limit it is refused.
+	dir := t.TempDir()
+	for name, n := range map[string]int{"q.bf16": 2, "c": 2, "i": 4, "out_ref.f64": 8, "lse_ref.f64": 8} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(meta(1, 1, "c")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadVectors(dir); err != nil {
+		t.Fatalf("well-formed folder: %v", err)
+	}
+	if _, err := LoadVectorsLimit(dir, 1); err == nil || !strings.Contains(err.Error(), "more than 1 bytes") {
+		t.Errorf("LoadVectorsLimit(1) = %v, want the limit named", err)
 	}
 }

@@ -5,10 +5,17 @@ package ir
 type Kernel struct {
 	Name   string
 	Params []*Param
-	Grid   [3]int // CTAs per dimension, each >= 1
+	Grid   [3]int // CTAs per dimension, each in 1..MaxGrid[i]
 	Warps  int    // warps per CTA
 	Body   *Block
 }
+
+// CUDA's grid limits on every architecture ptxgen targets: 2^31-1 CTAs in x, 65535 in
+// y and z. Verify refuses larger grids, since such a kernel cannot be launched.
+const MaxGridYZ = 65535
+
+// MaxGrid is the largest grid extent per dimension.
+var MaxGrid = [3]int{1<<31 - 1, MaxGridYZ, MaxGridYZ}
 
 // Param is a kernel parameter. Pointers and 32/64-bit scalars only.
 type Param struct {

@@ -7,7 +7,7 @@ import (
 
 // everyOp builds a kernel that uses every op, so the text form round trip covers
 // every printer and parser case.
-func everyOp(t *testing.T) *Kernel {
+func everyOp(t testing.TB) *Kernel {
 	b := NewBuilder("every_op")
 	b.SetGrid(3, 2, 1)
 	b.SetWarps(4)
@@ -117,6 +117,10 @@ func TestVerifierErrors(t *testing.T) {
 }`, []string{"%y = add %x, %lo", "operand 0 (%x: i32)", "outside its scope"}},
 		{"bad grid", `kernel k() grid(0, 1, 1) warps 1 {
 }`, []string{"grid dimension 0 is 0"}},
+		{"grid y past CUDA's limit", `kernel k() grid(1, 65536, 1) warps 1 {
+}`, []string{"grid dimension 1 is 65536, want 1..65535"}},
+		{"grid z past CUDA's limit", `kernel k() grid(1, 1, 70000) warps 1 {
+}`, []string{"grid dimension 2 is 70000, want 1..65535"}},
 		{"bad warps", `kernel k() grid(1, 1, 1) warps 33 {
 }`, []string{"33 warps per CTA, want 1..32"}},
 		{"exp2 on ints", `kernel k() grid(1, 1, 1) warps 1 {

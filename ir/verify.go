@@ -2,7 +2,6 @@ package ir
 
 import (
 	"fmt"
-	"math"
 )
 
 // OpError is a verifier error: it names the op, the operand and the problem.
@@ -403,8 +402,8 @@ func Verify(k *Kernel) error {
 		return fmt.Errorf("ir: kernel name %q: want letters, digits and _", k.Name)
 	}
 	for i, g := range k.Grid {
-		if g < 1 || g > math.MaxInt32 {
-			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d", k.Name, i, g, math.MaxInt32)
+		if limit := MaxGrid[i]; g < 1 || g > limit {
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d (CUDA's limit)", k.Name, i, g, limit)
 		}
 	}
 	if k.Warps < 1 || k.Warps > 32 {

@@ -21,6 +21,10 @@ type GEMMConfig struct {
 // MaxGEMMDim bounds M, N and K so index arithmetic stays in 32 bits.
 const MaxGEMMDim = 1 << 24
 
+// MaxGEMMN bounds N further: its CTAs (one per 128 columns) are the grid's y
+// dimension, which CUDA limits to 65535.
+const MaxGEMMN = ir.MaxGridYZ * gemmMaxBN
+
 // Validate reports the first bad field, naming it and the accepted range.
 func (c GEMMConfig) Validate() error {
 	for _, d := range []struct {
@@ -30,6 +34,9 @@ func (c GEMMConfig) Validate() error {
 		if d.v < 1 || d.v > MaxGEMMDim {
 			return &ConfigError{Flag: d.name, Value: fmt.Sprint(d.v), Want: fmt.Sprintf("an integer in 1..%d", MaxGEMMDim)}
 		}
+	}
+	if c.N > MaxGEMMN {
+		return &ConfigError{Flag: "n", Value: fmt.Sprint(c.N), Want: fmt.Sprintf("an integer in 1..%d (ceil(n/%d) CTAs are the grid's y dimension, which CUDA limits to %d)", MaxGEMMN, gemmMaxBN, ir.MaxGridYZ)}
 	}
 	if c.Out != ir.BF16 && c.Out != ir.F32 {
 		return &ConfigError{Flag: "out", Value: c.Out.String(), Want: "bf16 or f32"}

@@ -72,6 +72,8 @@ const (
 	MaxMLAHeads = 128
 	MaxMLAK     = 1 << 20
 	MaxMLADim   = 1024
+	// MaxMLATokens: the decode and combine grids put rows in y (at most 65535).
+	MaxMLATokens = ir.MaxGridYZ
 )
 
 // D is the K/V width.
@@ -91,8 +93,8 @@ func (c MLAConfig) Validate() error {
 		return &ConfigError{Flag: flag, Value: fmt.Sprint(v), Want: want}
 	}
 	switch {
-	case c.T < 1 || c.T > 1<<20:
-		return bad("tokens", c.T, "an integer in 1..1048576")
+	case c.T < 1 || c.T > MaxMLATokens:
+		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, ir.MaxGridYZ))
 	case c.H < 1 || c.H > MaxMLAHeads:
 		return bad("heads", c.H, fmt.Sprintf("an integer in 1..%d", MaxMLAHeads))
 	case c.Cache != CacheFP8DS && c.Cache != CacheBF16:
@@ -107,8 +109,8 @@ func (c MLAConfig) Validate() error {
 		return bad("rope", c.Rope, fmt.Sprintf("an integer in 0..%d", MaxMLADim))
 	case c.D() < 1 || c.D() > MaxMLADim:
 		return bad("nope", c.Nope, fmt.Sprintf("a width with 1 <= nope+rope <= %d (have %d)", MaxMLADim, c.D()))
-	case math.IsNaN(c.Scale) || math.IsInf(c.Scale, 0) || c.Scale < 0:
-		return bad("scale", c.Scale, "0 (1/sqrt(nope+rope)) or a finite positive number")
+	case CheckFloat32(c.Scale) != nil || c.Scale < 0:
+		return bad("scale", c.Scale, "0 (1/sqrt(nope+rope)) or a positive number that is finite and nonzero as a float32")
 	case c.Split < 0 || c.Split > mlaMaxSplit:
 		return bad("split", c.Split, fmt.Sprintf("0 (automatic) or 1..%d", mlaMaxSplit))
 	case c.SMs < 0 || c.SMs > 4096:

@@ -70,7 +70,7 @@ func init() {
 		Bind: func(fs *flag.FlagSet) Config {
 			c := &gemmFlags{}
 			fs.IntVar(&c.M, "m", 128, "rows of A and C (1..16777216)")
-			fs.IntVar(&c.N, "n", 128, "columns of B and C (1..16777216)")
+			fs.IntVar(&c.N, "n", 128, "columns of B and C (1..8388480: ceil(n/128) <= 65535 grid rows)")
 			fs.IntVar(&c.K, "k", 512, "columns of A, rows of B (1..16777216)")
 			fs.StringVar(&c.out, "out", "bf16", "element type of C: bf16 or f32")
 			return c
@@ -121,7 +121,7 @@ func init() {
 		Doc:  "DeepSeek-V4 sparse MLA decode: paged fp8ds/bf16 KV gathered through index lists, online softmax, sink, LSE",
 		Bind: func(fs *flag.FlagSet) Config {
 			m := &mlaFlags{}
-			fs.IntVar(&m.T, "tokens", 1, "query rows T (decode tokens, 1..1048576)")
+			fs.IntVar(&m.T, "tokens", 1, "query rows T (decode tokens, 1..65535)")
 			fs.IntVar(&m.H, "heads", 64, "query heads H (1..128)")
 			fs.IntVar(&m.k[0], "k0", 128, "candidates per row in segment 0 (1..1048576)")
 			fs.IntVar(&m.k[1], "k1", 512, "candidates per row in segment 1 (0 = no segment 1, else 1..1048576)")
@@ -133,7 +133,7 @@ func init() {
 			fs.IntVar(&m.Nope, "nope", fp8dsNope, "quantized (nope) width of K/V (fp8ds: 448)")
 			fs.IntVar(&m.Rope, "rope", fp8dsRope, "rope width of K/V (fp8ds: 64)")
 			fs.BoolVar(&m.Sink, "sink", true, "a per-head f32 attention sink is given")
-			fs.Float64Var(&m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
+			Float32Var(fs, &m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
 			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..64)")
 			fs.IntVar(&m.SMs, "sms", 0, "SM count to plan the split for (0 = the target's: sm_120 188, sm_90 132, sm_80 108)")
 			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16, 32 or 64 (4, 8 or 8 warps; see -warps64); 0 = automatic")
@@ -152,6 +152,15 @@ type mlaFlags struct {
 
 func (m *mlaFlags) config() (MLAConfig, error) {
 	c := m.MLAConfig
+	if m.k[1] == 0 && (m.page[1] != 64 || !m.hasLen[1]) {
+		// Segment 1's flags would be ignored without segment 1.
+		v := fmt.Sprintf("%d", m.page[1])
+		flag := "page1"
+		if m.page[1] == 64 {
+			flag, v = "len1", fmt.Sprint(m.hasLen[1])
+		}
+		return c, &ConfigError{Flag: flag, Value: v, Want: "no segment-1 flag with -k1 0 (there is no segment 1)"}
+	}
 	c.Segments = nil
 	for s := 0; s < 2; s++ {
 		if s == 1 && m.k[1] == 0 {

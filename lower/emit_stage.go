@@ -121,11 +121,10 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 // elements may exist individually, as packed pairs (two 16-bit values in a b32) or
 // as raw 32-bit words of 8-bit values; each form is made from another on demand.
 type run struct {
-	elem16 bool          // pairs hold 16-bit values
-	ty     ir.Elem       // element type
-	elems  []ptx.Operand // per element, or nil
-	pairs  []ptx.Operand // b32 per two 16-bit elements, or nil
-	words  []ptx.Operand // b32 per four 8-bit elements, or nil
+	ty    ir.Elem       // element type
+	elems []ptx.Operand // per element, or nil
+	pairs []ptx.Operand // b32 per two 16-bit elements, or nil
+	words []ptx.Operand // b32 per four 8-bit elements, or nil
 }
 
 func (r *run) elem(e *emitter, j int) ptx.Operand {

@@ -214,33 +214,49 @@ func (p *parser) module() (*Module, error) {
 			continue
 		case "":
 			if t.kind == tEOF {
-				if m.Version == "" {
-					return nil, p.errf(t, "missing .version")
+				if err := p.header(m, t, ""); err != nil {
+					return nil, err
+				}
+				if len(shared.Shared) > 0 {
+					return nil, p.errf(t, "shared array %s is declared after the last function", shared.Shared[0].Name)
 				}
 				return m, nil
 			}
 		case ".version":
 			v := p.next()
-			if v.kind != tNum {
-				return nil, p.errf(v, "bad .version %q", v.text)
+			if m.Version != "" || v.kind != tNum || !isVersion(v.text) {
+				return nil, p.errf(v, "bad .version %q: want one .version MAJOR.MINOR first", v.text)
 			}
 			m.Version = v.text
 			continue
 		case ".target":
 			v := p.next()
-			if v.kind != tIdent {
-				return nil, p.errf(v, "bad .target %q", v.text)
+			if err := p.header(m, t, ".target"); err != nil {
+				return nil, err
+			}
+			if m.Target != "" || v.kind != tIdent || !isTargetName(v.text) {
+				return nil, p.errf(v, "bad .target %q: want one .target such as sm_90 after .version", v.text)
 			}
 			m.Target = v.text
 			continue
 		case ".address_size":
-			n, err := p.int(p.next())
+			if err := p.header(m, t, ".address_size"); err != nil {
+				return nil, err
+			}
+			v := p.next()
+			n, err := p.int(v)
 			if err != nil {
 				return nil, err
+			}
+			if m.AddressSize != 0 || (n != 32 && n != 64) {
+				return nil, p.errf(v, "bad .address_size %d: want one .address_size 32 or 64 after .target", n)
 			}
 			m.AddressSize = n
 			continue
 		case ".visible", ".entry":
+			if err := p.header(m, t, ""); err != nil {
+				return nil, err
+			}
 			if t.text == ".visible" {
 				if _, err := p.expect(".entry"); err != nil {
 					return nil, err
@@ -257,6 +273,64 @@ func (p *parser) module() (*Module, error) {
 		}
 		return nil, p.errf(t, "unexpected %q at top level", t.text)
 	}
+}
+
+// header checks that the module header is complete up to the directive next: a
+// module is .version, .target and .address_size, in that order, then its functions
+// (next "" means the whole header).
+func (p *parser) header(m *Module, t token, next string) error {
+	switch {
+	case m.Version == "":
+		return p.errf(t, "missing .version before %s", describe(t))
+	case next == ".target":
+		return nil
+	case m.Target == "":
+		return p.errf(t, "missing .target before %s", describe(t))
+	case next == ".address_size":
+		return nil
+	case m.AddressSize == 0:
+		return p.errf(t, "missing .address_size before %s", describe(t))
+	}
+	return nil
+}
+
+func describe(t token) string {
+	if t.kind == tEOF {
+		return "the end"
+	}
+	return t.text
+}
+
+// isVersion reports whether s is a PTX ISA version, MAJOR.MINOR.
+func isVersion(s string) bool {
+	major, minor, ok := strings.Cut(s, ".")
+	return ok && isDigits(major) && isDigits(minor)
+}
+
+func isDigits(s string) bool {
+	if s == "" || len(s) > 4 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isTargetName reports whether s is a target such as sm_90 or sm_90a.
+func isTargetName(s string) bool {
+	if !strings.HasPrefix(s, "sm_") || len(s) < 4 {
+		return false
+	}
+	for i := 3; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *parser) function() (*Func, error) {

@@ -155,13 +155,25 @@ L:	add.s32 %r2,%r2,-3;
 func TestParseErrors(t *testing.T) {
 	cases := []struct{ src, want string }{
 		{".version 7.8\n.target sm_80\nbogus", `line 3: unexpected "bogus" at top level`},
-		{".version 7.8\n.visible .entry k(\n.param .u64 a\n.param .u64 b)\n{\n}", `line 4: expected , or ) after parameter`},
-		{".version 7.8\n.visible .entry k()\n{\n\tadd.s32 %r1, %r2 %r3;\n}", `line 4: expected , or ; after operand, found "%r3": "add.s32 %r1, %r2 %r3;"`},
-		{".version 7.8\n.visible .entry k()\n{\n\tld.u32 %r1, [%r2+x];\n}", `line 4: bad address offset "x"`},
-		{".version 7.8\n.visible .entry k()\n{\n\tmov.u32 %r1, 12z;\n}", `line 4: bad immediate "12z"`},
-		{".version 7.8\n.visible .entry k()\n{\n\tret;\n", `unterminated body of k`},
-		{".version 7.8\n.visible .entry k()\n{\n.reg .b32 %r;\n}", `line 4: only register ranges`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k(\n.param .u64 a\n.param .u64 b)\n{\n}", `line 6: expected , or ) after parameter`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tadd.s32 %r1, %r2 %r3;\n}", `line 6: expected , or ; after operand, found "%r3": "add.s32 %r1, %r2 %r3;"`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tld.u32 %r1, [%r2+x];\n}", `line 6: bad address offset "x"`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tmov.u32 %r1, 12z;\n}", `line 6: bad immediate "12z"`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tret;\n", `unterminated body of k`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r;\n}", `line 6: only register ranges`},
 		{".target sm_80", `missing .version`},
+		// Issue 15: a module needs its whole header, once each, in order; what
+		// Print writes for a module without one did not parse back.
+		{"//0000000\n.version 0", `bad .version "0"`},
+		{".version 7.8", `missing .target before the end`},
+		{".version 7.8\n.target sm_80", `missing .address_size before the end`},
+		{".version 7.8\n.target sm_80\n.visible .entry k()\n{\n}", `missing .address_size before .visible`},
+		{".version 7.8\n.target .address_size\n", `bad .target ".address_size"`},
+		{".version 7.8\n.target sm_80\n.address_size 48", `bad .address_size 48`},
+		{".version 7.8\n.version 7.8", `bad .version "7.8"`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.target sm_90", `bad .target "sm_90"`},
+		{".version 7.8\n.address_size 64", `missing .target before .address_size`},
+		{".version 7.8\n.target sm_80\n.address_size 64\n.shared .align 4 .b8 x[4];", `shared array x is declared after the last function`},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.src)

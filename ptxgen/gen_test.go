@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestGen(t *testing.T) {
@@ -112,5 +114,135 @@ func TestGenBadUsage(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("failed runs left files: %v", entries)
+	}
+}
+
+// TestGenFlagValueNamedKernel: "-pkg kernel" is -pkg's value; the pre-scan for
+// -kernel used to take the next argument ("-o") as the kernel's name.
+func TestGenFlagValueNamedKernel(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "k.go")
+	code, _, errOut := runCLI("gen", "-pkg", "kernel", "-kernel", "gemm", "-m", "17", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	src, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "package kernel\n") || !strings.Contains(string(src), "-kernel gemm -m 17") {
+		t.Errorf("generated file is not package kernel for gemm m=17:\n%.300s", src)
+	}
+	for _, args := range [][]string{
+		{"dump", "-after", "kernel", "-kernel", "gemm"},                       // -after's value
+		{"check", "-emu", "-kernel", "gemm", "-m", "3", "-n", "2", "-k", "5"}, // -emu takes no value
+		{"dump", "-ir=true", "-kernel=gemm", "-m", "5"},
+		{"dump", "--kernel", "gemm", "-m", "5", "-ir"},
+	} {
+		code, out, errOut := runCLI(args...)
+		if args[1] == "-after" {
+			if code != 2 || !strings.Contains(errOut, "-after kernel") {
+				t.Errorf("%v: exit %d, stderr %q, want -after's value refused", args, code, errOut)
+			}
+			continue
+		}
+		if code != 0 || !strings.Contains(out, "gemm") {
+			t.Errorf("%v: exit %d, stderr %q, out %.80q", args, code, errOut, out)
+		}
+	}
+}
+
+// TestGenOutputs: -o must name a Go file the go command builds, in an existing
+// directory, and never a FIFO or a device (writing one blocks or never ends).
+func TestGenOutputs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.go")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "full.go")
+	if err := os.Symlink("/dev/full", full); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ out, want string }{
+		{"/nonexistent/x.go", "existing directory"},
+		{filepath.Join(dir, ".go"), "not starting with . or _"},
+		{filepath.Join(dir, "_x.go"), "not starting with . or _"},
+		{filepath.Join(dir, "x_test.go"), "_test.go"},
+		{fifo, "named pipe"},
+		{full, "device"},
+	} {
+		done := make(chan struct{})
+		var code int
+		var errOut string
+		go func() {
+			code, _, errOut = runCLI("gen", "-kernel", "gemm", "-pkg", "p", "-o", c.out)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("gen -o %s did not return in 30 s", c.out)
+		}
+		if code != 2 || !strings.Contains(errOut, "-o "+c.out) || !strings.Contains(errOut, c.want) {
+			t.Errorf("gen -o %s: exit %d, stderr %q, want 2 and %q", c.out, code, errOut, c.want)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("gen wrote files for refused -o values: %v", ents)
+	}
+}
+
+// TestWriteIfChangedReadsLittle: an existing file is read up to one byte past the new
+// contents, so a huge or endless existing file costs nothing.
+func TestWriteIfChangedReadsLittle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.go")
+	if err := os.WriteFile(path, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, data := range []string{"abc", "ab", "abcd", "xyz"} {
+		if err := writeIfChanged(path, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if string(got) != data {
+			t.Fatalf("after writing %q the file holds %q", data, got)
+		}
+	}
+	if err := writeIfChanged("/dev/zero", []byte("a")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("writeIfChanged(/dev/zero) = %v, want a refusal", err)
+	}
+}
+
+// TestGenRemovesDroppedTarget: regenerating with fewer targets removes the PTX files
+// of the dropped ones (and says so), but never a file ptxgen did not write.
+func TestGenRemovesDroppedTarget(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "g.go")
+	if code, _, e := runCLI("gen", "-kernel", "gemm", "-targets", "sm_90,sm_120,sm_80", "-pkg", "g", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	mine := filepath.Join(dir, "g_sm_86.ptx")
+	if err := os.WriteFile(mine, []byte("// my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI("gen", "-kernel", "gemm", "-targets", "sm_90", "-pkg", "g", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, tg := range []string{"sm_120", "sm_80"} {
+		name := filepath.Join(dir, "g_"+tg+".ptx")
+		if _, err := os.Stat(name); err == nil {
+			t.Errorf("%s is still there after dropping %s", name, tg)
+		}
+		if !strings.Contains(errOut, "removed "+name) {
+			t.Errorf("gen did not say it removed %s: %q", name, errOut)
+		}
+	}
+	for _, keep := range []string{filepath.Join(dir, "g_sm_90.ptx"), mine} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s was removed: %v", keep, err)
+		}
 	}
 }

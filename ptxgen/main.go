@@ -51,6 +51,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// runCase runs a check's case in the emulator, and maxHostBytes bounds the host
+// memory of a case (0: half of the machine's); the CLI fuzz test replaces both to
+// keep an iteration short.
+var (
+	runCase      = func(c *pcheck.Case) (*pcheck.Result, error) { return pcheck.Run(pcheck.Emulator{}, c) }
+	maxHostBytes int64
+)
+
 // failure is a check that ran and did not pass: exit status 1.
 type failure struct{ msg string }
 
@@ -64,12 +72,18 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "dump":
 		return dump(args[1:], stdout, stderr)
 	case "list":
+		if len(args) > 1 {
+			return &usageError{Msg: fmt.Sprintf("list takes no arguments (got %q)", args[1])}
+		}
 		return list(stdout)
 	case "check":
 		return check(args[1:], stdout, stderr)
 	case "gen":
 		return gen(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return &usageError{Msg: fmt.Sprintf("help takes no arguments (got %q); for a command's flags run ptxgen COMMAND -help", args[1])}
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
@@ -96,16 +110,13 @@ Commands:
 Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `
 
-// kernelFlags sets up the flags of the kernel that args name with -kernel.
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
-	return kernels.NewCommandFlags("ptxgen "+cmd, args, defaultKernel, "sm_120", "", stderr)
+// kernelFlags sets up a command's -kernel and -target flags; Parse binds the kernel's own.
+func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
+	return kernels.NewCommandFlags("ptxgen "+cmd, defaultKernel, "sm_120", "", stderr)
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("dump", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("dump", stderr)
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
@@ -115,6 +126,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	lower.CheckPasses = lower.CheckPasses || *checkPasses
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
+	}
+	if *showIR && *after != "" {
+		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
 	}
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
@@ -137,17 +151,34 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" {
 		d, err := lower.DumpProgram(prog, *fs.Target, *after)
 		if err != nil {
-			return &usageError{Msg: err.Error()}
+			return compileError(fs, err)
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
 	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
-		return &usageError{Msg: err.Error()}
+		return compileError(fs, err)
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
+}
+
+// compileError is bad usage: a configuration the generator cannot lower, with the
+// flags that caused it named where they are known.
+func compileError(fs *kernels.CommandFlags, err error) error {
+	err = kernels.ExplainCompileError(fs.Config, *fs.Target, err, compileOnly)
+	if kernels.IsUsage(err) {
+		return err
+	}
+	return &usageError{Msg: err.Error()}
+}
+
+// setFlags lists the flags the command line gave explicitly.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
 func contains(xs []string, x string) bool {
@@ -176,10 +207,7 @@ func list(stdout io.Writer) error {
 }
 
 func check(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("check", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("check", stderr)
 	useEmu := fs.Bool("emu", false, "run the PTX in the CPU emulator (the GPU check is ptxgen-gpu check -gpu)")
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
@@ -194,6 +222,9 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if *useGPU {
 		return &usageError{Msg: "-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
 	}
+	if err := opts.CheckVectorFlags(setFlags(fs.FlagSet)); err != nil {
+		return err
+	}
 	if !*useEmu {
 		return &usageError{Msg: "check: say -emu (the CPU emulator); GPU checks run with ptxgen-gpu check -gpu"}
 	}
@@ -201,11 +232,25 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.Vectors == "" {
+		// What the host cannot hold, then what the emulator would not finish, before
+		// the case (inputs, float64 reference) is built.
+		if err := pcheck.CheckHostMemory(v, *fs.Target, maxHostBytes); err != nil {
+			return err
+		}
+		if err := pcheck.CheckEmulatorTime(v); err != nil {
+			return err
+		}
+	}
+	opts.MaxHostBytes = maxHostBytes
 	c, err := pcheck.ForConfig(v, *fs.Target, opts)
 	if err != nil {
-		return err
+		if kernels.IsUsage(err) {
+			return err
+		}
+		return compileError(fs, err)
 	}
-	res, err := pcheck.Run(pcheck.Emulator{}, c)
+	res, err := runCase(c)
 	if err != nil {
 		return &failure{err.Error()}
 	}
@@ -215,4 +260,10 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "PASS")
 	return nil
+}
+
+// compileOnly is lower.CompileProgram's error alone, for kernels.ExplainCompileError.
+func compileOnly(p *ir.Program, target string) error {
+	_, err := lower.CompileProgram(p, target)
+	return err
 }

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,6 +66,38 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-after", "regalloc"}, []string{"-after regalloc", "legalize"}},
 		{[]string{"dump", "-bogus"}, []string{"-bogus"}},
 		{[]string{"frobnicate"}, []string{"frobnicate", "dump, list or check"}},
+		// Issue 15: grids past CUDA's limits (65535 in y) cannot launch.
+		{[]string{"dump", "-tokens", "65536", "-heads", "16"}, []string{"-tokens 65536", "1..65535", "grid"}},
+		{[]string{"dump", "-kernel", "gemm", "-m", "64", "-n", "8388608"}, []string{"-n 8388608", "1..8388480", "65535"}},
+		// Issue 15: float flags must be finite float32 values.
+		{[]string{"dump", "-scale", "1e39"}, []string{"-scale", "1e39", "float32"}},
+		{[]string{"dump", "-scale", "NaN"}, []string{"-scale", "NaN", "finite"}},
+		{[]string{"dump", "-scale", "-Inf"}, []string{"-scale", "-Inf", "finite"}},
+		{[]string{"dump", "-scale", "1e-50"}, []string{"-scale", "1e-50", "zero as a float32"}},
+		{[]string{"check", "-emu", "-invalid", "NaN"}, []string{"-invalid", "NaN"}},
+		{[]string{"check", "-emu", "-invalid", "1e40"}, []string{"-invalid", "1e40"}},
+		// Issue 15: the host cannot hold these checks; refused before allocating.
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "TiB"}},
+		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
+		// Inside the memory bound but far too slow for the emulator (hours).
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "8000", "-n", "8000", "-k", "8000"}, []string{"-m 8000", "emulator finishes", "hours", "ptxgen-gpu check -gpu"}},
+		{[]string{"check", "-emu", "-kernel", "mma_loop"}, []string{"-ctas 528", "-ctas x -iters", "30-minute limit"}},
+		// Issue 15: stray arguments and conflicting flags.
+		{[]string{"list", "extra"}, []string{"list takes no arguments", "extra"}},
+		{[]string{"dump", "-k1", "0", "-page1", "32"}, []string{"-page1 32", "-k1 0"}},
+		{[]string{"dump", "-k1", "0", "-len1=false"}, []string{"-len1 false", "-k1 0"}},
+		{[]string{"help", "extra"}, []string{"help takes no arguments", "extra"}},
+		{[]string{"dump", "-ir", "-after", "legalize"}, []string{"-ir or -after"}},
+		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-heads", "8"}, []string{"-heads", "-vectors", "meta.json"}},
+		{[]string{"check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-seed", "2"}, []string{"-seed", "-vectors"}},
+		// Issue 15: a forced CTA shape that does not fit the target names its flags
+		// and what fits.
+		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "sm_120", "101376", "-head-block 16 -tile 32"}},
+		{[]string{"dump", "-head-block", "16", "-tile", "64", "-target", "sm_120"}, []string{"-head-block 16 -tile 64", "-head-block 16 -tile 32"}},
+		{[]string{"check", "-emu", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "-head-block 16 -tile 32"}},
+		{[]string{"gen", "-pkg", "p", "-o", "x.go", "-head-block", "64", "-targets", "sm_90,sm_120"}, []string{"-head-block 64 on sm_120", "-head-block 16 -tile 32"}},
+		// Issue 15: the kernel is the value of -kernel, never another flag's value.
+		{[]string{"gen", "-pkg", "kernel", "-o", "k.txt"}, []string{"-o k.txt", ".go"}},
 	}
 	for _, c := range cases {
 		code, out, errOut := runCLI(c.args...)
@@ -125,5 +160,49 @@ func TestHelpExitsZero(t *testing.T) {
 	code, _, errOut := runCLI("dump", "-help")
 	if code != 0 || !strings.Contains(errOut, "-heads int") || !strings.Contains(errOut, "-k1 int") {
 		t.Fatalf("exit %d, help:\n%s", code, errOut)
+	}
+}
+
+// TestCheckVectorsPlan: -head-block and -tile apply to a vector folder (they used to
+// be dropped, so the 64-head path never ran on vectors).
+func TestCheckVectorsPlan(t *testing.T) {
+	code, out, errOut := runCLI("check", "-emu", "-vectors", "../golden/testdata/vectors/mla_decode/h4_sink_edges", "-head-block", "64", "-tile", "64", "-target", "sm_90")
+	if code != 0 || !strings.Contains(out, "head-block=64 tile=64") || !strings.Contains(out, "PASS") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestCheckVectorsValidCount: a meta.json whose valid_candidates_per_row disagrees
+// with its len and idx files fails the check (exit 1), naming the row.
+func TestCheckVectorsValidCount(t *testing.T) {
+	src := "../golden/testdata/vectors/mla_decode/h4_sink_edges"
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "meta.json" {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			counts := m["valid_candidates_per_row"].([]any)
+			counts[1] = counts[1].(float64) + 1
+			if b, err = json.Marshal(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := runCLI("check", "-emu", "-vectors", dir)
+	if code != 1 || !strings.Contains(out, "valid_candidates_per_row") || !strings.Contains(out, "mismatch      [1]") {
+		t.Fatalf("exit %d, want 1 and the row named; stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -171,8 +172,8 @@ func CheckFacts(k *ptx.Kernel) error {
 		return fmt.Errorf("runtime: kernel has no entry name")
 	}
 	for i, g := range k.Grid {
-		if g <= 0 {
-			return fail("grid dimension %d is %d, want > 0", i, g)
+		if g <= 0 || g > ir.MaxGrid[i] {
+			return fail("grid dimension %d is %d, want 1..%d (CUDA's limit)", i, g, ir.MaxGrid[i])
 		}
 	}
 	if k.Block <= 0 || k.Block > maxBlock {

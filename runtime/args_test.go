@@ -117,6 +117,9 @@ func TestCheckFacts(t *testing.T) {
 		want string
 	}{
 		{"zero grid", func(k *ptx.Kernel) { k.Grid[1] = 0 }, "grid dimension 1 is 0"},
+		{"grid y past CUDA's limit", func(k *ptx.Kernel) { k.Grid[1] = 65536 }, "grid dimension 1 is 65536, want 1..65535"},
+		{"grid z past CUDA's limit", func(k *ptx.Kernel) { k.Grid[2] = 1 << 20 }, "grid dimension 2 is 1048576, want 1..65535"},
+		{"grid x past CUDA's limit", func(k *ptx.Kernel) { k.Grid[0] = 1 << 31 }, "grid dimension 0 is 2147483648, want 1..2147483647"},
 		{"big block", func(k *ptx.Kernel) { k.Block = 2048 }, "block of 2048 threads"},
 		{"reqntid", func(k *ptx.Kernel) { k.Block = 256 }, ".reqntid 128 but launch block is 256"},
 		{"unknown kind", func(k *ptx.Kernel) { k.Params[2].Kind = "int" }, `unknown kind "int"`},

@@ -21,6 +21,7 @@ type Device struct {
 	smemOptin int // max dynamic shared memory per block after opting in
 	totalMem  int64
 
+	//lint:ignore U1000 the cuda build (cuda_cgo.go) uses it; staticcheck sees the stub build
 	cuda deviceState // the build-specific part: worker goroutine and context
 }
 
@@ -67,6 +68,8 @@ func (d *Device) LoadKernel(k *ptx.Kernel) (*Kernel, error) {
 
 // dynamicSharedDefault is the dynamic shared memory a kernel may use without opting in;
 // above it the function attribute MAX_DYNAMIC_SHARED_SIZE_BYTES must be raised.
+//
+//lint:ignore U1000 the cuda build (cuda_cgo.go) uses it; staticcheck sees the stub build
 const dynamicSharedDefault = 48 << 10
 
 // checkLoad validates the facts for this device before JIT-compiling anything.
@@ -100,7 +103,8 @@ type Kernel struct {
 	// chip can differ from what the offline ptxas said.
 	Registers, LocalBytes int
 
-	dev    *Device
+	dev *Device
+	//lint:ignore U1000 the cuda build (cuda_cgo.go) uses it; staticcheck sees the stub build
 	handle kernelHandle // build-specific module and function handles
 }
 

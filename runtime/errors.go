@@ -7,7 +7,7 @@ import (
 
 // ErrNoCUDA is returned by Open (and every GPU operation) in builds without the `cuda` tag
 // or without cgo. It names the fix, because the usual cause is a missing build flag.
-var ErrNoCUDA = errors.New("runtime: built without CUDA support; rebuild with `-tags cuda` and cgo (see `make gpu-bin`)")
+var ErrNoCUDA = errors.New("runtime: built without CUDA support; rebuild with `go build -tags cuda`, CGO_ENABLED=1 and the CUDA headers and stub libcuda.so in CGO_CFLAGS/CGO_LDFLAGS (ptxgen's README: On a GPU)")
 
 // ErrClosed is returned by operations on a Device after Close, or on a freed Buffer or an
 // unloaded Kernel: their handles are gone, and using them would crash inside the driver.

@@ -48,8 +48,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	iters := fs.Int("iters", 50, "timed calls per shape (1..10000)")
 	warmup := fs.Int("warmup", 5, "untimed calls per shape before timing")
 	flushMB := fs.Int("flush-mb", 256, "MB of scratch written before every timed call to evict L2 (0: no flush)")
-	bw := fs.Float64("bw", 0, "bandwidth ceiling in bytes/s (0: measure with the generated copy kernel)")
-	flops := fs.Float64("flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
+	bw, flops := new(float64), new(float64) // finite: NaN or Inf would poison every floor
+	kernels.Float32Var(fs, bw, "bw", 0, "bandwidth ceiling in bytes/s (0: measure with the generated copy kernel)")
+	kernels.Float32Var(fs, flops, "flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	svgOut := fs.String("svg", "", "write the SVG roofline plot to this file")
 	vectorsIn := fs.String("vectors-in", "", "read each shape's inputs and float64 outputs from DIR/NAME, as -vectors-out wrote them, instead of generating them (the -pool and -seed of that run apply)")
@@ -104,6 +105,17 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if *pool != check.PoolServing && *pool != check.PoolSmall {
 		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: check.PoolServing + " or " + check.PoolSmall}
+	}
+	if *warmup < 0 || *warmup > 10000 {
+		return &kernels.ConfigError{Flag: "warmup", Value: fmt.Sprint(*warmup), Want: "0..10000"}
+	}
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"bw", *bw}, {"flops", *flops}} {
+		if r.v < 0 {
+			return &kernels.ConfigError{Flag: r.flag, Value: fmt.Sprint(r.v), Want: "0 (measure it) or a positive rate"}
+		}
 	}
 	var picked []bench.Shape
 	if *shapes == "all" {

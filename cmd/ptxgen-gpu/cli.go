@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/runtime"
@@ -118,10 +119,10 @@ func info(args []string, stdout io.Writer, open opener) error {
 	return nil
 }
 
-// kernelFlags sets up the flags of the kernel that args name with -kernel, as
+// kernelFlags sets up a command's -kernel and -target flags (Parse binds the kernel's own), as
 // ptxgen does; -target defaults to the device's own.
-func kernelFlags(cmd string, args []string, stderr io.Writer) (*kernels.CommandFlags, error) {
-	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, args, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
+func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
+	return kernels.NewCommandFlags("ptxgen-gpu "+cmd, "mla_decode", "", " (default: the device's own, or the newest it runs)", stderr)
 }
 
 // deviceTarget is the target to compile for on a device of architecture arch: its own
@@ -134,10 +135,7 @@ func deviceTarget(arch string) (string, error) {
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
-	fs, err := kernelFlags("dump", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("dump", stderr)
 	out := fs.String("o", "", "write the PTX to this `file` instead of standard output")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -154,6 +152,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
+		if err := kernels.ExplainCompileError(fs.Config, *fs.Target, err, compileOnly); kernels.IsUsage(err) {
+			return err
+		}
 		return &usageError{Msg: err.Error()}
 	}
 	text := c.Module.Print()
@@ -161,14 +162,18 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		_, err = io.WriteString(stdout, text)
 		return err
 	}
-	return os.WriteFile(*out, []byte(text), 0o644)
+	if fi, err := os.Stat(*out); err == nil && !fi.Mode().IsRegular() {
+		// Writing a FIFO blocks; a directory or device is no PTX file.
+		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a regular file or a new name"}
+	}
+	if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
+		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a file that can be written (" + err.Error() + ")"}
+	}
+	return nil
 }
 
 func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
-	fs, err := kernelFlags("check", args, stderr)
-	if err != nil {
-		return err
-	}
+	fs := kernelFlags("check", stderr)
 	useGPU := fs.Bool("gpu", false, "run on the GPU (required: the emulator-only check is ptxgen check -emu)")
 	withEmu := fs.Bool("emu", true, "also run the case in the emulator and compare the GPU with it")
 	ordinal := fs.Int("device", 0, "CUDA device `ordinal`")
@@ -193,6 +198,11 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		return err
 	}
 	if err := opts.Validate(); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := opts.CheckVectorFlags(set); err != nil {
 		return err
 	}
 	d, err := open(*ordinal)
@@ -260,4 +270,10 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
+}
+
+// compileOnly is lower.CompileProgram's error alone, for kernels.ExplainCompileError.
+func compileOnly(p *ir.Program, target string) error {
+	_, err := lower.CompileProgram(p, target)
+	return err
 }

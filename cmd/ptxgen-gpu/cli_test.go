@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/bench"
@@ -68,6 +69,16 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "-gpu", "-invalid", "2"}, 2, "-invalid 2"},
 		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 1, "no device"},
 		{[]string{"frob"}, 2, "unknown command"},
+		// Issue 15: conflicting, non-finite and unlaunchable values, before any device.
+		{[]string{"check", "-gpu", "-vectors", "x", "-heads", "8"}, 2, "-heads with -vectors x"},
+		{[]string{"check", "-gpu", "-scale", "1e39"}, 2, `invalid value "1e39" for flag -scale`},
+		{[]string{"check", "-gpu", "-invalid", "NaN"}, 2, `invalid value "NaN" for flag -invalid`},
+		{[]string{"bench", "-bw", "NaN"}, 2, `invalid value "NaN" for flag -bw`},
+		{[]string{"bench", "-flops", "-1"}, 2, "-flops -1: want 0 (measure it) or a positive rate"},
+		{[]string{"bench", "-warmup", "-1"}, 2, "-warmup -1"},
+		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
+		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
+		{[]string{"dump", "-pkg", "kernel"}, 2, "flag provided but not defined: -pkg"},
 		{[]string{"info"}, 1, "no device"},
 		{[]string{"check", "-gpu"}, 1, "no device"},
 	} {
@@ -217,5 +228,21 @@ func TestCheckGPUPoolGiB(t *testing.T) {
 	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-pool-gib", "1")
 	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
 		t.Errorf("gemm -pool-gib: exit %d, %q", code, errOut)
+	}
+}
+
+// TestDumpOutputRefused: dump -o on a directory, a FIFO or a missing directory is
+// bad usage (exit 2) naming -o, and never blocks.
+func TestDumpOutputRefused(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.ptx")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{dir, fifo, filepath.Join(dir, "missing", "k.ptx")} {
+		code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-o", out)
+		if code != 2 || !strings.Contains(errOut, "-o "+out) {
+			t.Errorf("dump -o %s: exit %d, stderr %q, want 2 naming -o", out, code, errOut)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 module github.com/ptxgen/ptxgen/examples/dsv4decode
 
-go 1.26
+go 1.26.0
 
 replace github.com/ptxgen/ptxgen => ../..
 

@@ -333,6 +333,9 @@ func (m *MLADecode) Launch(
 // launch binds each kernel's parameters to Launch's arguments and the workspace,
 // checks them all, then launches the kernels in order.
 func (m *MLADecode) launch(caller ...runtime.Arg) error {
+	if m == nil {
+		return fmt.Errorf("MLADecode.Launch: nil *MLADecode (NewMLADecode failed?): %w", runtime.ErrClosed)
+	}
 	if m.kernels == nil {
 		return fmt.Errorf("MLADecode.Launch: %w", runtime.ErrClosed)
 	}
@@ -357,19 +360,29 @@ func (m *MLADecode) launch(caller ...runtime.Arg) error {
 	return nil
 }
 
-// Target is the target whose PTX was loaded ("sm_90").
+// Target is the target whose PTX was loaded ("sm_90"); "" for a nil *MLADecode.
 func (m *MLADecode) Target() string {
+	if m == nil {
+		return ""
+	}
 	return m.target
 }
 
 // Kernels returns the loaded kernels in launch order, for their launch facts, JIT logs
-// and register counts.
+// and register counts; nil for a nil or closed *MLADecode.
 func (m *MLADecode) Kernels() []*runtime.Kernel {
+	if m == nil {
+		return nil
+	}
 	return m.kernels
 }
 
 // Close unloads the kernels and frees the workspace; MLADecode cannot launch afterwards.
+// Closing a nil or closed *MLADecode does nothing, so `defer k.Close()` is safe whatever NewMLADecode returned.
 func (m *MLADecode) Close() error {
+	if m == nil {
+		return nil
+	}
 	var errs []error
 	for _, k := range m.kernels {
 		errs = append(errs, k.Unload())
