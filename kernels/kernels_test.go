@@ -333,6 +333,8 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 64, H: 64, target: "sm_90", wantWarps: 8},   // split 2: 128 CTAs of 5 64-candidate tiles
 		{T: 64, H: 64, target: "sm_80", wantWarps: 4},   // 32-candidate tiles: the rows must fill the SMs
 		{T: 8, H: 64, target: "sm_90", wantWarps: 4},    // 1 tile per CTA
+		{T: 32, H: 64, target: "sm_90", wantWarps: 8},   // split 4: 3 tiles per CTA
+		{T: 8, H: 128, target: "sm_90", wantWarps: 8},   // split 5: 2 tiles per CTA
 		{T: 256, H: 16, target: "sm_90", wantWarps: 4},
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {

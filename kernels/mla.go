@@ -200,7 +200,10 @@ func (c MLAConfig) headBlock() int {
 // they pay once each CTA walks at least 4 tiles and the CTAs fill at least half
 // the SMs (H=64: T=64, K=640, 128 CTAs of 5 tiles: 50.8 against 70.2 us; T=64,
 // K=2176, 128 CTAs of 17 tiles: 133 against 231 us; T=256: 160 against 297 us)
-// and tie at 1 tile (T=8: 19.3 against 18.9 us).
+// and tie at 1 tile (T=8: 19.3 against 18.9 us). With 8-warp CTAs (mlaWarps64) they
+// pay from 2 tiles per CTA (serving pools, perf-notes v7: H=64 T=32, 3 tiles, 36.0
+// against 39.3 us; H=128 T=8, 2 tiles, 25.8 against 27.0) and still lose at 1
+// (H=64 T=8: 20.2 against 19.6).
 func (c MLAConfig) pickHeadBlock(t target.Target, sms int) int {
 	if c.HeadBlock != 0 {
 		return c.HeadBlock
@@ -215,7 +218,7 @@ func (c MLAConfig) pickHeadBlock(t target.Target, sms int) int {
 		// Enough tiles per CTA to pay for the wide CTA, and enough CTAs to fill
 		// at least half of the SMs (a forced split of 1 at T=1 would be one CTA).
 		split := wide.PlanSplit(sms, 1)
-		if ceilDiv(wide.totalTiles(), split) >= 4 && 2*c.T*wide.headBlocks()*split >= sms {
+		if ceilDiv(wide.totalTiles(), split) >= mlaWideMinTiles && 2*c.T*wide.headBlocks()*split >= sms {
 			return 64
 		}
 		return 16
@@ -246,6 +249,10 @@ func (c MLAConfig) warps() int {
 // T=64 55.6 -> 52.9, K=2176 144.2 -> 134.2, H=128 T=256 325.8 -> 299.3 (serving
 // pools, perf-notes v7).
 const mlaWarps64 = 8
+
+// mlaWideMinTiles is the least number of candidate tiles per CTA at which
+// pickHeadBlock takes 64-head CTAs with 64-candidate tiles (see there).
+const mlaWideMinTiles = 2
 
 // PlanSplit returns the number of candidate chunks per row. 1 when rows x head
 // blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread
