@@ -161,7 +161,9 @@ type param struct {
 	kind    string // ptx.KParam.Kind
 	elem    string
 	written bool
-	bytes   []int64 // per target, the most any kernel may access
+	bytes   []int64 // per target, the most any kernel may access (without the rows)
+	perRow  []int64 // per target, the most bytes per row of the call any kernel may access
+	rows    bool    // the rows of the call: Launch takes an int, the kernels an i32
 	align   []int   // per target, the strictest alignment or divisor any kernel needs
 }
 
@@ -232,7 +234,7 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 					i = len(m.params)
 					pIndex[kp.Name] = i
 					m.params = append(m.params, &param{name: kp.Name, kind: kp.Kind, elem: kp.Elem,
-						bytes: make([]int64, len(cs)), align: make([]int, len(cs))})
+						bytes: make([]int64, len(cs)), perRow: make([]int64, len(cs)), align: make([]int, len(cs))})
 				}
 				p := m.params[i]
 				if p.kind != kp.Kind || p.elem != kp.Elem {
@@ -240,6 +242,10 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 				}
 				mine[kp.Name] = true
 				p.bytes[t] = max(p.bytes[t], kp.Bytes)
+				p.perRow[t] = max(p.perRow[t], kp.PerRow)
+				if r := k.RowsParam(); r >= 0 && k.Params[r].Name == kp.Name {
+					p.rows = true
+				}
 				p.align[t] = max(p.align[t], kp.Align)
 				p.written = p.written || kp.Written
 			}
@@ -375,6 +381,9 @@ func (m *model) perTarget(vals []string, sep ...string) string {
 
 // describe is a parameter's line in Launch's doc comment.
 func (m *model) describe(p *param) string {
+	if p.rows {
+		return "the rows of the call, 0..MaxRows() (0 launches nothing)"
+	}
 	if p.kind != "ptr" {
 		s := goType(p.kind)
 		var div []string
@@ -397,9 +406,9 @@ func (m *model) describe(p *param) string {
 	var sizes, aligns []string
 	anySize, anyAlign := false, false
 	for t := range m.cs {
-		sizes = append(sizes, strconv.FormatInt(p.bytes[t], 10))
+		sizes = append(sizes, bytesFormula(p.bytes[t], p.perRow[t]))
 		aligns = append(aligns, strconv.Itoa(p.align[t]))
-		anySize = anySize || p.bytes[t] > 0
+		anySize = anySize || p.bytes[t] > 0 || p.perRow[t] > 0
 		anyAlign = anyAlign || p.align[t] > 1
 	}
 	if anySize {
@@ -409,6 +418,17 @@ func (m *model) describe(p *param) string {
 		s += ", " + m.perTarget(aligns) + "-byte aligned"
 	}
 	return s
+}
+
+// bytesFormula renders a minimum size: "4096", "512 x rows" or "512 x rows + 64".
+func bytesFormula(bytes, perRow int64) string {
+	switch {
+	case perRow == 0:
+		return strconv.FormatInt(bytes, 10)
+	case bytes == 0:
+		return fmt.Sprintf("%d x rows", perRow)
+	}
+	return fmt.Sprintf("%d x rows + %d", perRow, bytes)
 }
 
 // doc renders doc comment lines as one raw comment ("" is an empty comment line).
@@ -572,6 +592,9 @@ func factsLit(k *ptx.Kernel) jen.Code {
 		if p.Bytes != 0 {
 			fields = append(fields, jen.Id("Bytes").Op(":").Op(strconv.FormatInt(p.Bytes, 10)))
 		}
+		if p.PerRow != 0 {
+			fields = append(fields, jen.Id("PerRow").Op(":").Op(strconv.FormatInt(p.PerRow, 10)))
+		}
 		if p.Align != 0 {
 			fields = append(fields, jen.Id("Align").Op(":").Lit(p.Align))
 		}
@@ -583,10 +606,15 @@ func factsLit(k *ptx.Kernel) jen.Code {
 	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(k.Name),
 		jen.Id("Grid").Op(":").Index(jen.Lit(3)).Int().Values(jen.Lit(k.Grid[0]), jen.Lit(k.Grid[1]), jen.Lit(k.Grid[2])),
+	}
+	if k.GridParam != [3]string{} {
+		fields = append(fields, jen.Id("GridParam").Op(":").Index(jen.Lit(3)).String().Values(jen.Lit(k.GridParam[0]), jen.Lit(k.GridParam[1]), jen.Lit(k.GridParam[2])))
+	}
+	fields = append(fields,
 		jen.Id("Block").Op(":").Lit(k.Block),
 		jen.Id("SharedBytes").Op(":").Lit(k.SharedBytes),
 		jen.Id("Params").Op(":").Index().Qual(ptxPath, "KParam").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, params...),
-	}
+	)
 	if k.Programmatic {
 		fields = append(fields, jen.Id("Programmatic").Op(":").True())
 	}
