@@ -49,7 +49,7 @@ import (
 // constant rather than the module version from debug.ReadBuildInfo so that `go run`,
 // `go tool` and a built binary write the same bytes; bump it when the generated API or
 // layout changes.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 const (
 	runtimePath = "github.com/ptxgen/ptxgen/runtime"

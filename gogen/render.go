@@ -295,7 +295,8 @@ func (m *model) renderLaunch(f *jen.File) error {
 			// becomes the kernels' i32.
 			args = append(args, rt("I32").Call(jen.Int32().Call(jen.Id(p.ident))))
 			sig = append(sig, id.Int())
-			rowsCheck = append(rowsCheck, jen.If(jen.Id("n").Op(":=").Id(r).Dot("MaxRows").Call(), jen.Id(r).Op("!=").Nil().Op("&&").Parens(jen.Id(p.ident).Op("<").Lit(0).Op("||").Id(p.ident).Op(">").Id("n"))).Block(
+			// A nil or closed receiver falls through to launch's ErrClosed.
+			rowsCheck = append(rowsCheck, jen.If(jen.Id("n").Op(":=").Id(r).Dot("MaxRows").Call(), jen.Id("n").Op(">").Lit(0).Op("&&").Parens(jen.Id(p.ident).Op("<").Lit(0).Op("||").Id(p.ident).Op(">").Id("n"))).Block(
 				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", jen.Id(p.ident), jen.Id("n"))),
 			))
 			continue
