@@ -63,8 +63,12 @@ type Options struct {
 	// Type names the generated type; "" derives it from the program name (TypeName).
 	Type string
 	// File is the base name of the Go file ("gemm_gen.go"). The PTX files are named after
-	// it: FILE_TARGET.ptx ("gemm_gen_sm_90.ptx"), in the same directory.
+	// it: FILE_TARGET.ptx ("gemm_gen_sm_90.ptx"), in the same directory. "" writes no Go
+	// file (a manifest alone, whose name the PTX files then take).
 	File string
+	// Manifest is the base name of the launch manifest to write beside the PTX files
+	// ("decode.json", see Manifest); "" writes none.
+	Manifest string
 	// Command is the command line recorded in the header; it must hold no absolute paths.
 	Command string
 	// Config is the configuration as flags ("-kernel gemm -m 128 ..."), for doc comments.
@@ -95,7 +99,7 @@ func PTXName(goFile, target string) string {
 
 // Generate builds cfg's program for every target (programs may differ per target: split
 // counts, tiles), lowers it and returns the Go file followed by one PTX file per target,
-// in the order of targets. Empty Options.Type, Config, Doc and Shape are filled in from
+// in the order of targets, and the manifest when Options.Manifest is set (see Render). Empty Options.Type, Config, Doc and Shape are filled in from
 // the configuration.
 func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error) {
 	if len(targets) == 0 {
@@ -137,19 +141,43 @@ func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error)
 // Render writes the Go file and the PTX files for a program already lowered for each
 // target. Every target must have the same kernels, parameters and workspace buffers;
 // launch facts (grid, shared memory, sizes) may differ.
+//
+// With Options.Manifest the manifest follows the PTX files; with an empty Options.File
+// there is no Go file, and the PTX files are named after the manifest
+// (MANIFEST_TARGET.ptx for MANIFEST.json).
 func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
-	m, err := newModel(cs, opt)
-	if err != nil {
-		return nil, err
+	if opt.File == "" && opt.Manifest == "" {
+		return nil, fmt.Errorf("gogen: neither a Go file nor a manifest to write")
 	}
+	ptxBase := opt.File
+	if ptxBase == "" {
+		if !strings.HasSuffix(opt.Manifest, ".json") || strings.ContainsAny(opt.Manifest, `/\`) {
+			return nil, fmt.Errorf("gogen: manifest name %q must be a base name ending in .json", opt.Manifest)
+		}
+		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
+	}
+	ptxFile := func(target string) string { return PTXName(ptxBase, target) }
 	var files []File
-	goSrc, err := m.render()
-	if err != nil {
-		return nil, err
+	if opt.File != "" {
+		m, err := newModel(cs, opt)
+		if err != nil {
+			return nil, err
+		}
+		goSrc, err := m.render()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: opt.File, Data: goSrc})
 	}
-	files = append(files, File{Name: opt.File, Data: goSrc})
 	for _, c := range cs {
-		files = append(files, File{Name: PTXName(opt.File, isa(c)), Data: []byte(c.Module.Print())})
+		files = append(files, File{Name: ptxFile(isa(c)), Data: []byte(c.Module.Print())})
+	}
+	if opt.Manifest != "" {
+		data, err := RenderManifest(cs, opt, ptxFile)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: opt.Manifest, Data: data})
 	}
 	return files, nil
 }
