@@ -162,7 +162,9 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 		}
 		return c, &ConfigError{Flag: flag, Value: v, Want: "no segment-1 flag with -k1 0 (there is no segment 1)"}
 	}
-	c.MaxT = c.Capacity() // the configuration names its capacity, also by default
+	if c.MaxT == 0 {
+		c.MaxT = c.T // the configuration names its capacity, also by default
+	}
 	c.Segments = nil
 	for s := 0; s < 2; s++ {
 		if s == 1 && m.k[1] == 0 {
