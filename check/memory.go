@@ -88,7 +88,7 @@ func HostBytes(v any, target string) (float64, string) {
 			for _, w := range p.Workspace {
 				ws += 2 * float64(w.Bytes)
 			}
-			parts = append(parts, memPart{ws, "-tokens x -heads x -split (workspace)"})
+			parts = append(parts, memPart{ws, "-max-tokens x -heads x -split (workspace)"})
 		}
 		for i, s := range c.Segments {
 			k, b := float64(s.K), float64(s.PageSize)
@@ -143,6 +143,8 @@ func flagValue(v any, flag string) string {
 		switch flag {
 		case "tokens":
 			return fmt.Sprint(c.T)
+		case "max-tokens":
+			return fmt.Sprint(c.Capacity())
 		case "k0", "k1":
 			if i := int(flag[1] - '0'); i < len(c.Segments) {
 				return fmt.Sprint(c.Segments[i].K)

@@ -117,6 +117,16 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 	if len(args) != len(k.Params) {
 		return fmt.Errorf("emu: %s: %d arguments for %d parameters", k.Name, len(args), len(k.Params))
 	}
+	rows := 0
+	if i := k.RowsParam(); i >= 0 {
+		v, ok := args[i].(int32)
+		if !ok {
+			return fmt.Errorf("emu: %s: argument %d (%s, the rows of the call) is %T, want int32", k.Name, i, k.Params[i].Name, args[i])
+		}
+		if rows = int(v); rows < 0 || rows > k.MaxRows() {
+			return fmt.Errorf("emu: %s: %d rows, want 0..%d (the capacity the kernel was generated for)", k.Name, rows, k.MaxRows())
+		}
+	}
 	type ro struct {
 		b    *buffer
 		copy []byte
@@ -133,13 +143,13 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 			if kp.Align > 0 && a%uint64(kp.Align) != 0 {
 				return fmt.Errorf("emu: %s: argument %s = %#x is not %d-byte aligned", k.Name, kp.Name, a, kp.Align)
 			}
-			n := int(kp.Bytes)
+			n := int(kp.MinBytes(rows))
 			if n == 0 {
 				n = 1
 			}
 			b := mem.find(a, n)
 			if b == nil {
-				return fmt.Errorf("emu: %s: argument %s = %#x: %d bytes needed, %s", k.Name, kp.Name, a, kp.Bytes, mem.describe(a))
+				return fmt.Errorf("emu: %s: argument %s = %#x: %d bytes needed, %s", k.Name, kp.Name, a, kp.MinBytes(rows), mem.describe(a))
 			}
 			if !kp.Written {
 				readOnly = append(readOnly, ro{b, append([]byte(nil), b.data...), kp.Name})
@@ -149,11 +159,15 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 			return fmt.Errorf("emu: %s: parameter %s has unknown kind %q", k.Name, kp.Name, kp.Kind)
 		}
 	}
+	grid := k.GridFor(rows)
+	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
+		return nil // a call with 0 rows does nothing
+	}
 	p, err := Load(k.Module)
 	if err != nil {
 		return err
 	}
-	l := Launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args}
+	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args}
 	if err := p.Run(k.Name, l, mem); err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ import (
 // constant rather than the module version from debug.ReadBuildInfo so that `go run`,
 // `go tool` and a built binary write the same bytes; bump it when the generated API or
 // layout changes.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 const (
 	runtimePath = "github.com/ptxgen/ptxgen/runtime"
@@ -63,8 +63,12 @@ type Options struct {
 	// Type names the generated type; "" derives it from the program name (TypeName).
 	Type string
 	// File is the base name of the Go file ("gemm_gen.go"). The PTX files are named after
-	// it: FILE_TARGET.ptx ("gemm_gen_sm_90.ptx"), in the same directory.
+	// it: FILE_TARGET.ptx ("gemm_gen_sm_90.ptx"), in the same directory. "" writes no Go
+	// file (a manifest alone, whose name the PTX files then take).
 	File string
+	// Manifest is the base name of the launch manifest to write beside the PTX files
+	// ("decode.json", see Manifest); "" writes none.
+	Manifest string
 	// Command is the command line recorded in the header; it must hold no absolute paths.
 	Command string
 	// Config is the configuration as flags ("-kernel gemm -m 128 ..."), for doc comments.
@@ -95,7 +99,7 @@ func PTXName(goFile, target string) string {
 
 // Generate builds cfg's program for every target (programs may differ per target: split
 // counts, tiles), lowers it and returns the Go file followed by one PTX file per target,
-// in the order of targets. Empty Options.Type, Config, Doc and Shape are filled in from
+// in the order of targets, and the manifest when Options.Manifest is set (see Render). Empty Options.Type, Config, Doc and Shape are filled in from
 // the configuration.
 func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error) {
 	if len(targets) == 0 {
@@ -137,19 +141,43 @@ func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error)
 // Render writes the Go file and the PTX files for a program already lowered for each
 // target. Every target must have the same kernels, parameters and workspace buffers;
 // launch facts (grid, shared memory, sizes) may differ.
+//
+// With Options.Manifest the manifest follows the PTX files; with an empty Options.File
+// there is no Go file, and the PTX files are named after the manifest
+// (MANIFEST_TARGET.ptx for MANIFEST.json).
 func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
-	m, err := newModel(cs, opt)
-	if err != nil {
-		return nil, err
+	if opt.File == "" && opt.Manifest == "" {
+		return nil, fmt.Errorf("gogen: neither a Go file nor a manifest to write")
 	}
+	ptxBase := opt.File
+	if ptxBase == "" {
+		if !strings.HasSuffix(opt.Manifest, ".json") || strings.ContainsAny(opt.Manifest, `/\`) {
+			return nil, fmt.Errorf("gogen: manifest name %q must be a base name ending in .json", opt.Manifest)
+		}
+		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
+	}
+	ptxFile := func(target string) string { return PTXName(ptxBase, target) }
 	var files []File
-	goSrc, err := m.render()
-	if err != nil {
-		return nil, err
+	if opt.File != "" {
+		m, err := newModel(cs, opt)
+		if err != nil {
+			return nil, err
+		}
+		goSrc, err := m.render()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: opt.File, Data: goSrc})
 	}
-	files = append(files, File{Name: opt.File, Data: goSrc})
 	for _, c := range cs {
-		files = append(files, File{Name: PTXName(opt.File, isa(c)), Data: []byte(c.Module.Print())})
+		files = append(files, File{Name: ptxFile(isa(c)), Data: []byte(c.Module.Print())})
+	}
+	if opt.Manifest != "" {
+		data, err := RenderManifest(cs, opt, ptxFile)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Name: opt.Manifest, Data: data})
 	}
 	return files, nil
 }
@@ -161,7 +189,9 @@ type param struct {
 	kind    string // ptx.KParam.Kind
 	elem    string
 	written bool
-	bytes   []int64 // per target, the most any kernel may access
+	bytes   []int64 // per target, the most any kernel may access (without the rows)
+	perRow  []int64 // per target, the most bytes per row of the call any kernel may access
+	rows    bool    // the rows of the call: Launch takes an int, the kernels an i32
 	align   []int   // per target, the strictest alignment or divisor any kernel needs
 }
 
@@ -232,7 +262,7 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 					i = len(m.params)
 					pIndex[kp.Name] = i
 					m.params = append(m.params, &param{name: kp.Name, kind: kp.Kind, elem: kp.Elem,
-						bytes: make([]int64, len(cs)), align: make([]int, len(cs))})
+						bytes: make([]int64, len(cs)), perRow: make([]int64, len(cs)), align: make([]int, len(cs))})
 				}
 				p := m.params[i]
 				if p.kind != kp.Kind || p.elem != kp.Elem {
@@ -240,6 +270,10 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 				}
 				mine[kp.Name] = true
 				p.bytes[t] = max(p.bytes[t], kp.Bytes)
+				p.perRow[t] = max(p.perRow[t], kp.PerRow)
+				if r := k.RowsParam(); r >= 0 && k.Params[r].Name == kp.Name {
+					p.rows = true
+				}
 				p.align[t] = max(p.align[t], kp.Align)
 				p.written = p.written || kp.Written
 			}
@@ -375,6 +409,9 @@ func (m *model) perTarget(vals []string, sep ...string) string {
 
 // describe is a parameter's line in Launch's doc comment.
 func (m *model) describe(p *param) string {
+	if p.rows {
+		return "the rows of the call, 0..MaxRows() (0 launches nothing)"
+	}
 	if p.kind != "ptr" {
 		s := goType(p.kind)
 		var div []string
@@ -397,9 +434,9 @@ func (m *model) describe(p *param) string {
 	var sizes, aligns []string
 	anySize, anyAlign := false, false
 	for t := range m.cs {
-		sizes = append(sizes, strconv.FormatInt(p.bytes[t], 10))
+		sizes = append(sizes, bytesFormula(p.bytes[t], p.perRow[t]))
 		aligns = append(aligns, strconv.Itoa(p.align[t]))
-		anySize = anySize || p.bytes[t] > 0
+		anySize = anySize || p.bytes[t] > 0 || p.perRow[t] > 0
 		anyAlign = anyAlign || p.align[t] > 1
 	}
 	if anySize {
@@ -409,6 +446,17 @@ func (m *model) describe(p *param) string {
 		s += ", " + m.perTarget(aligns) + "-byte aligned"
 	}
 	return s
+}
+
+// bytesFormula renders a minimum size: "4096", "512 x rows" or "512 x rows + 64".
+func bytesFormula(bytes, perRow int64) string {
+	switch {
+	case perRow == 0:
+		return strconv.FormatInt(bytes, 10)
+	case bytes == 0:
+		return fmt.Sprintf("%d x rows", perRow)
+	}
+	return fmt.Sprintf("%d x rows + %d", perRow, bytes)
 }
 
 // doc renders doc comment lines as one raw comment ("" is an empty comment line).
@@ -572,6 +620,9 @@ func factsLit(k *ptx.Kernel) jen.Code {
 		if p.Bytes != 0 {
 			fields = append(fields, jen.Id("Bytes").Op(":").Op(strconv.FormatInt(p.Bytes, 10)))
 		}
+		if p.PerRow != 0 {
+			fields = append(fields, jen.Id("PerRow").Op(":").Op(strconv.FormatInt(p.PerRow, 10)))
+		}
 		if p.Align != 0 {
 			fields = append(fields, jen.Id("Align").Op(":").Lit(p.Align))
 		}
@@ -583,10 +634,15 @@ func factsLit(k *ptx.Kernel) jen.Code {
 	fields := []jen.Code{
 		jen.Id("Name").Op(":").Lit(k.Name),
 		jen.Id("Grid").Op(":").Index(jen.Lit(3)).Int().Values(jen.Lit(k.Grid[0]), jen.Lit(k.Grid[1]), jen.Lit(k.Grid[2])),
+	}
+	if k.GridParam != [3]string{} {
+		fields = append(fields, jen.Id("GridParam").Op(":").Index(jen.Lit(3)).String().Values(jen.Lit(k.GridParam[0]), jen.Lit(k.GridParam[1]), jen.Lit(k.GridParam[2])))
+	}
+	fields = append(fields,
 		jen.Id("Block").Op(":").Lit(k.Block),
 		jen.Id("SharedBytes").Op(":").Lit(k.SharedBytes),
 		jen.Id("Params").Op(":").Index().Qual(ptxPath, "KParam").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, params...),
-	}
+	)
 	if k.Programmatic {
 		fields = append(fields, jen.Id("Programmatic").Op(":").True())
 	}

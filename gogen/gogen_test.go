@@ -425,6 +425,38 @@ func TestNilSafe(t *testing.T) {
 }
 `))
 	pkgs = append(pkgs, "./two")
+	// Launch refuses rows past the capacity, and negative rows, before any launch,
+	// naming both; facts alone make a loaded-looking value without a device.
+	write(filepath.Join("mla_decode_default", "rows_test.go"), []byte(`package kern
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/runtime"
+)
+
+func TestRowsRefused(t *testing.T) {
+	var ks []*runtime.Kernel
+	for i := range mlaDecodeBuilds[0].kernels {
+		ks = append(ks, &runtime.Kernel{Facts: &mlaDecodeBuilds[0].kernels[i]})
+	}
+	k := &MLADecode{kernels: ks}
+	c := k.MaxRows()
+	if c != int(MLADecodeMaxT) || c < 1 {
+		t.Fatalf("MaxRows() = %d, want the capacity MLADecodeMaxT = %d", c, MLADecodeMaxT)
+	}
+	for _, rows := range []int{c + 1, -1, 1 << 40} {
+		err := k.Launch(rows, nil, 0, 0, nil, 0, 0, nil, 0, nil, nil, 0, 0, nil, 0, nil, nil, nil, nil)
+		want := "MLADecode.Launch: " + strconv.Itoa(rows) + " rows, want 0.." + strconv.Itoa(c)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Launch(%d, ...) = %v, want %q", rows, err, want)
+		}
+	}
+}
+`))
+	pkgs = append(pkgs, "./mla_decode_default")
 
 	run := func(env []string, args ...string) {
 		t.Helper()
@@ -437,7 +469,7 @@ func TestNilSafe(t *testing.T) {
 		}
 	}
 	run([]string{"CGO_ENABLED=0"}, append([]string{"vet"}, pkgs...)...)
-	run([]string{"CGO_ENABLED=0"}, "test", "./two")
+	run([]string{"CGO_ENABLED=0"}, "test", "./two", "./mla_decode_default")
 	cudadev := filepath.Join(root, ".tools", "cudadev")
 	if _, err := os.Stat(filepath.Join(cudadev, "usr", "include", "cuda.h")); err != nil {
 		t.Log("no CUDA headers (make tools-cuda): the -tags cuda build is not checked")

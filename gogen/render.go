@@ -91,15 +91,29 @@ func (m *model) renderShapeConsts(f *jen.File) error {
 func (m *model) renderBufferSizes(f *jen.File) error {
 	T := m.typ
 	var sizes []jen.Code
+	same := func(v []int64) bool { return !slices.ContainsFunc(v, func(b int64) bool { return b != v[0] }) }
 	for _, p := range m.params {
-		if p.kind != "ptr" || p.bytes[0] == 0 || slices.ContainsFunc(p.bytes, func(b int64) bool { return b != p.bytes[0] }) {
+		if p.kind != "ptr" || !same(p.bytes) || !same(p.perRow) {
 			continue
 		}
-		id := T + exportedName(p.name) + "Bytes"
-		if err := m.declare(id, "the size of parameter "+p.name); err != nil {
-			return err
+		if p.bytes[0] != 0 {
+			id := T + exportedName(p.name) + "Bytes"
+			if err := m.declare(id, "the size of parameter "+p.name); err != nil {
+				return err
+			}
+			what := "least size"
+			if p.perRow[0] != 0 {
+				what = "size, besides the rows' part, "
+			}
+			sizes = append(sizes, doc(fmt.Sprintf("%s is the %s of Launch's %s buffer %s.", id, what, p.elem, p.ident)), jen.Id(id).Op("=").Op(strconv.FormatInt(p.bytes[0], 10)))
 		}
-		sizes = append(sizes, doc(fmt.Sprintf("%s is the least size of Launch's %s buffer %s.", id, p.elem, p.ident)), jen.Id(id).Op("=").Op(strconv.FormatInt(p.bytes[0], 10)))
+		if p.perRow[0] != 0 {
+			id := T + exportedName(p.name) + "BytesPerRow"
+			if err := m.declare(id, "the size per row of parameter "+p.name); err != nil {
+				return err
+			}
+			sizes = append(sizes, doc(fmt.Sprintf("%s is the least size per row of the call of Launch's %s buffer %s.", id, p.elem, p.ident)), jen.Id(id).Op("=").Op(strconv.FormatInt(p.perRow[0], 10)))
+		}
 	}
 	if len(sizes) > 0 {
 		f.Add(doc("Buffer sizes, in bytes, that " + T + ".Launch checks."))
@@ -273,10 +287,22 @@ func (m *model) renderLaunch(f *jen.File) error {
 	// A long parameter list goes one parameter a line, each with its type.
 	long := len(m.params) > 6
 	var sig, args []jen.Code
+	var rowsCheck []jen.Code
 	for i, p := range m.params {
 		id := jen.Id(p.ident)
+		if p.rows {
+			// Launch takes the rows as an int; checked against the capacity before it
+			// becomes the kernels' i32.
+			args = append(args, rt("I32").Call(jen.Int32().Call(jen.Id(p.ident))))
+			sig = append(sig, id.Int())
+			// A nil or closed receiver falls through to launch's ErrClosed.
+			rowsCheck = append(rowsCheck, jen.If(jen.Id("n").Op(":=").Id(r).Dot("MaxRows").Call(), jen.Id("n").Op(">").Lit(0).Op("&&").Parens(jen.Id(p.ident).Op("<").Lit(0).Op("||").Id(p.ident).Op(">").Id("n"))).Block(
+				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", jen.Id(p.ident), jen.Id("n"))),
+			))
+			continue
+		}
 		args = append(args, rt(argFunc(p.kind)).Call(jen.Id(p.ident)))
-		if !long && i+1 < len(m.params) && m.params[i+1].kind == p.kind {
+		if !long && i+1 < len(m.params) && m.params[i+1].kind == p.kind && !m.params[i+1].rows {
 			sig = append(sig, id) // the same type as the next: `a, b, c *runtime.Buffer`
 			continue
 		}
@@ -289,9 +315,18 @@ func (m *model) renderLaunch(f *jen.File) error {
 	list := jen.Options{Open: "(", Close: ")", Separator: ",", Multi: long}
 	f.Add(doc(launchDoc...))
 	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Launch").Custom(list, sig...).Error().Block(
-		jen.Return(jen.Id(r).Dot("launch").Custom(list, args...)),
+		append(rowsCheck, jen.Return(jen.Id(r).Dot("launch").Custom(list, args...)))...,
 	)
 	f.Line()
+	if len(rowsCheck) > 0 {
+		f.Add(doc("MaxRows is the capacity: the most rows a Launch may have, which the workspace was",
+			"allocated for (-max-tokens); 0 for a nil or closed *"+T+"."))
+		f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("MaxRows").Params().Int().Block(
+			jen.If(jen.Id(r).Op("==").Nil().Op("||").Len(jen.Id(r).Dot("kernels")).Op("==").Lit(0)).Block(jen.Return(jen.Lit(0))),
+			jen.Return(jen.Id(r).Dot("kernels").Index(jen.Lit(0)).Dot("Facts").Dot("MaxRows").Call()),
+		)
+		f.Line()
+	}
 
 	f.Add(doc("launch binds each kernel's parameters to Launch's arguments and the workspace,",
 		"checks them all, then launches the kernels in order."))

@@ -112,6 +112,29 @@ func validName(s string) bool {
 // SetGrid sets the launch grid.
 func (b *Builder) SetGrid(x, y, z int) { b.k.Grid = [3]int{x, y, z} }
 
+// BindGrid makes grid dimension dim the value of the i32 parameter rows at launch;
+// the grid's extent set for dim (SetGrid) is then the largest value accepted.
+func (b *Builder) BindGrid(dim int, rows *Value) {
+	if b.err != nil {
+		return
+	}
+	if dim < 0 || dim > 2 {
+		b.fail("grid dimension %d, want 0..2", dim)
+		return
+	}
+	b.k.GridParam[dim] = rows.Name
+}
+
+// ParamRows is Param for a buffer whose minimum size is perRow bytes per row of the
+// call (Param.PerRow), rows being the parameter the grid is bound to (BindGrid).
+func (b *Builder) ParamRows(name string, t Type, div int, perRow int64) *Value {
+	v := b.Param(name, t, div, 0)
+	if b.err == nil {
+		b.k.Params[len(b.k.Params)-1].PerRow = perRow
+	}
+	return v
+}
+
 // SetWarps sets the number of warps per CTA.
 func (b *Builder) SetWarps(n int) { b.k.Warps = n }
 

@@ -6,8 +6,24 @@ type Kernel struct {
 	Name   string
 	Params []*Param
 	Grid   [3]int // CTAs per dimension, each in 1..MaxGrid[i]
-	Warps  int    // warps per CTA
-	Body   *Block
+	// GridParam binds grid dimensions to a run-time value: where GridParam[d] names an
+	// i32 parameter, a launch's extent in d is that argument's value (the rows of the
+	// call, 0 launching nothing) and Grid[d] is the largest value accepted (the
+	// capacity the kernel was planned and its workspace sized for). "" keeps Grid[d].
+	// All bound dimensions name the same parameter, the kernel's rows (RowsParam).
+	GridParam [3]string
+	Warps     int // warps per CTA
+	Body      *Block
+}
+
+// RowsParam is the parameter the grid is bound to ("" when the grid is fixed).
+func (k *Kernel) RowsParam() string {
+	for _, n := range k.GridParam {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
 }
 
 // CUDA's grid limits on every architecture ptxgen targets: 2^31-1 CTAs in x, 65535 in
@@ -27,6 +43,10 @@ type Param struct {
 	// Bytes is, for a pointer, the minimum size of the buffer the kernel may touch,
 	// as computed by the kernel's author (0 = unknown). Launchers check it.
 	Bytes int64
+	// PerRow is, for a pointer, what the minimum size grows by per row of the call:
+	// the buffer must hold Bytes + PerRow * rows bytes, rows being the value of the
+	// kernel's RowsParam. 0 for buffers whose size does not depend on the rows.
+	PerRow int64
 }
 
 // Value is an SSA value: a kernel parameter, a block argument or an op result.

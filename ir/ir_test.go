@@ -183,3 +183,36 @@ func TestBuilderErrorLocation(t *testing.T) {
 		t.Fatalf("want an error located in ir_test.go, got %v", err)
 	}
 }
+
+// A grid bound to the rows parameter and per-row buffer sizes print and parse back.
+func TestRowsRoundTrip(t *testing.T) {
+	b := NewBuilder("k")
+	b.SetGrid(4, 8, 1)
+	rows := b.Param("rows", ScalarOf(I32), 1, 0)
+	b.BindGrid(1, rows)
+	p := b.ParamRows("p", PtrTo(F32), 4, 512)
+	b.Store1(p, b.Cast(b.ProgramID(1), I64), nil, b.F32(1))
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Print(k)
+	if !strings.Contains(text, "grid(4, %rows max 8, 1)") || !strings.Contains(text, "perrow 512") {
+		t.Fatalf("printed form lacks the bound grid or per-row size:\n%s", text)
+	}
+	back, err := Parse(text)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, text)
+	}
+	if back.GridParam != k.GridParam || back.Params[1].PerRow != 512 || back.RowsParam() != "rows" || Print(back) != text {
+		t.Fatalf("round trip changed the kernel:\n%s\n%s", text, Print(back))
+	}
+	back.GridParam[0] = "p"
+	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "want one rows parameter") {
+		t.Errorf("two bound parameters: Verify says %v", err)
+	}
+	back.GridParam = [3]string{"", "p", ""}
+	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "want i32") {
+		t.Errorf("grid bound to a pointer: Verify says %v", err)
+	}
+}

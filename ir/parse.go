@@ -196,16 +196,19 @@ func (p *parser) kernel() (*Kernel, error) {
 			return nil, err
 		}
 		prm := &Param{Value: v}
-		for p.peek() == "div" || p.peek() == "bytes" {
+		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" {
 			attr := p.next()
 			n, err := p.int()
 			if err != nil {
 				return nil, err
 			}
-			if attr == "div" {
+			switch attr {
+			case "div":
 				prm.Div = int(n)
-			} else {
+			case "bytes":
 				prm.Bytes = n
+			default:
+				prm.PerRow = n
 			}
 		}
 		k.Params = append(k.Params, prm)
@@ -220,6 +223,12 @@ func (p *parser) kernel() (*Kernel, error) {
 	for i := 0; i < 3; i++ {
 		if i > 0 {
 			if err := p.expect(","); err != nil {
+				return nil, err
+			}
+		}
+		if strings.HasPrefix(p.peek(), "%") {
+			k.GridParam[i] = p.next()[1:]
+			if err := p.expect("max"); err != nil {
 				return nil, err
 			}
 		}

@@ -29,8 +29,21 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 		if p.Bytes > 0 {
 			fmt.Fprintf(&b, " bytes %d", p.Bytes)
 		}
+		if p.PerRow > 0 {
+			fmt.Fprintf(&b, " perrow %d", p.PerRow)
+		}
 	}
-	fmt.Fprintf(&b, ") grid(%d, %d, %d) warps %d {\n", k.Grid[0], k.Grid[1], k.Grid[2], k.Warps)
+	b.WriteString(") grid(")
+	for i, g := range k.Grid {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if k.GridParam[i] != "" {
+			fmt.Fprintf(&b, "%%%s max ", k.GridParam[i])
+		}
+		fmt.Fprintf(&b, "%d", g)
+	}
+	fmt.Fprintf(&b, ") warps %d {\n", k.Warps)
 	printBlock(&b, k.Body, 1, note)
 	b.WriteString("}\n")
 	return b.String()

@@ -406,6 +406,9 @@ func Verify(k *Kernel) error {
 			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d (CUDA's limit)", k.Name, i, g, limit)
 		}
 	}
+	if err := verifyRows(k); err != nil {
+		return err
+	}
 	if k.Warps < 1 || k.Warps > 32 {
 		return fmt.Errorf("ir: kernel %s: %d warps per CTA, want 1..32", k.Name, k.Warps)
 	}
@@ -476,4 +479,34 @@ func Verify(k *Kernel) error {
 		return nil
 	}
 	return walk(k.Body)
+}
+
+// verifyRows checks the run-time rows: bound grid dimensions name one i32
+// parameter, and per-row buffer sizes are only given with it, on pointers.
+func verifyRows(k *Kernel) error {
+	rows := k.RowsParam()
+	for i, n := range k.GridParam {
+		if n != "" && n != rows {
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s, dimension before it to %%%s: want one rows parameter", k.Name, i, n, rows)
+		}
+	}
+	found := rows == ""
+	for _, p := range k.Params {
+		if p.Value.Name == rows {
+			if !p.Value.Type.Equal(ScalarOf(I32)) {
+				return fmt.Errorf("ir: kernel %s: grid bound to %s of type %s, want i32", k.Name, p.Value, p.Value.Type)
+			}
+			found = true
+		}
+		if p.PerRow < 0 || p.Bytes < 0 {
+			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes or perrow", k.Name, p.Value)
+		}
+		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
+			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)
+		}
+	}
+	if !found {
+		return fmt.Errorf("ir: kernel %s: grid bound to %%%s, which is not a parameter", k.Name, rows)
+	}
+	return nil
 }

@@ -13,7 +13,11 @@ import (
 // two index lists (segments) select from paged KV caches, where V is the same
 // vector as K (shared/spec/dsv4-sparse-mla-decode.md).
 type MLAConfig struct {
-	T, H       int // query rows, heads
+	T, H int // query rows (of the call dump and check show or run), heads
+	// MaxT is the capacity: the most rows a call of the generated kernel may have. The
+	// rows are a run-time argument (0..MaxT); generation plans the split, head block
+	// and tile and sizes the workspace for MaxT rows. 0 means T.
+	MaxT       int
 	Nope, Rope int // K/V width = Nope + Rope (fp8ds: 448 + 64)
 	Cache      string
 	Sink       bool
@@ -76,6 +80,14 @@ const (
 	MaxMLATokens = ir.MaxGridYZ
 )
 
+// Capacity is the most rows a call may have: MaxT, or T when MaxT is 0.
+func (c MLAConfig) Capacity() int {
+	if c.MaxT > 0 {
+		return c.MaxT
+	}
+	return c.T
+}
+
 // D is the K/V width.
 func (c MLAConfig) D() int { return c.Nope + c.Rope }
 
@@ -95,6 +107,10 @@ func (c MLAConfig) Validate() error {
 	switch {
 	case c.T < 1 || c.T > MaxMLATokens:
 		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, ir.MaxGridYZ))
+	case c.MaxT < 0 || c.MaxT > MaxMLATokens:
+		return bad("max-tokens", c.MaxT, fmt.Sprintf("0 (= -tokens) or an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, ir.MaxGridYZ))
+	case c.MaxT != 0 && c.T > c.MaxT:
+		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (-max-tokens %d: the rows of a call are at most the capacity)", c.MaxT, c.MaxT))
 	case c.H < 1 || c.H > MaxMLAHeads:
 		return bad("heads", c.H, fmt.Sprintf("an integer in 1..%d", MaxMLAHeads))
 	case c.Cache != CacheFP8DS && c.Cache != CacheBF16:
@@ -328,6 +344,8 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	if sms == 0 {
 		sms = t.SMs
 	}
+	// The kernels take the rows at run time; everything fixed here is for the capacity.
+	c.T, c.MaxT = c.Capacity(), 0
 	c.HeadBlock = c.pickHeadBlock(t, sms)
 	c.Tile = c.pickTile(t)
 	split := c.PlanSplit(sms, c.residentCTAs(t))
@@ -362,7 +380,8 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	i64 := ir.ScalarOf(ir.I64)
 	HB, N := c.headBlock(), c.tileN()
 
-	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
+	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
+	q := b.ParamRows("q", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
 	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
@@ -377,10 +396,10 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		// The pool's size in slots (pages x page size): an index outside [0, slots)
 		// is invalid like -1, so a buggy indexer's index is never a load.
 		segs[s].slots = b.Param(fmt.Sprintf("slots%d", s), ir.ScalarOf(ir.I32), 1, 0)
-		segs[s].idx = b.Param(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(c.T)*int64(sc.K)*4)
+		segs[s].idx = b.ParamRows(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(sc.K)*4)
 		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
 		if sc.HasLen {
-			segs[s].length = b.Param(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, int64(c.T)*4)
+			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
 		}
 	}
 	var sink, out, lse, wsO, wsL *ir.Value
@@ -388,11 +407,11 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	}
 	if split == 1 {
-		out = b.Param("out", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
-		lse = b.Param("lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(c.H)*4)
+		out = b.ParamRows("out", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
+		lse = b.ParamRows("lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	} else {
-		wsO = b.Param("ws_o", ir.PtrTo(ir.F32), 16, int64(c.T)*int64(split)*int64(c.H)*int64(D)*4)
-		wsL = b.Param("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(split)*int64(c.H)*4)
+		wsO = b.ParamRows("ws_o", ir.PtrTo(ir.F32), 16, int64(split)*int64(c.H)*int64(D)*4)
+		wsL = b.ParamRows("ws_lse", ir.PtrTo(ir.F32), 4, int64(split)*int64(c.H)*4)
 	}
 
 	h0 := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(HB))), "h0")
@@ -574,14 +593,15 @@ func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	b.SetGrid(c.H, c.T, 1)
 	b.SetWarps(4)
 	D := c.D()
-	wsO := b.Param("ws_o", ir.PtrTo(ir.F32), 16, int64(c.T)*int64(split)*int64(c.H)*int64(D)*4)
-	wsL := b.Param("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(split)*int64(c.H)*4)
+	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
+	wsO := b.ParamRows("ws_o", ir.PtrTo(ir.F32), 16, int64(split)*int64(c.H)*int64(D)*4)
+	wsL := b.ParamRows("ws_lse", ir.PtrTo(ir.F32), 4, int64(split)*int64(c.H)*4)
 	var sink *ir.Value
 	if c.Sink {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	}
-	out := b.Param("out", ir.PtrTo(ir.BF16), 16, int64(c.T)*int64(c.H)*int64(D)*2)
-	lse := b.Param("lse", ir.PtrTo(ir.F32), 4, int64(c.T)*int64(c.H)*4)
+	out := b.ParamRows("out", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
+	lse := b.ParamRows("lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	h := b.Cast(b.ProgramID(0), ir.I64)
 	t := b.Cast(b.ProgramID(1), ir.I64)
 	H := int64(c.H)

@@ -121,7 +121,8 @@ func init() {
 		Doc:  "DeepSeek-V4 sparse MLA decode: paged fp8ds/bf16 KV gathered through index lists, online softmax, sink, LSE",
 		Bind: func(fs *flag.FlagSet) Config {
 			m := &mlaFlags{}
-			fs.IntVar(&m.T, "tokens", 1, "query rows T (decode tokens, 1..65535)")
+			fs.IntVar(&m.T, "tokens", 1, "query rows T of the call dump shows and check runs (decode tokens, 1..65535; at most -max-tokens)")
+			fs.IntVar(&m.MaxT, "max-tokens", 0, "capacity: the most rows a call of the generated kernel may have, sizing the workspace (0 = -tokens, else 1..65535)")
 			fs.IntVar(&m.H, "heads", 64, "query heads H (1..128)")
 			fs.IntVar(&m.k[0], "k0", 128, "candidates per row in segment 0 (1..1048576)")
 			fs.IntVar(&m.k[1], "k1", 512, "candidates per row in segment 1 (0 = no segment 1, else 1..1048576)")
@@ -161,6 +162,9 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 		}
 		return c, &ConfigError{Flag: flag, Value: v, Want: "no segment-1 flag with -k1 0 (there is no segment 1)"}
 	}
+	if c.MaxT == 0 {
+		c.MaxT = c.T // the configuration names its capacity, also by default
+	}
 	c.Segments = nil
 	for s := 0; s < 2; s++ {
 		if s == 1 && m.k[1] == 0 {
@@ -183,7 +187,7 @@ func (m *mlaFlags) Build(target string) (*ir.Program, error) {
 func (m *mlaFlags) Value() (any, error) { return m.config() }
 
 func (m *mlaFlags) Args() []string {
-	a := []string{"-kernel", "mla_decode", "-tokens", fmt.Sprint(m.T), "-heads", fmt.Sprint(m.H),
+	a := []string{"-kernel", "mla_decode", "-tokens", fmt.Sprint(m.T), "-max-tokens", fmt.Sprint(m.Capacity()), "-heads", fmt.Sprint(m.H),
 		"-k0", fmt.Sprint(m.k[0]), "-page0", fmt.Sprint(m.page[0]), fmt.Sprintf("-len0=%v", m.hasLen[0]),
 		"-k1", fmt.Sprint(m.k[1])}
 	if m.k[1] != 0 {

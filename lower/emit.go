@@ -53,10 +53,10 @@ func emit(f *fn) error {
 	e.cache = []map[string]ptx.Operand{{}}
 	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
-	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, Block: e.nthreads}
+	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, GridParam: f.k.GridParam, Block: e.nthreads}
 	for _, p := range f.k.Params {
 		name := "param_" + p.Value.Name
-		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes}
+		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow}
 		t := p.Value.Type
 		pt := elemType(t.Elem).param
 		kp.Kind = elemType(t.Elem).paramKind
@@ -159,6 +159,9 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 	for i, p := range e.f.k.Params {
 		t := p.Value.Type
 		name := ptx.Sym(fnc.Params[i].Name)
+		if e.uses[p.Value] == 0 {
+			continue // read by the launcher only (mla_decode's rows set the grid)
+		}
 		switch {
 		case t.Kind == ir.Ptr:
 			raw := e.reg(ir.I64)

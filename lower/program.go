@@ -11,6 +11,7 @@ import (
 // Compiled is a program lowered for one target: one PTX module holding every
 // kernel, and each kernel's launch facts, in launch order.
 type Compiled struct {
+	Program   string // the ir.Program's name
 	Target    string
 	Module    *ptx.Module
 	Kernels   []*ptx.Kernel
@@ -23,7 +24,7 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 	if len(p.Kernels) == 0 {
 		return nil, fmt.Errorf("program %s has no kernels", p.Name)
 	}
-	c := &Compiled{Target: target, Workspace: p.Workspace}
+	c := &Compiled{Program: p.Name, Target: target, Workspace: p.Workspace}
 	for i, k := range p.Kernels {
 		res, err := Compile(k, target, Options{SMs: p.SMs, Follows: i > 0, Precedes: i < len(p.Kernels)-1})
 		if err != nil {

@@ -125,9 +125,13 @@ func (Sink) operand() {}
 // The runtime, the emulator and generated Go launchers all take launch facts from here,
 // never from parsing comments.
 type Kernel struct {
-	Module      *Module
-	Name        string   // entry name
-	Grid        [3]int   // CTAs per dimension
+	Module *Module
+	Name   string // entry name
+	Grid   [3]int // CTAs per dimension (see GridParam)
+	// GridParam binds grid dimensions to the rows of the call: where GridParam[d] names
+	// an i32 parameter, a launch's extent in d is that argument's value (0 launches
+	// nothing) and Grid[d] is the capacity, the largest value a launcher accepts.
+	GridParam   [3]string
 	Block       int      // threads per CTA (1-D blocks only)
 	SharedBytes int      // dynamic shared memory per CTA
 	Params      []KParam // in declaration order, one per Func parameter
@@ -145,14 +149,61 @@ type KParam struct {
 	Kind string
 	// Elem is the element type a pointer points to ("bf16", "f32", "i32", "u8", ...).
 	Elem string
-	// Bytes is the minimum buffer size in bytes a pointer must reach, 0 if unknown.
+	// Bytes is the minimum buffer size in bytes a pointer must reach, 0 if unknown;
+	// with PerRow, the part that does not depend on the rows of the call.
 	Bytes int64
+	// PerRow is what the minimum size grows by per row of the call: a pointer must
+	// reach Bytes + PerRow*rows bytes (MinBytes), rows being the grid's parameter.
+	PerRow int64
 	// Align is the alignment in bytes the pointer (or, for a scalar, the divisibility the
 	// value) must have; the generated code relies on it.
 	Align int
 	// Written reports that the kernel stores through this pointer.
 	Written bool
 }
+
+// RowsParam is the index of the parameter the grid is bound to, -1 when the grid is
+// fixed.
+func (k *Kernel) RowsParam() int {
+	for _, n := range k.GridParam {
+		if n == "" {
+			continue
+		}
+		for i, p := range k.Params {
+			if p.Name == n {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// MaxRows is the capacity: the largest rows a launch accepts (the extent of the first
+// bound grid dimension), 0 when the grid is fixed.
+func (k *Kernel) MaxRows() int {
+	for d, n := range k.GridParam {
+		if n != "" {
+			return k.Grid[d]
+		}
+	}
+	return 0
+}
+
+// GridFor is the grid of a launch with the given rows: bound dimensions are rows,
+// the others as generated. A fixed grid ignores rows.
+func (k *Kernel) GridFor(rows int) [3]int {
+	g := k.Grid
+	for d, n := range k.GridParam {
+		if n != "" {
+			g[d] = rows
+		}
+	}
+	return g
+}
+
+// MinBytes is the least size in bytes a pointer argument must have for a launch with
+// the given rows.
+func (p KParam) MinBytes(rows int) int64 { return p.Bytes + p.PerRow*int64(rows) }
 
 // OperandString renders an operand as PTX.
 func OperandString(o Operand) string {

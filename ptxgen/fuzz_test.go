@@ -22,6 +22,7 @@ func FuzzCLI(f *testing.F) {
 		"dump -tokens 2 -heads 16 -k0 64 -k1 0 -split 2", "dump -head-block 64 -target sm_120", "dump -scale 1e39",
 		"check -emu -kernel gemm -m 3 -n 2 -k 5", "check -emu -tokens 2 -heads 4 -k0 40 -k1 8 -page0 16",
 		"gen -kernel gemm -m 17 -pkg p -o k.go", "gen -pkg kernel -o k.go -targets sm_90,sm_80", "dump -kernel copy -rows 100",
+		"gen -manifest m.json -max-tokens 4 -heads 16 -targets sm_90", "check -emu -max-tokens 8 -tokens 3 -heads 4 -k0 40 -k1 8",
 	} {
 		f.Add(s)
 	}

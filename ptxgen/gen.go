@@ -30,7 +30,8 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	targets := fs.String("targets", "", "comma-separated GPU targets to write PTX for, e.g. sm_120,sm_90 (default: -target)")
 	pkg := fs.String("pkg", "", "Go package name of the generated file (default $GOPACKAGE, which go generate sets)")
 	typ := fs.String("type", "", "name of the generated type (default: the kernel's name in Go form, gemm: GEMM)")
-	out := fs.String("o", "", "the Go `file` to write (required); the PTX files go beside it, named FILE_TARGET.ptx")
+	out := fs.String("o", "", "the Go `file` to write (required without -manifest); the PTX files go beside it, named FILE_TARGET.ptx")
+	manifest := fs.String("manifest", "", "also write the launch manifest, a JSON `file` for hosts that are not Go, beside the PTX (alone without -o: the PTX files are then named MANIFEST_TARGET.ptx)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,35 +55,59 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if *pkg == "" {
 		*pkg = os.Getenv("GOPACKAGE")
 	}
-	if *pkg == "" {
+	if *out == "" && *manifest == "" {
+		return &usageError{Msg: "gen: -o is required (the Go file to write), or -manifest (a launch manifest alone)"}
+	}
+	if *pkg == "" && *out != "" {
 		return &usageError{Msg: "gen: -pkg is required outside go generate (the Go package name of the generated file)"}
 	}
-	if *out == "" {
-		return &usageError{Msg: "gen: -o is required (the Go file to write)"}
+	if *out != "" {
+		if err := checkOutput(*out); err != nil {
+			return err
+		}
 	}
-	if err := checkOutput(*out); err != nil {
-		return err
+	if *manifest != "" {
+		if err := checkManifest(*manifest, *out); err != nil {
+			return err
+		}
 	}
 	if _, err := fs.Config.Value(); err != nil {
 		return err // a bad configuration value, before any lowering
 	}
-	base := filepath.Base(*out)
+	base, ptxBase, dir := "", "", filepath.Dir(*manifest)
+	if *out != "" {
+		base, ptxBase, dir = filepath.Base(*out), filepath.Base(*out), filepath.Dir(*out)
+	} else {
+		ptxBase = strings.TrimSuffix(filepath.Base(*manifest), ".json") + ".go"
+	}
+	manifestBase := ""
+	if *manifest != "" {
+		manifestBase = filepath.Base(*manifest)
+	}
 	cmd := []string{"ptxgen", "gen"}
 	cmd = append(cmd, fs.Config.Args()...)
 	cmd = append(cmd, "-targets", strings.Join(ts, ","))
 	if *fs.PlanTarget != "" {
 		cmd = append(cmd, "-plan-target", *fs.PlanTarget)
 	}
-	cmd = append(cmd, "-pkg", *pkg)
+	if *out != "" {
+		cmd = append(cmd, "-pkg", *pkg)
+	}
 	if *typ != "" {
 		cmd = append(cmd, "-type", *typ)
 	}
-	cmd = append(cmd, "-o", base)
+	if *out != "" {
+		cmd = append(cmd, "-o", base)
+	}
+	if manifestBase != "" {
+		cmd = append(cmd, "-manifest", manifestBase)
+	}
 	files, err := gogen.Generate(fs.Config, lowered, gogen.Options{
-		Package: *pkg,
-		Type:    *typ,
-		File:    base,
-		Command: shellJoin(cmd),
+		Package:  *pkg,
+		Type:     *typ,
+		File:     base,
+		Manifest: manifestBase,
+		Command:  shellJoin(cmd),
 	})
 	var ce *kernels.ConfigError
 	if errors.As(err, &ce) {
@@ -96,14 +121,45 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{Msg: "gen: " + err.Error()}
 	}
-	dir := filepath.Dir(*out)
 	// PTX first: the Go file embeds them, so it is written last.
-	for _, f := range append(files[1:], files[0]) {
+	if *out != "" {
+		files = append(files[1:], files[0])
+	}
+	for _, f := range files {
 		if err := writeIfChanged(filepath.Join(dir, f.Name), f.Data); err != nil {
-			return &usageError{Msg: fmt.Sprintf("gen: -o %s: %v", *out, err)}
+			return &usageError{Msg: fmt.Sprintf("gen: writing %s: %v", filepath.Join(dir, f.Name), err)}
 		}
 	}
-	return removeStalePTX(dir, base, ts, stderr)
+	return removeStalePTX(dir, ptxBase, ts, stderr)
+}
+
+// checkManifest refuses a -manifest that gen should not write: not a .json name, a
+// directory that does not exist, another directory than -o's (the manifest names the
+// PTX files beside it), or an existing file that is not a regular file.
+func checkManifest(manifest, out string) error {
+	bad := func(want string) error { return &kernels.ConfigError{Flag: "manifest", Value: manifest, Want: want} }
+	base, dir := filepath.Base(manifest), filepath.Dir(manifest)
+	switch {
+	case !strings.HasSuffix(base, ".json") || base == ".json":
+		return bad("a file name ending in .json")
+	case out != "" && filepath.Clean(dir) != filepath.Clean(filepath.Dir(out)):
+		return bad(fmt.Sprintf("a file in the directory of -o (%s), beside the PTX files it names", filepath.Dir(out)))
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return bad(fmt.Sprintf("a file in an existing directory (%s is not one)", dir))
+	}
+	names := []string{manifest}
+	if out == "" {
+		for _, t := range target.TargetNames() {
+			names = append(names, filepath.Join(dir, gogen.PTXName(strings.TrimSuffix(base, ".json")+".go", t)))
+		}
+	}
+	for _, n := range names {
+		if fi, err := os.Stat(n); err == nil && !fi.Mode().IsRegular() {
+			return bad(fmt.Sprintf("a regular file or a new name (%s is a %s)", n, fileKind(fi.Mode())))
+		}
+	}
+	return nil
 }
 
 // checkOutput refuses an -o that gen cannot or should not write: not a .go name,

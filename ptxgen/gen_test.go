@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptxgen/ptxgen/gogen"
 )
 
 func TestGen(t *testing.T) {
@@ -244,5 +246,68 @@ func TestGenRemovesDroppedTarget(t *testing.T) {
 		if _, err := os.Stat(keep); err != nil {
 			t.Errorf("%s was removed: %v", keep, err)
 		}
+	}
+}
+
+// TestGenManifest: -manifest alone writes the manifest and the PTX files named after
+// it (no Go file, no -pkg needed); with -o it goes beside the Go file and names its PTX
+// files; bad names are refused with exit 2 before anything is written.
+func TestGenManifest(t *testing.T) {
+	t.Setenv("GOPACKAGE", "")
+	dir := t.TempDir()
+	mf := filepath.Join(dir, "dec.json")
+	args := []string{"gen", "-max-tokens", "4", "-heads", "16", "-k1", "0", "-targets", "sm_90"}
+	if code, _, errOut := runCLI(append(args, "-manifest", mf)...); code != 0 {
+		t.Fatalf("gen -manifest: exit %d: %s", code, errOut)
+	}
+	names := func() []string {
+		var out []string
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	if got := strings.Join(names(), " "); got != "dec.json dec_sm_90.ptx" {
+		t.Fatalf("gen -manifest wrote %s, want dec.json dec_sm_90.ptx", got)
+	}
+	data, _ := os.ReadFile(mf)
+	man, err := gogen.ParseManifest(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if man.Capacity != 4 || man.Targets[0].PTX != "dec_sm_90.ptx" || !strings.HasSuffix(man.Command, "-targets sm_90 -manifest dec.json") || strings.Contains(man.Command, "-pkg") {
+		t.Errorf("manifest: capacity %d, ptx %s, command %q", man.Capacity, man.Targets[0].PTX, man.Command)
+	}
+
+	out := filepath.Join(dir, "x_gen.go")
+	mf2 := filepath.Join(dir, "x.json")
+	if code, _, errOut := runCLI(append(args, "-pkg", "p", "-o", out, "-manifest", mf2)...); code != 0 {
+		t.Fatalf("gen -o -manifest: exit %d: %s", code, errOut)
+	}
+	data, _ = os.ReadFile(mf2)
+	if man, err = gogen.ParseManifest(data); err != nil || man.Targets[0].PTX != "x_gen_sm_90.ptx" {
+		t.Fatalf("manifest beside -o: %v, %+v", err, man)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatal(err)
+	}
+
+	before := names()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-manifest", filepath.Join(dir, "m.txt")}, "ending in .json"},
+		{[]string{"-manifest", "/nonexistent/m.json"}, "existing directory"},
+		{[]string{"-pkg", "p", "-o", out, "-manifest", filepath.Join(t.TempDir(), "m.json")}, "in the directory of -o"},
+	} {
+		code, _, errOut := runCLI(append(args, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, "-manifest") || !strings.Contains(errOut, c.want) {
+			t.Errorf("gen %v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	if got := names(); strings.Join(got, " ") != strings.Join(before, " ") {
+		t.Errorf("refused runs wrote files: %v, had %v", got, before)
 	}
 }

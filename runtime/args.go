@@ -71,9 +71,17 @@ var kindBytes = map[string]int{"ptr": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8,
 // least Bytes bytes whose address is a multiple of Align, and for integer scalars a value
 // divisible by Align (the generated code relies on it, e.g. "K is a multiple of 16").
 // Errors are *ArgError values naming the argument.
+//
+// A kernel whose grid is bound to its rows (ptx.Kernel.GridParam) takes them as an i32
+// argument in 0..MaxRows (the capacity it was generated for); buffer sizes are then
+// checked for that many rows (KParam.MinBytes).
 func CheckArgs(k *ptx.Kernel, args []Arg) error {
 	if len(args) != len(k.Params) {
 		return &ArgError{Kernel: k.Name, Index: -1, Msg: fmt.Sprintf("got %d arguments, kernel takes %d (%s)", len(args), len(k.Params), paramList(k.Params))}
+	}
+	rows, err := Rows(k, args)
+	if err != nil {
+		return err
 	}
 	for i, p := range k.Params {
 		a := args[i]
@@ -93,8 +101,8 @@ func CheckArgs(k *ptx.Kernel, args []Arg) error {
 				return bad("nil buffer")
 			case b.freed:
 				return bad("buffer was freed")
-			case p.Bytes > 0 && b.size < p.Bytes:
-				return bad("buffer is %d bytes, kernel may access %d", b.size, p.Bytes)
+			case b.size < p.MinBytes(rows):
+				return bad("buffer is %d bytes, kernel may access %d%s", b.size, p.MinBytes(rows), rowsNote(p, rows))
 			case p.Align > 1 && b.ptr%uint64(p.Align) != 0:
 				return bad("buffer address %#x is not %d-byte aligned", b.ptr, p.Align)
 			}
@@ -122,6 +130,42 @@ func CheckArgs(k *ptx.Kernel, args []Arg) error {
 		}
 	}
 	return nil
+}
+
+// Rows is the rows argument of a kernel whose grid is bound to it, checked against
+// the capacity: 0..k.MaxRows(). It is 0 for a kernel with a fixed grid.
+func Rows(k *ptx.Kernel, args []Arg) (int, error) {
+	i := k.RowsParam()
+	if i < 0 || i >= len(args) {
+		return 0, nil
+	}
+	a, p := args[i], k.Params[i]
+	if a.kind != "i32" {
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: p.Name, Msg: fmt.Sprintf("kernel takes the rows of the call as i32, got %v", a)}
+	}
+	rows := int(int32(uint32(a.bits)))
+	if rows < 0 || rows > k.MaxRows() {
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: p.Name, Msg: fmt.Sprintf("%d rows, want 0..%d (the capacity the kernel was generated for, -max-tokens %d)", rows, k.MaxRows(), k.MaxRows())}
+	}
+	return rows, nil
+}
+
+// LaunchGrid is the grid of a launch with args: the kernel's own grid, with the
+// dimensions bound to the rows set to the rows argument. A zero extent means the
+// launch does nothing.
+func LaunchGrid(k *ptx.Kernel, args []Arg) ([3]int, error) {
+	rows, err := Rows(k, args)
+	if err != nil {
+		return [3]int{}, err
+	}
+	return k.GridFor(rows), nil
+}
+
+func rowsNote(p ptx.KParam, rows int) string {
+	if p.PerRow == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d + %d per row, %d rows)", p.Bytes, p.PerRow, rows)
 }
 
 func paramList(ps []ptx.KParam) string {
@@ -186,9 +230,21 @@ func CheckFacts(k *ptx.Kernel) error {
 		if _, ok := kindBytes[p.Kind]; !ok {
 			return fail("parameter %s has unknown kind %q", p.Name, p.Kind)
 		}
-		if p.Align < 0 || p.Bytes < 0 {
-			return fail("parameter %s has negative Align or Bytes", p.Name)
+		if p.Align < 0 || p.Bytes < 0 || p.PerRow < 0 {
+			return fail("parameter %s has negative Align, Bytes or PerRow", p.Name)
 		}
+	}
+	if rows := k.RowsParam(); rows >= 0 {
+		if p := k.Params[rows]; p.Kind != "i32" {
+			return fail("grid bound to parameter %s of kind %s, want i32", p.Name, p.Kind)
+		}
+		for _, n := range k.GridParam {
+			if n != "" && n != k.Params[rows].Name {
+				return fail("grid bound to parameters %s and %s, want one", k.Params[rows].Name, n)
+			}
+		}
+	} else if k.GridParam != [3]string{} {
+		return fail("grid bound to %q, which is not a parameter", k.GridParam)
 	}
 	if k.Module == nil {
 		return nil

@@ -247,20 +247,27 @@ func (k *Kernel) Launch(args ...Arg) error {
 			return &ArgError{Kernel: f.Name, Index: i, Name: f.Params[i].Name, Msg: "buffer belongs to another device"}
 		}
 	}
+	grid, err := LaunchGrid(f, args)
+	if err != nil {
+		return err
+	}
+	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
+		return nil // a call with 0 rows does nothing
+	}
 	slots := marshal(args)
 	return k.dev.do(func() error {
 		var err error
 		if f.Programmatic {
-			err = launchProgrammatic(&k.handle.fn, f.Grid, f.Block, f.SharedBytes, slots)
+			err = launchProgrammatic(&k.handle.fn, grid, f.Block, f.SharedBytes, slots)
 		} else {
 			params := make([]unsafe.Pointer, len(slots))
 			for i := range slots {
 				params[i] = unsafe.Pointer(&slots[i])
 			}
-			err = k.handle.fn.Launch(f.Grid[0], f.Grid[1], f.Grid[2], f.Block, 1, 1, f.SharedBytes, cu.Stream{}, params)
+			err = k.handle.fn.Launch(grid[0], grid[1], grid[2], f.Block, 1, 1, f.SharedBytes, cu.Stream{}, params)
 		}
 		if err != nil {
-			return fmt.Errorf("runtime: launching %s (grid %v, block %d, %d bytes shared): %w", f.Name, f.Grid, f.Block, f.SharedBytes, err)
+			return fmt.Errorf("runtime: launching %s (grid %v, block %d, %d bytes shared): %w", f.Name, grid, f.Block, f.SharedBytes, err)
 		}
 		return nil
 	})

@@ -111,6 +111,9 @@ add "mla bf16 cache 200+40 H=24 K=100 B=53" "$M -cache bf16 -nope 200 -rope 40 -
 add "mla T=3" "$M -tokens 3"
 add "mla T=3 H=128 K=1152+1152" "$M -tokens 3 -heads 128 -k0 1152 -k1 1152"
 add "mla T=64" "$M -tokens 64"
+# One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
+for r in 1 3 8; do add "mla capacity 8 rows $r" "$M -max-tokens 8 -tokens $r"; done
+add "mla capacity 8 rows 3 split=1" "$M -max-tokens 8 -tokens 3 -split 1"
 add "mla no sink, no len" "$M -sink=false -len0=false -len1=false"
 add "mla seed 7, invalid 0.5" "$M -seed 7 -invalid 0.5"
 # Indices slots, slots+1 and INT_MAX inside every row's valid prefix: invalid like -1.

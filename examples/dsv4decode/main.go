@@ -1,5 +1,6 @@
 // Command dsv4decode runs the DeepSeek-V4 sparse MLA decode kernel that `go generate`
-// wrote into package decode on seeded inputs, compares the result with ptxgen's float64
+// wrote into package decode on seeded inputs at two batch sizes (the rows of each call)
+// from one loaded kernel and one workspace, compares each result with ptxgen's float64
 // reference at the spec's tolerances, and times it.
 //
 // Built with `-tags cuda` and cgo it runs on a GPU (sm_90 or sm_120); any other build
@@ -23,7 +24,7 @@ import (
 func main() {
 	ordinal := flag.Int("device", 0, "CUDA device `ordinal`")
 	seed := flag.Uint64("seed", 1, "seed of the random inputs")
-	iters := flag.Int("iters", 100, "timed launches")
+	iters := flag.Int("iters", 100, "timed launches per batch size")
 	flag.Parse()
 	err := run(*ordinal, *seed, *iters)
 	if errors.Is(err, runtime.ErrNoCUDA) {
@@ -42,11 +43,12 @@ type segment struct {
 	hasLen      bool
 }
 
-// config is the reference's view of the generated configuration, read from the
-// constants in decode_gen.go, over pools big enough for distinct candidates and poison.
-func config() golden.MLAConfig {
+// config is the reference's view of the generated configuration for a call of rows
+// rows, read from the constants in decode_gen.go, over pools big enough for distinct
+// candidates and poison.
+func config(rows int) golden.MLAConfig {
 	c := golden.MLAConfig{
-		T: decode.MLADecodeT, H: decode.MLADecodeH, Nope: decode.MLADecodeNope, Rope: decode.MLADecodeRope,
+		T: rows, H: decode.MLADecodeH, Nope: decode.MLADecodeNope, Rope: decode.MLADecodeRope,
 		Scale: decode.MLADecodeScale, Cache: golden.CacheFormat(decode.MLADecodeCache), Sink: decode.MLADecodeSink,
 	}
 	for _, s := range []segment{
@@ -60,8 +62,38 @@ func config() golden.MLAConfig {
 	return c
 }
 
+// batches are the rows of the calls run, from one loaded kernel: a small batch and the
+// capacity (decode.MLADecodeMaxT).
+var batches = []int{3, decode.MLADecodeMaxT}
+
 func run(ordinal int, seed uint64, iters int) error {
-	cfg := config()
+	dev, err := runtime.Open(ordinal)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
+	// One load and one workspace (allocated for the capacity) serve every batch size.
+	k, err := decode.NewMLADecode(dev)
+	if err != nil {
+		return err
+	}
+	defer k.Close()
+	fmt.Printf("%s\nloaded the %s PTX for up to %d rows:", dev, k.Target(), k.MaxRows())
+	for _, kk := range k.Kernels() {
+		fmt.Printf(" %s (grid %v at capacity, %d threads, %d B shared, %d registers)", kk.Facts.Name, kk.Facts.Grid, kk.Facts.Block, kk.Facts.SharedBytes, kk.Registers)
+	}
+	fmt.Println()
+	for i, rows := range batches {
+		if err := runBatch(dev, k, rows, seed+uint64(i), iters); err != nil {
+			return fmt.Errorf("%d rows: %w", rows, err)
+		}
+	}
+	return nil
+}
+
+// runBatch runs one call of rows rows on fresh seeded inputs, checks it and times it.
+func runBatch(dev *runtime.Device, k *decode.MLADecode, rows int, seed uint64, iters int) error {
+	cfg := config(rows)
 	in, err := golden.GenMLA(cfg, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true})
 	if err != nil {
 		return err
@@ -70,22 +102,6 @@ func run(ordinal int, seed uint64, iters int) error {
 	if err != nil {
 		return err
 	}
-
-	dev, err := runtime.Open(ordinal)
-	if err != nil {
-		return err
-	}
-	defer dev.Close()
-	k, err := decode.NewMLADecode(dev)
-	if err != nil {
-		return err
-	}
-	defer k.Close()
-	fmt.Printf("%s\nloaded the %s PTX:", dev, k.Target())
-	for _, kk := range k.Kernels() {
-		fmt.Printf(" %s (grid %v, %d threads, %d B shared, %d registers)", kk.Facts.Name, kk.Facts.Grid, kk.Facts.Block, kk.Facts.SharedBytes, kk.Registers)
-	}
-	fmt.Println()
 
 	var bufs []*runtime.Buffer
 	defer func() {
@@ -108,8 +124,9 @@ func run(ordinal int, seed uint64, iters int) error {
 	cache0, idx0, len0 := keep(dev.FromU8(s0.Cache)), keep(dev.FromI32(s0.Idx)), keep(dev.FromI32(s0.Len))
 	cache1, idx1, len1 := keep(dev.FromU8(s1.Cache)), keep(dev.FromI32(s1.Idx)), keep(dev.FromI32(s1.Len))
 	sink := keep(dev.FromF32(in.Sink))
-	out := keep(dev.Alloc(decode.MLADecodeOutBytes))
-	lse := keep(dev.Alloc(decode.MLADecodeLSEBytes))
+	outBytes, lseBytes := int64(rows)*decode.MLADecodeOutBytesPerRow, int64(rows)*decode.MLADecodeLSEBytesPerRow
+	out := keep(dev.Alloc(outBytes))
+	lse := keep(dev.Alloc(lseBytes))
 	if allocErr != nil {
 		return allocErr
 	}
@@ -119,7 +136,7 @@ func run(ordinal int, seed uint64, iters int) error {
 	// slots: the pool's size (pages x page size); an index outside [0, slots) is
 	// treated like -1, never read.
 	launch := func() error {
-		return k.Launch(q, int64(qt), int64(qh),
+		return k.Launch(rows, q, int64(qt), int64(qh),
 			cache0, int64(g0.PageStride), int32(g0.Slots()), idx0, int64(g0.K), len0,
 			cache1, int64(g1.PageStride), int32(g1.Slots()), idx1, int64(g1.K), len1,
 			sink, out, lse)
@@ -127,8 +144,8 @@ func run(ordinal int, seed uint64, iters int) error {
 	if err := launch(); err != nil {
 		return err
 	}
-	gotOut := make([]uint16, decode.MLADecodeOutBytes/2)
-	gotLSE := make([]float32, decode.MLADecodeLSEBytes/4)
+	gotOut := make([]uint16, outBytes/2)
+	gotLSE := make([]float32, lseBytes/4)
 	if err := out.CopyOutBF16(gotOut); err != nil {
 		return err
 	}
@@ -144,6 +161,7 @@ func run(ordinal int, seed uint64, iters int) error {
 		golden.Compare("lse", gotLSE, wantLSE, []int{cfg.T, cfg.H}, golden.MLALSETolerance),
 	}
 	ok := true
+	fmt.Printf("%d rows:\n", rows)
 	for _, r := range reports {
 		fmt.Print(r.String())
 		ok = ok && r.OK()
@@ -163,7 +181,7 @@ func run(ordinal int, seed uint64, iters int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("PASS; %.2f us per launch (mean of %d)\n", float64(ms)*1000/float64(iters), iters)
+	fmt.Printf("PASS at %d rows; %.2f us per launch (mean of %d)\n", rows, float64(ms)*1000/float64(iters), iters)
 	return nil
 }
 

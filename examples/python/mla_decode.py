@@ -1,0 +1,622 @@
+#!/usr/bin/env python3
+"""Launch ptxgen's mla_decode from Python with cuda-python, from the launch manifest alone.
+
+`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest that says how to launch
+it (gogen/manifest.go): per target the PTX file, per kernel in launch order its entry,
+parameters (kind, element type, alignment, minimum size as per_row x rows + fixed, bound to
+a caller argument or a workspace buffer), grid (a number or the rows per dimension), block,
+dynamic shared memory and its > 48 KB opt-in, and programmatic launch. `Program` below does
+exactly what the generated Go `Launch` does with it: check the arguments, compute the grids
+from the rows of the call, pack the parameters and launch the kernels in order on one stream.
+
+GPU run (torch, cuda-python), one kernel per shared test-vector folder, generated here by
+gen.sh with a capacity of 8 rows:
+
+    python3 examples/python/mla_decode.py --kernels KERNELS --vectors VECTORS
+
+For each folder VECTORS/NAME it loads KERNELS/NAME/mla_decode.json once, runs calls of 0, 1,
+T (the folder's rows) and 8 rows from that one loaded module (row i of a call is the folder's
+row i mod T, so the reference is the folder's), compares each with the float64 reference at
+the spec's thresholds, then captures the 8-row call in a CUDA graph, replays it and requires
+the same bits. `--selftest [FOLDER...]` runs everything that needs no GPU (manifest parsing,
+target choice, argument checks and packing, grids, the vector folders and the comparison),
+on the CPU with the standard library only. `flags FOLDER` prints the ptxgen flags of a
+folder's configuration (gen.sh uses it).
+"""
+
+import argparse
+import ctypes
+import json
+import math
+import os
+import struct
+import sys
+
+MANIFEST_FORMAT = "ptxgen-launch-manifest"
+MANIFEST_VERSION = 1
+SHARED_OPT_IN = 48 << 10
+
+# The spec's section 6 thresholds (golden.MLAOutTolerance, golden.MLALSETolerance).
+OUT_TOL = dict(abs=1e-3, rel=2.01 / 128, cos=5e-6)
+LSE_TOL = dict(abs=1e-6, rel=8.0 / 65536, cos=None)
+
+# Parameter kinds: ctypes type of the value the driver copies, and its size.
+KINDS = {"ptr": (ctypes.c_uint64, 8), "i32": (ctypes.c_int32, 4), "u32": (ctypes.c_uint32, 4),
+         "i64": (ctypes.c_int64, 8), "u64": (ctypes.c_uint64, 8), "f32": (ctypes.c_float, 4),
+         "f64": (ctypes.c_double, 8)}
+INT_RANGE = {"i32": (-2**31, 2**31 - 1), "u32": (0, 2**32 - 1), "i64": (-2**63, 2**63 - 1), "u64": (0, 2**64 - 1)}
+
+
+class LaunchError(ValueError):
+    """A bad argument, named with the accepted range; nothing was launched."""
+
+
+# ---------------------------------------------------------------------------------------
+# The manifest and the launch plan (no CUDA needed)
+
+
+def load_manifest(path):
+    with open(path) as f:
+        man = json.load(f)
+    if man.get("format") != MANIFEST_FORMAT or man.get("version") != MANIFEST_VERSION:
+        raise ValueError(f"{path}: manifest {man.get('format')!r} version {man.get('version')!r}, "
+                         f"want {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}")
+    man["dir"] = os.path.dirname(os.path.abspath(path))
+    return man
+
+
+def target_number(t):
+    """sm_90 -> 90, sm_120 -> 120."""
+    if not t.startswith("sm_") or not t[3:].isdigit():
+        raise ValueError(f"target {t!r}: want sm_NN")
+    return int(t[3:])
+
+
+def pick_target(man, cc):
+    """The newest target of the manifest that a device of compute capability cc = (major,
+    minor) runs: PTX for sm_XY runs on XY and newer (runtime.PickTarget)."""
+    dev = cc[0] * 10 + cc[1]
+    ok = [t for t in man["targets"] if target_number(t["target"]) <= dev]
+    if not ok:
+        raise LaunchError(f"none of the manifest's targets {[t['target'] for t in man['targets']]} "
+                          f"runs on a device of compute capability {cc[0]}.{cc[1]}")
+    return max(ok, key=lambda t: target_number(t["target"]))
+
+
+class Buffer:
+    """What the launcher needs of a device buffer: its address, size and element type.
+    Torch tensors are wrapped by as_buffer; the self-test makes them directly."""
+
+    def __init__(self, ptr, nbytes, elem):
+        self.ptr, self.nbytes, self.elem = ptr, nbytes, elem
+
+
+TORCH_ELEMS = {"bfloat16": "bf16", "float32": "f32", "int32": "i32", "uint8": "u8", "float16": "f16"}
+
+
+def as_buffer(x):
+    if isinstance(x, Buffer):
+        return x
+    if hasattr(x, "data_ptr") and hasattr(x, "element_size"):  # a torch tensor
+        if not x.is_cuda or not x.is_contiguous():
+            raise LaunchError("tensor arguments must be contiguous CUDA tensors")
+        elem = TORCH_ELEMS.get(str(x.dtype).replace("torch.", ""), str(x.dtype))
+        return Buffer(x.data_ptr(), x.numel() * x.element_size(), elem)
+    raise LaunchError(f"{type(x).__name__} is not a device buffer")
+
+
+def grid_of(kernel, rows):
+    return tuple(rows if d.get("param") else d["value"] for d in kernel["grid"])
+
+
+def plan(man, target, rows, args, workspace):
+    """Check one call's arguments against the manifest like runtime.CheckArgs and return,
+    per kernel to launch, (kernel, grid, [ctypes values in parameter order]). args maps
+    each of the manifest's arguments by name (the rows included); workspace maps the
+    target's workspace buffers by name. A call of 0 rows launches nothing."""
+    cap = man["capacity"]
+    if man.get("rows_argument"):
+        if isinstance(rows, bool) or not isinstance(rows, int) or not 0 <= rows <= cap:
+            raise LaunchError(f"{rows!r} rows, want 0..{cap} (the capacity the kernel was generated for, -max-tokens {cap})")
+        args = dict(args, **{man["rows_argument"]: rows})
+    names = [a["name"] for a in man["arguments"]]
+    missing = [n for n in names if n not in args]
+    extra = [n for n in args if n not in names]
+    if missing or extra:
+        raise LaunchError(f"arguments: missing {missing}, unknown {extra}; the kernel takes {names}")
+    launches = []
+    for k in target["launches"]:
+        values = []
+        for p in k["params"]:
+            v = workspace[p["workspace"]] if p.get("workspace") else args[p["name"]]
+            values.append(pack(k["entry"], p, v, rows))
+        launches.append((k, grid_of(k, rows), values))
+    if any(0 in g for _, g, _ in launches):
+        return []
+    return launches
+
+
+def pack(entry, p, v, rows):
+    where = f"{entry}: parameter {p['name']}"
+    ctype, size = KINDS[p["kind"]]
+    if size != p["size"]:
+        raise ValueError(f"{where}: manifest size {p['size']} for kind {p['kind']}, want {size}")
+    if p["kind"] == "ptr":
+        b = as_buffer(v)
+        need = p["min_bytes"]["per_row"] * rows + p["min_bytes"]["fixed"]
+        if p.get("elem") and b.elem != p["elem"]:
+            raise LaunchError(f"{where}: a {b.elem} buffer, want {p['elem']}")
+        if b.nbytes < need:
+            raise LaunchError(f"{where}: buffer is {b.nbytes} bytes, kernel may access {need} "
+                              f"({p['min_bytes']['per_row']} per row x {rows} rows + {p['min_bytes']['fixed']})")
+        if p["align"] > 1 and b.ptr % p["align"]:
+            raise LaunchError(f"{where}: address {b.ptr:#x} is not {p['align']}-byte aligned")
+        return ctype(b.ptr)
+    if p["kind"] in INT_RANGE:
+        lo, hi = INT_RANGE[p["kind"]]
+        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+            raise LaunchError(f"{where}: {v!r}, want an integer in {lo}..{hi}")
+        if p["align"] > 1 and v % p["align"]:
+            raise LaunchError(f"{where}: {v} must be a multiple of {p['align']}")
+        return ctype(v)
+    if not isinstance(v, (int, float)):
+        raise LaunchError(f"{where}: {v!r}, want a number")
+    return ctype(v)
+
+
+# ---------------------------------------------------------------------------------------
+# Test vectors (the format of shared/testvectors/README.md), pure Python
+
+
+def read_array(path, code, count):
+    import array
+    a = array.array(code)
+    with open(path, "rb") as f:
+        a.frombytes(f.read())
+    if sys.byteorder != "little":
+        a.byteswap()
+    if len(a) != count:
+        raise ValueError(f"{path}: {len(a)} elements, want {count}")
+    return a
+
+
+def load_vectors(folder):
+    with open(os.path.join(folder, "meta.json")) as f:
+        m = json.load(f)
+    T, H, D = m["T"], m["H"], m["nope"] + m["rope"]
+    v = {"meta": m, "name": os.path.basename(os.path.normpath(folder)), "T": T, "H": H, "D": D,
+         "q": read_array(os.path.join(folder, "q.bf16"), "H", T * H * D),
+         "out_ref": read_array(os.path.join(folder, "out_ref.f64"), "d", T * H * D),
+         "lse_ref": read_array(os.path.join(folder, "lse_ref.f64"), "d", T * H), "segments": []}
+    if m["sink"]:
+        v["sink"] = read_array(os.path.join(folder, "sink.f32"), "f", H)
+    for s in m["segments"]:
+        seg = {"meta": s, "cache": open(os.path.join(folder, s["cache"]), "rb").read(),
+               "idx": read_array(os.path.join(folder, s["idx"]), "i", T * s["K"])}
+        if len(seg["cache"]) != s["pages"] * s["page_stride"]:
+            raise ValueError(f"{folder}: {s['cache']} is {len(seg['cache'])} bytes, want pages x page_stride")
+        if s.get("len"):
+            seg["len"] = read_array(os.path.join(folder, s["len"]), "i", T)
+        v["segments"].append(seg)
+    return v
+
+
+def gen_flags(v):
+    """The ptxgen flags of a folder's configuration (without -max-tokens and targets)."""
+    m = v["meta"]
+    segs = m["segments"]
+    f = ["-kernel", "mla_decode", "-tokens", str(v["T"]), "-heads", str(v["H"]), "-cache", m["cache"],
+         "-nope", str(m["nope"]), "-rope", str(m["rope"]), f"-sink={'true' if m['sink'] else 'false'}",
+         "-scale", repr(m["sm_scale"])]
+    for i, s in enumerate(segs):
+        f += [f"-k{i}", str(s["K"]), f"-page{i}", str(s["page_size"]), f"-len{i}={'true' if s.get('len') else 'false'}"]
+    if len(segs) == 1:
+        f += ["-k1", "0"]
+    return f
+
+
+def manifest_flags(man):
+    """The configuration flags of the gen command recorded in the manifest."""
+    words = man["command"].split()
+    out = {}
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if w.startswith("-") and "=" in w:
+            k, val = w[1:].split("=", 1)
+            out[k] = val
+        elif w.startswith("-") and i + 1 < len(words):
+            out[w[1:]] = words[i + 1]
+            i += 1
+        i += 1
+    return out
+
+
+def flag_pairs(flags):
+    """["-heads", "64", "-sink=true"] -> {"heads": "64", "sink": "true"}."""
+    out, i = {}, 0
+    while i < len(flags):
+        w = flags[i]
+        if "=" in w:
+            k, val = w[1:].split("=", 1)
+            out[k] = val
+            i += 1
+        else:
+            out[w[1:]] = flags[i + 1]
+            i += 2
+    return out
+
+
+def check_manifest_matches(man, v):
+    """Refuse a manifest generated for another configuration than the folder's."""
+    have = manifest_flags(man)
+    bad = []
+    for k, val in flag_pairs(gen_flags(v)).items():
+        h = have.get(k)
+        if k == "tokens":
+            ok = h is not None and int(man["capacity"]) >= int(val)
+        elif k == "scale":  # -scale 0 is 1/sqrt(nope+rope)
+            hv = h is not None and (float(h) or 1 / math.sqrt(v["D"]))
+            ok = h is not None and abs(hv - float(val)) <= 1e-6 * abs(float(val))
+        else:
+            ok = h == val
+        if not ok:
+            bad.append(f"-{k} {h} (folder: {val})")
+    if bad:
+        raise ValueError(f"manifest in {man['dir']} was generated for another configuration than {v['name']}: {', '.join(bad)}")
+
+
+def batch_rows(v, rows):
+    """Row i of a call of rows rows is the folder's row i mod T."""
+    return [i % v["T"] for i in range(rows)]
+
+
+def pick_rows(flat, width, rows):
+    out = []
+    for r in rows:
+        out.extend(flat[r * width:(r + 1) * width])
+    return out
+
+
+def bf16_value(bits):
+    return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+
+
+def bf16_round(x):
+    """float64 -> float32 -> bf16 (round to nearest even), as a float."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    (u,) = struct.unpack("<I", struct.pack("<f", x))
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return bf16_value(u)
+
+
+def compare(name, got, want, tol):
+    """golden.Compare: NaN in got always fails, an infinite want must be matched exactly,
+    else |got - want| <= abs + rel |want|, and the cosine distance over finite wants."""
+    bad, nan, dot, gg, ww, max_abs = 0, 0, 0.0, 0.0, 0.0, 0.0
+    for g, w in zip(got, want):
+        if math.isnan(g):
+            nan += 1
+            bad += 1
+        elif math.isinf(w) or math.isnan(w):
+            bad += g != w
+        else:
+            d = abs(g - w)
+            max_abs = max(max_abs, d)
+            bad += not d <= tol["abs"] + tol["rel"] * abs(w)
+            dot, gg, ww = dot + g * w, gg + g * g, ww + w * w
+    cos = 0.0 if gg == 0 or ww == 0 else 1 - dot / math.sqrt(gg * ww)
+    if gg == 0 and ww == 0:
+        cos = 0.0
+    elif gg == 0 or ww == 0:
+        cos = 1.0
+    ok = len(got) == len(want) and bad == 0 and (tol["cos"] is None or cos <= tol["cos"])
+    line = f"{name}: {'ok' if ok else 'FAIL'}, {len(want)} elements, max abs err {max_abs:.3g}, cos dist {cos:.3g}, {bad} outside tol, {nan} NaN"
+    return ok, line
+
+
+# ---------------------------------------------------------------------------------------
+# The GPU host: torch tensors, cuda-python launches
+
+
+class Program:
+    """One manifest's program loaded once on the current device: its module, functions and
+    workspace (allocated for the capacity). launch() runs a call of any rows up to the
+    capacity on a stream (torch's current one by default), as the generated Go does."""
+
+    def __init__(self, manifest_path):
+        import torch
+        from cuda.bindings import driver
+        self.torch, self.driver = torch, driver
+        self.man = load_manifest(manifest_path)
+        torch.cuda.init()
+        torch.empty(1, device="cuda")  # makes torch's (primary) context current
+        check(driver.cuInit(0))
+        ctx = check(driver.cuCtxGetCurrent())
+        if int(ctx) == 0:
+            dev = check(driver.cuDeviceGet(torch.cuda.current_device()))
+            check(driver.cuCtxSetCurrent(check(driver.cuDevicePrimaryCtxRetain(dev))))
+        self.target = pick_target(self.man, torch.cuda.get_device_capability())
+        with open(os.path.join(self.man["dir"], self.target["ptx"]), "rb") as f:
+            self.module = check(driver.cuModuleLoadData(f.read() + b"\0"))
+        self.funcs = []
+        for k in self.target["launches"]:
+            fn = check(driver.cuModuleGetFunction(self.module, k["entry"].encode()))
+            if k["shared_opt_in"]:
+                check(driver.cuFuncSetAttribute(
+                    fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k["dynamic_shared_bytes"]))
+            self.funcs.append(fn)
+        self.workspace = {w["name"]: torch.zeros(w["bytes"], dtype=torch.uint8, device="cuda")
+                          for w in self.target["workspace"]}
+
+    @property
+    def capacity(self):
+        return self.man["capacity"]
+
+    def launch(self, rows, args, stream=None):
+        driver = self.driver
+        if stream is None:
+            stream = self.torch.cuda.current_stream().cuda_stream
+        launches = plan(self.man, self.target, rows, args, self.workspace)
+        for (k, grid, values), fn in zip(launches, self.funcs):
+            params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
+            if k["programmatic"]:
+                attr = driver.CUlaunchAttribute()
+                attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+                attr.value.programmaticStreamSerializationAllowed = 1
+                cfg = driver.CUlaunchConfig()
+                cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = grid
+                cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = k["block"]
+                cfg.sharedMemBytes = k["dynamic_shared_bytes"]
+                cfg.hStream = driver.CUstream(stream)
+                cfg.attrs = [attr]
+                cfg.numAttrs = 1
+                check(driver.cuLaunchKernelEx(cfg, fn, ctypes.addressof(params), 0))
+            else:
+                check(driver.cuLaunchKernel(fn, *grid, *k["block"], k["dynamic_shared_bytes"],
+                                            driver.CUstream(stream), ctypes.addressof(params), 0))
+        return len(launches)
+
+
+def check(result):
+    from cuda.bindings import driver
+    err, *rest = result
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        raise RuntimeError(f"CUDA driver: {name.decode() if name else err}")
+    return rest[0] if len(rest) == 1 else tuple(rest) if rest else None
+
+
+def torch_call(torch, v, rows):
+    """The arguments of a call of rows rows built from folder v, on the GPU, and its
+    float64 reference rows."""
+    import array
+    rs = batch_rows(v, rows)
+    H, D = v["H"], v["D"]
+
+    def t(code, vals, dtype, shape):
+        data = bytearray(array.array(code, vals).tobytes()) or bytearray(16)  # frombuffer needs bytes
+        return torch.frombuffer(data, dtype=dtype)[:math.prod(shape)].reshape(shape).to("cuda")
+
+    args = {"q": t("H", pick_rows(v["q"], H * D, rs), torch.bfloat16, (rows, H, D)), "q_stride_t": H * D, "q_stride_h": D,
+            "out": torch.full((rows, H, D), float("nan"), dtype=torch.bfloat16, device="cuda"),
+            "lse": torch.full((rows, H), float("nan"), dtype=torch.float32, device="cuda")}
+    if "sink" in v:
+        args["sink"] = t("f", v["sink"], torch.float32, (H,))
+    for i, s in enumerate(v["segments"]):
+        m = s["meta"]
+        args[f"cache{i}"] = torch.frombuffer(bytearray(s["cache"]), dtype=torch.uint8).to("cuda")
+        args[f"page_stride{i}"] = m["page_stride"]
+        args[f"slots{i}"] = m["pages"] * m["page_size"]
+        args[f"idx{i}"] = t("i", pick_rows(s["idx"], m["K"], rs), torch.int32, (rows, m["K"]))
+        args[f"idx_stride{i}"] = m["K"]
+        if "len" in s:
+            args[f"len{i}"] = t("i", pick_rows(s["len"], 1, rs), torch.int32, (rows,))
+    want_out = pick_rows(v["out_ref"], H * D, rs)
+    want_lse = pick_rows(v["lse_ref"], H, rs)
+    return args, want_out, want_lse
+
+
+def run_gpu(kernels_dir, vectors_dir, graph_rows):
+    import torch
+    folders = sorted(d for d in os.listdir(vectors_dir) if os.path.isfile(os.path.join(vectors_dir, d, "meta.json")))
+    if not folders:
+        raise SystemExit(f"no test-vector folders (with meta.json) in {vectors_dir}")
+    failed = 0
+    for name in folders:
+        v = load_vectors(os.path.join(vectors_dir, name))
+        prog = Program(os.path.join(kernels_dir, name, "mla_decode.json"))
+        check_manifest_matches(prog.man, v)
+        cap = prog.capacity
+        print(f"{name}: T={v['T']} H={v['H']}, {prog.target['target']} PTX loaded once, capacity {cap}, "
+              f"kernels {[k['entry'] for k in prog.target['launches']]}")
+        for rows in sorted({0, 1, v["T"], cap}):
+            args, want_out, want_lse = torch_call(torch, v, rows)
+            n = prog.launch(rows, args)
+            torch.cuda.synchronize()
+            if rows == 0:
+                ok = n == 0
+                print(f"  rows 0: {'ok' if ok else 'FAIL'}, {n} launches")
+                failed += not ok
+                continue
+            got_out = args["out"].float().flatten().cpu().tolist()
+            got_lse = args["lse"].flatten().cpu().tolist()
+            for label, got, want, tol in (("out", got_out, want_out, OUT_TOL), ("lse", got_lse, want_lse, LSE_TOL)):
+                ok, line = compare(label, got, want, tol)
+                print(f"  rows {rows}: {line}")
+                failed += not ok
+        try:
+            prog.launch(cap + 1, torch_call(torch, v, 1)[0])
+            print(f"  rows {cap + 1}: FAIL, accepted past the capacity")
+            failed += 1
+        except LaunchError as e:
+            print(f"  rows {cap + 1}: refused ok ({e})")
+        # One call captured in a CUDA graph and replayed: the same bits as the eager call
+        # on the same buffers.
+        rows = min(graph_rows, cap)
+        args, _, _ = torch_call(torch, v, rows)
+        prog.launch(rows, args)  # eager, which is also the warm-up before capture
+        torch.cuda.synchronize()
+        eager_out, eager_lse = args["out"].view(torch.int16).clone(), args["lse"].view(torch.int32).clone()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            prog.launch(rows, args)  # on torch's capture stream
+        for rep in range(2):
+            args["out"].fill_(float("nan"))
+            args["lse"].fill_(float("nan"))
+            g.replay()
+            torch.cuda.synchronize()
+            same = torch.equal(args["out"].view(torch.int16), eager_out) and torch.equal(args["lse"].view(torch.int32), eager_lse)
+            print(f"  graph replay {rep + 1} of the {rows}-row call: {'ok, same bits as the eager call' if same else 'FAIL, differs from the eager call'}")
+            failed += not same
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(100):
+            g.replay()
+        end.record()
+        torch.cuda.synchronize()
+        print(f"  {start.elapsed_time(end) * 10:.2f} us per graph replay ({rows} rows, mean of 100)")
+    if failed:
+        print(f"python host: {failed} checks FAILED")
+        return 1
+    print("python host: all passed")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# Self-test: everything without a GPU
+
+
+def selftest(manifest_path, folders, matching):
+    fails = []
+
+    def expect(cond, what):
+        print(("ok   " if cond else "FAIL ") + what)
+        if not cond:
+            fails.append(what)
+
+    def raises(fn, text, what):
+        try:
+            fn()
+        except (LaunchError, ValueError) as e:
+            expect(text in str(e), f"{what}: {e}")
+            return
+        expect(False, f"{what}: accepted")
+
+    man = load_manifest(manifest_path)
+    cap = man["capacity"]
+    expect(cap > 1 and man["rows_argument"] == "rows", f"manifest: capacity {cap}, rows argument {man.get('rows_argument')}")
+    t90 = pick_target(man, (9, 0))
+    expect(t90["target"] == "sm_90", f"an sm_90 device runs the {t90['target']} target")
+    expect(pick_target(man, (12, 0))["target"] == "sm_120", "an sm_120 device runs the sm_120 target")
+    raises(lambda: pick_target(man, (7, 5)), "none of the manifest's targets", "an sm_75 device is refused")
+
+    # Fake buffers at distinct aligned addresses, each exactly its minimum size for rows.
+    def fake_args(rows):
+        args, addr = {}, 0x7F0000000000
+        sizes = {}
+        for k in t90["launches"]:
+            for p in k["params"]:
+                if p["kind"] == "ptr" and not p.get("workspace"):
+                    sizes[p["name"]] = max(sizes.get(p["name"], 0), p["min_bytes"]["per_row"] * rows + p["min_bytes"]["fixed"])
+        for a in man["arguments"]:
+            if a["name"] == "rows":
+                continue
+            if a["kind"] == "ptr":
+                args[a["name"]] = Buffer(addr, sizes.get(a["name"], 1), a["elem"])
+                addr += 1 << 24
+            else:
+                args[a["name"]] = 64 if a["kind"] != "f32" else 0.5
+        return args
+
+    ws = {w["name"]: Buffer(0x7E0000000000 + i * (1 << 30), w["bytes"], "f32") for i, w in enumerate(t90["workspace"])}
+    for rows in sorted({1, 3, cap}):
+        args = fake_args(rows)
+        launches = plan(man, t90, rows, args, ws)
+        expect(len(launches) == len(t90["launches"]), f"rows {rows}: {len(launches)} launches")
+        for k, grid, values in launches:
+            want = tuple(rows if d.get("param") else d["value"] for d in k["grid"])
+            expect(grid == want and grid[1] == rows, f"rows {rows}: {k['entry']} grid {grid}")
+            for p, val in zip(k["params"], values):
+                src = ws[p["workspace"]] if p.get("workspace") else (rows if p["name"] == "rows" else args[p["name"]])
+                exp = src.ptr if isinstance(src, Buffer) else src
+                if ctypes.sizeof(val) != p["size"] or val.value != exp:
+                    expect(False, f"rows {rows}: {k['entry']}.{p['name']} packed {val.value} ({ctypes.sizeof(val)} bytes), want {exp}")
+                    break
+            else:
+                expect(True, f"rows {rows}: {k['entry']}'s {len(values)} parameters packed in order")
+        if rows == 3:
+            q = args["q"]
+            short = dict(args, q=Buffer(q.ptr, q.nbytes - 1, q.elem))
+            raises(lambda: plan(man, t90, rows, short, ws), "kernel may access", "a q one byte short is refused")
+            raises(lambda: plan(man, t90, rows, dict(args, q=Buffer(q.ptr + 8, q.nbytes, q.elem)), ws), "aligned", "a misaligned q is refused")
+            raises(lambda: plan(man, t90, rows, dict(args, q=Buffer(q.ptr, q.nbytes, "f32")), ws), "want bf16", "an f32 q is refused")
+            raises(lambda: plan(man, t90, rows, dict(args, slots0=2**31), ws), "want an integer", "slots0 past i32 is refused")
+            missing = dict(args)
+            del missing["q"]
+            raises(lambda: plan(man, t90, rows, missing, ws), "missing ['q']", "a missing argument is refused")
+    expect(plan(man, t90, 0, fake_args(0), ws) == [], "rows 0: nothing to launch")
+    raises(lambda: plan(man, t90, cap + 1, fake_args(cap + 1), ws), f"{cap + 1} rows, want 0..{cap}", "rows past the capacity are refused")
+    raises(lambda: plan(man, t90, -1, fake_args(1), ws), "want 0..", "negative rows are refused")
+    for k in t90["launches"]:
+        expect(k["shared_opt_in"] == (k["dynamic_shared_bytes"] > SHARED_OPT_IN), f"{k['entry']}: opt-in {k['shared_opt_in']} for {k['dynamic_shared_bytes']} bytes")
+
+    for folder in folders:
+        v = load_vectors(folder)
+        try:
+            check_manifest_matches(man, v)
+            expect(v["name"] == matching, f"{v['name']}: the manifest's configuration matches the folder's")
+        except ValueError as e:
+            expect(v["name"] != matching, f"{v['name']}: a manifest for another configuration is refused: {e}")
+        expect(len(gen_flags(v)) > 10, f"{v['name']}: gen flags {' '.join(gen_flags(v))}")
+        rows = batch_rows(v, 8)
+        expect(rows == [i % v["T"] for i in range(8)], f"{v['name']}: a batch of 8 repeats its {v['T']} rows")
+        want = pick_rows(v["out_ref"], v["H"] * v["D"], rows)
+        got = [bf16_round(x) for x in want]
+        ok, line = compare("out", got, want, OUT_TOL)
+        expect(ok, f"{v['name']}: the reference rounded to bf16 passes: {line}")
+        j = next(i for i, x in enumerate(want) if math.isfinite(x) and abs(x) > 1e-3)
+        bad = list(got)
+        bad[j] += 0.05 + abs(bad[j])
+        expect(not compare("out", bad, want, OUT_TOL)[0], f"{v['name']}: one element off by {bad[j] - got[j]:.3g} fails")
+        bad[j] = float("nan")
+        expect(not compare("out", bad, want, OUT_TOL)[0], f"{v['name']}: a NaN fails")
+        lse = pick_rows(v["lse_ref"], v["H"], rows)
+        expect(compare("lse", [float(struct.unpack('<f', struct.pack('<f', x))[0]) for x in lse], lse, LSE_TOL)[0], f"{v['name']}: lse as f32 passes")
+        if any(math.isinf(x) for x in lse):
+            flipped = [-x if math.isinf(x) else x for x in lse]
+            expect(not compare("lse", flipped, lse, LSE_TOL)[0], f"{v['name']}: -inf for an empty row's +inf fails")
+    if fails:
+        print(f"selftest: {len(fails)} FAILED")
+        return 1
+    print("selftest: all passed")
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 1 and argv[0] == "flags":
+        if len(argv) != 2:
+            raise SystemExit("usage: mla_decode.py flags FOLDER")
+        print(" ".join(gen_flags(load_vectors(argv[1]))))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--kernels", help="folder of NAME/mla_decode.json manifests (gen.sh)")
+    ap.add_argument("--vectors", help="folder of test-vector folders (shared/testvectors/mla_decode)")
+    ap.add_argument("--graph-rows", type=int, default=8, help="rows of the call captured in a CUDA graph")
+    ap.add_argument("--selftest", action="store_true", help="check everything that needs no GPU, on the CPU")
+    ap.add_argument("--manifest", help="with --selftest: a manifest of capacity > 1 with sm_120 and sm_90 targets")
+    ap.add_argument("--matching", default="", help="with --selftest: the folder the manifest was generated for")
+    ap.add_argument("folders", nargs="*", help="with --selftest: test-vector folders")
+    a = ap.parse_args(argv)
+    if a.selftest:
+        if not a.manifest:
+            ap.error("--selftest needs --manifest")
+        return selftest(a.manifest, a.folders, a.matching)
+    if not a.kernels or not a.vectors:
+        ap.error("--kernels and --vectors are required (or --selftest)")
+    return run_gpu(a.kernels, a.vectors, a.graph_rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,210 @@
+package gogen
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// The launch manifest (`ptxgen gen -manifest FILE.json`) is what a host that is not Go
+// (Python with cuda-python, C++) needs to launch a generated program exactly as the
+// generated Go does: per target the PTX file, and per kernel, in launch order, its entry,
+// parameters in order (kind, element type, alignment, minimum size as bytes per row plus
+// fixed bytes, and what each is bound to: one of the caller's arguments or a workspace
+// buffer), block, dynamic shared memory and whether it needs the opt-in, the grid (each
+// dimension a number or the rows argument) and programmatic launch. It is built from the
+// same model as the Go launcher, and ManifestKernel.Facts turns it back into the
+// ptx.Kernel facts it came from (a test compares them).
+const (
+	// ManifestFormat names the format in every manifest's "format" field.
+	ManifestFormat = "ptxgen-launch-manifest"
+	// ManifestVersion is bumped on any change a reader could notice.
+	ManifestVersion = 1
+	// SharedOptInBytes is the dynamic shared memory a kernel may use without opting in
+	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as runtime.LoadPTX does.
+	SharedOptInBytes = 48 << 10
+)
+
+// Manifest is the launch manifest of one program for one or more targets.
+type Manifest struct {
+	Format    string `json:"format"`
+	Version   int    `json:"version"`
+	Generator string `json:"generator"` // "ptxgen 0.2.0"
+	Command   string `json:"command"`   // the gen command line
+	Program   string `json:"program"`   // "mla_decode"
+	// Capacity is the most rows a call may have (-max-tokens); 0 when no grid depends
+	// on the rows. RowsArgument names the caller's argument that holds them.
+	Capacity     int    `json:"capacity"`
+	RowsArgument string `json:"rows_argument,omitempty"`
+	// Arguments are the caller's arguments, in the order of the generated Launch.
+	Arguments []ManifestArg `json:"arguments"`
+	// Targets are newest first; a host picks the newest one its device runs.
+	Targets []ManifestTarget `json:"targets"`
+}
+
+// ManifestArg is one of the caller's arguments.
+type ManifestArg struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`           // "ptr" or the scalar type: "i32", "i64", "f32"
+	Elem string `json:"elem,omitempty"` // for pointers, the element type
+}
+
+// ManifestTarget is the program for one target.
+type ManifestTarget struct {
+	Target string `json:"target"` // "sm_90"
+	PTX    string `json:"ptx"`    // the PTX file, relative to the manifest's directory
+	// Workspace buffers are allocated once (zeroed) for the capacity and passed
+	// between the kernels; kernels name them in their parameters' "workspace".
+	Workspace []ManifestBuffer `json:"workspace"`
+	// Launches are the kernels in the order they run, on one stream.
+	Launches []ManifestKernel `json:"launches"`
+}
+
+// ManifestBuffer is a workspace buffer.
+type ManifestBuffer struct {
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+}
+
+// ManifestKernel is one kernel launch.
+type ManifestKernel struct {
+	Entry string `json:"entry"`
+	// Grid is the CTAs per dimension: a dimension with "param" is that argument's
+	// value at launch (the rows; value is then the capacity), else value.
+	Grid        [3]ManifestDim `json:"grid"`
+	Block       [3]int         `json:"block"`
+	SharedBytes int            `json:"dynamic_shared_bytes"`
+	// SharedOptIn: SharedBytes is above 48 KB, so the host must raise the function's
+	// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to it before launching.
+	SharedOptIn bool `json:"shared_opt_in"`
+	// Programmatic: launch with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+	// (the kernel waits for the one before it in its own code).
+	Programmatic bool            `json:"programmatic"`
+	Params       []ManifestParam `json:"params"`
+}
+
+// ManifestDim is one grid dimension.
+type ManifestDim struct {
+	Value int    `json:"value"`
+	Param string `json:"param,omitempty"`
+}
+
+// ManifestParam is one kernel parameter, in PTX order.
+type ManifestParam struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Elem string `json:"elem,omitempty"`
+	// Size is the parameter's size in the argument buffer: 8 for pointers and 64-bit
+	// scalars, 4 for 32-bit ones.
+	Size int `json:"size"`
+	// Align is a pointer's required address alignment, or a divisor an integer must
+	// have (0 or 1: none).
+	Align int `json:"align"`
+	// MinBytes is a pointer's least buffer size: per_row x rows + fixed.
+	MinBytes ManifestSize `json:"min_bytes"`
+	Written  bool         `json:"written"`
+	// Arg is the index of the caller's argument bound to it, -1 for a workspace
+	// buffer, named by Workspace.
+	Arg       int    `json:"arg"`
+	Workspace string `json:"workspace,omitempty"`
+}
+
+// ManifestSize is a size formula in bytes: PerRow x rows + Fixed.
+type ManifestSize struct {
+	PerRow int64 `json:"per_row"`
+	Fixed  int64 `json:"fixed"`
+}
+
+// paramSize is the argument-buffer size of each kind, as the runtime marshals them.
+var paramSize = map[string]int{"ptr": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
+
+// manifest builds the manifest from the launcher's model; ptxFile names each
+// target's PTX file relative to the manifest.
+func (m *model) manifest(command string, ptxFile func(target string) string) *Manifest {
+	man := &Manifest{Format: ManifestFormat, Version: ManifestVersion, Generator: "ptxgen " + Version,
+		Command: command, Program: m.cs[0].Program, Arguments: []ManifestArg{}}
+	for _, p := range m.params {
+		man.Arguments = append(man.Arguments, ManifestArg{Name: p.name, Kind: p.kind, Elem: p.elem})
+		if p.rows {
+			man.RowsArgument = p.name
+		}
+	}
+	for t, c := range m.cs {
+		mt := ManifestTarget{Target: isa(c), PTX: ptxFile(isa(c)), Workspace: []ManifestBuffer{}}
+		for _, w := range c.Workspace {
+			mt.Workspace = append(mt.Workspace, ManifestBuffer{Name: w.Name, Bytes: w.Bytes})
+		}
+		for i, k := range c.Kernels {
+			man.Capacity = max(man.Capacity, k.MaxRows())
+			mk := ManifestKernel{Entry: k.Name, Block: [3]int{k.Block, 1, 1}, SharedBytes: k.SharedBytes,
+				SharedOptIn: k.SharedBytes > SharedOptInBytes, Programmatic: k.Programmatic}
+			for d := range k.Grid {
+				mk.Grid[d] = ManifestDim{Value: k.Grid[d], Param: k.GridParam[d]}
+			}
+			for j, kp := range k.Params {
+				mp := ManifestParam{Name: kp.Name, Kind: kp.Kind, Elem: kp.Elem, Size: paramSize[kp.Kind], Align: kp.Align,
+					MinBytes: ManifestSize{PerRow: kp.PerRow, Fixed: kp.Bytes}, Written: kp.Written, Arg: m.bind[t][i][j]}
+				if mp.Arg >= len(m.params) {
+					mp.Workspace, mp.Arg = c.Workspace[mp.Arg-len(m.params)].Name, -1
+				}
+				mk.Params = append(mk.Params, mp)
+			}
+			mt.Launches = append(mt.Launches, mk)
+		}
+		man.Targets = append(man.Targets, mt)
+	}
+	return man
+}
+
+// Facts is the ptx.Kernel launch facts (without the module) the kernel was written from.
+func (k ManifestKernel) Facts() ptx.Kernel {
+	f := ptx.Kernel{Name: k.Entry, Block: k.Block[0], SharedBytes: k.SharedBytes, Programmatic: k.Programmatic}
+	for d, g := range k.Grid {
+		f.Grid[d], f.GridParam[d] = g.Value, g.Param
+	}
+	for _, p := range k.Params {
+		f.Params = append(f.Params, ptx.KParam{Name: p.Name, Kind: p.Kind, Elem: p.Elem, Bytes: p.MinBytes.Fixed,
+			PerRow: p.MinBytes.PerRow, Align: p.Align, Written: p.Written})
+	}
+	return f
+}
+
+// ParseManifest reads a manifest, refusing other formats and versions.
+func ParseManifest(data []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("gogen: manifest: %w", err)
+	}
+	if m.Format != ManifestFormat || m.Version != ManifestVersion {
+		return nil, fmt.Errorf("gogen: manifest is %q version %d, want %q version %d", m.Format, m.Version, ManifestFormat, ManifestVersion)
+	}
+	return &m, nil
+}
+
+// RenderManifest writes the manifest of a program already lowered for each target, as
+// indented JSON; ptxFile names each target's PTX file relative to the manifest.
+func RenderManifest(cs []*lower.Compiled, opt Options, ptxFile func(target string) string) ([]byte, error) {
+	if opt.File == "" {
+		opt.File = "manifest.go" // the model names Go identifiers the manifest does not use
+	}
+	if opt.Package == "" {
+		opt.Package = "manifest"
+	}
+	if opt.Type == "" && len(cs) > 0 {
+		opt.Type = TypeName(cs[0].Program)
+	}
+	m, err := newModel(cs, opt)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(m.manifest(opt.Command, ptxFile), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}

@@ -1,0 +1,168 @@
+package gogen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// The manifest round trip: parsed back, each target's launches give exactly the launch
+// facts the generator compiled (ptx.Kernel without the module), in the Go launcher's
+// order, bound to the same arguments and workspace buffers as the generated Launch,
+// and they name PTX files that are among the generated ones and hold those entries.
+func TestManifestRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		kernel   string
+		args     []string
+		targets  []string
+		capacity int
+	}{
+		{"mla_decode", []string{"-max-tokens", "8", "-heads", "64"}, []string{"sm_120", "sm_90", "sm_80"}, 8},
+		{"mla_decode", []string{"-tokens", "3", "-heads", "8", "-k1", "0", "-split", "1"}, []string{"sm_90"}, 3},
+		{"gemm", []string{"-m", "100", "-n", "72", "-k", "448"}, []string{"sm_90"}, 0},
+	} {
+		name := tc.kernel + " " + strings.Join(tc.args, " ")
+		cfg := config(t, tc.kernel, tc.args...)
+		var cs []*lower.Compiled
+		for _, tg := range tc.targets {
+			p, err := cfg.Build(tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := lower.CompileProgram(p, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, c)
+		}
+		files, err := Render(cs, Options{Package: "k", Type: TypeName(cs[0].Program), File: "k_gen.go", Manifest: "k.json", Command: "test"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		byName := map[string][]byte{}
+		for _, f := range files {
+			byName[f.Name] = f.Data
+		}
+		man, err := ParseManifest(byName["k.json"])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		model, err := newModel(cs, Options{Package: "k", Type: TypeName(cs[0].Program), File: "k_gen.go"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if man.Capacity != tc.capacity || man.Program != cs[0].Program {
+			t.Errorf("%s: capacity %d, program %s; want %d, %s", name, man.Capacity, man.Program, tc.capacity, cs[0].Program)
+		}
+		var launchArgs []string
+		for _, p := range model.params {
+			launchArgs = append(launchArgs, p.name)
+		}
+		var manArgs []string
+		for _, a := range man.Arguments {
+			manArgs = append(manArgs, a.Name)
+		}
+		if d := cmp.Diff(launchArgs, manArgs); d != "" {
+			t.Errorf("%s: arguments differ from the Go Launch's (-go +manifest):\n%s", name, d)
+		}
+		if len(man.Targets) != len(cs) {
+			t.Fatalf("%s: %d targets, want %d", name, len(man.Targets), len(cs))
+		}
+		for ti, c := range cs {
+			mt := man.Targets[ti]
+			text, ok := byName[mt.PTX]
+			if mt.Target != isa(c) || !ok || string(text) != c.Module.Print() {
+				t.Errorf("%s: target %d is %s with PTX %q, want %s's generated PTX", name, ti, mt.Target, mt.PTX, isa(c))
+			}
+			var ws []string
+			for i, w := range mt.Workspace {
+				if w != (ManifestBuffer{Name: c.Workspace[i].Name, Bytes: c.Workspace[i].Bytes}) {
+					t.Errorf("%s %s: workspace %d is %+v, want %+v", name, mt.Target, i, w, c.Workspace[i])
+				}
+				ws = append(ws, w.Name)
+			}
+			if len(mt.Workspace) != len(c.Workspace) || len(mt.Launches) != len(c.Kernels) {
+				t.Fatalf("%s %s: %d workspace buffers and %d launches, want %d and %d", name, mt.Target, len(mt.Workspace), len(mt.Launches), len(c.Workspace), len(c.Kernels))
+			}
+			for ki, k := range c.Kernels {
+				mk := mt.Launches[ki]
+				want := *k
+				want.Module = nil
+				if d := cmp.Diff(want, mk.Facts()); d != "" {
+					t.Errorf("%s %s: launch %d's facts differ (-compiled +manifest):\n%s", name, mt.Target, ki, d)
+				}
+				if mk.SharedOptIn != (k.SharedBytes > 48<<10) || mk.Block != [3]int{k.Block, 1, 1} {
+					t.Errorf("%s %s %s: opt-in %v for %d bytes, block %v", name, mt.Target, k.Name, mk.SharedOptIn, k.SharedBytes, mk.Block)
+				}
+				if !strings.Contains(string(text), ".entry "+mk.Entry+"(") {
+					t.Errorf("%s %s: %s has no entry %s", name, mt.Target, mt.PTX, mk.Entry)
+				}
+				for pi, p := range mk.Params {
+					// The Go launcher's binding: argument index, or workspace after them.
+					got := p.Arg
+					if p.Workspace != "" {
+						got = len(man.Arguments) + indexOf(ws, p.Workspace)
+					}
+					if want := model.bind[ti][ki][pi]; got != want || p.Size != map[string]int{"ptr": 8, "i64": 8, "i32": 4, "f32": 4}[p.Kind] {
+						t.Errorf("%s %s %s: parameter %s bound to %d (size %d), the Go launcher binds %d", name, mt.Target, k.Name, p.Name, got, p.Size, want)
+					}
+					if p.Arg >= 0 && man.Arguments[p.Arg].Name != p.Name {
+						t.Errorf("%s %s %s: parameter %s bound to argument %s", name, mt.Target, k.Name, p.Name, man.Arguments[p.Arg].Name)
+					}
+				}
+			}
+		}
+	}
+}
+
+func indexOf(s []string, x string) int {
+	for i, v := range s {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestParseManifestRefuses(t *testing.T) {
+	for _, bad := range []string{
+		`{"format": "other", "version": 1}`,
+		`{"format": "ptxgen-launch-manifest", "version": 2}`,
+		`{"format": "ptxgen-launch-manifest", "version": 1, "extra": 0}`,
+		`[`,
+	} {
+		if _, err := ParseManifest([]byte(bad)); err == nil {
+			t.Errorf("ParseManifest(%s) accepted it", bad)
+		}
+	}
+}
+
+// A manifest without a Go file names the PTX files after itself.
+func TestManifestAlone(t *testing.T) {
+	cfg := config(t, "mla_decode", "-max-tokens", "4", "-heads", "16")
+	files, err := Generate(cfg, []string{"sm_90"}, Options{Manifest: "dec.json", Command: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name)
+	}
+	if d := cmp.Diff([]string{"dec_sm_90.ptx", "dec.json"}, names); d != "" {
+		t.Fatalf("files (-want +got):\n%s", d)
+	}
+	man, err := ParseManifest(files[1].Data)
+	if err != nil || man.Targets[0].PTX != "dec_sm_90.ptx" || man.Capacity != 4 {
+		t.Fatalf("manifest %+v, %v", man, err)
+	}
+	if _, err := ptx.Parse(string(files[0].Data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Generate(cfg, []string{"sm_90"}, Options{Manifest: "dec.txt"}); err == nil {
+		t.Error("a manifest not named .json was accepted")
+	}
+}

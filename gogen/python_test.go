@@ -1,0 +1,65 @@
+package gogen
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
+// reading, target choice, argument checks and packing, grids and rows (0, 1, 3, the
+// capacity, past it), the test-vector folders and its comparison, on a manifest this
+// package writes for one folder's configuration (a capacity of 8, sm_120 and sm_90), and
+// that it refuses that manifest for every other folder. The GPU half (torch and
+// cuda-python) runs on the GPU machine only. python3 is on every machine of this project;
+// CI fails rather than skips without it.
+func TestPythonHostSelftest(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if v := strings.ToLower(os.Getenv("CI")); v != "" && v != "0" && v != "false" {
+			t.Fatalf("python3: %v; CI is set, so this fails instead of skipping", err)
+		}
+		t.Skipf("skipping: python3: %v", err)
+	}
+	script := filepath.Join("..", "examples", "python", "mla_decode.py")
+	vectors := filepath.Join("..", "golden", "testdata", "vectors", "mla_decode")
+	const matching = "h16_t3_k1_100"
+	out, err := exec.Command(py, script, "flags", filepath.Join(vectors, matching)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mla_decode.py flags: %v\n%s", err, out)
+	}
+	flags := strings.Fields(string(out))
+	if len(flags) < 4 || flags[0] != "-kernel" || flags[1] != "mla_decode" {
+		t.Fatalf("mla_decode.py flags printed %q", out)
+	}
+	cfg := config(t, "mla_decode", append(flags[2:], "-max-tokens", "8")...)
+	targets := []string{"sm_120", "sm_90"}
+	files, err := Generate(cfg, targets, Options{Manifest: "mla_decode.json",
+		Command: "ptxgen gen " + strings.Join(cfg.Args(), " ") + " -targets sm_120,sm_90 -manifest mla_decode.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	folders, err := filepath.Glob(filepath.Join(vectors, "*"))
+	if err != nil || len(folders) < 2 {
+		t.Fatalf("test-vector folders: %v %v", folders, err)
+	}
+	args := append([]string{script, "--selftest", "--manifest", filepath.Join(dir, "mla_decode.json"), "--matching", matching}, folders...)
+	out, err = exec.Command(py, args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "selftest: all passed") {
+		t.Fatalf("mla_decode.py --selftest: %v\n%s", err, out)
+	}
+	for _, want := range []string{"ok   " + matching + ": the manifest's configuration matches", "rows past the capacity are refused: 9 rows, want 0..8",
+		"ok   rows 0: nothing to launch", "ok   rows 3: mla_decode grid"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the selftest did not report %q:\n%s", want, out)
+		}
+	}
+}
