@@ -94,6 +94,19 @@ class Buffer:
 TORCH_ELEMS = {"bfloat16": "bf16", "float32": "f32", "int32": "i32", "uint8": "u8", "float16": "f16"}
 
 
+def workspace_elems(target):
+    """The element type of each workspace buffer of target, from the kernel parameters
+    that take it (every taker must agree)."""
+    elems = {}
+    for k in target["launches"]:
+        for p in k["params"]:
+            if p.get("workspace"):
+                e = elems.setdefault(p["workspace"], p.get("elem") or "u8")
+                if e != (p.get("elem") or "u8"):
+                    raise ValueError(f"workspace {p['workspace']}: taken as {e} and {p.get('elem')}")
+    return elems
+
+
 def as_buffer(x):
     if isinstance(x, Buffer):
         return x
@@ -347,8 +360,13 @@ class Program:
                 check(driver.cuFuncSetAttribute(
                     fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k["dynamic_shared_bytes"]))
             self.funcs.append(fn)
-        self.workspace = {w["name"]: torch.zeros(w["bytes"], dtype=torch.uint8, device="cuda")
-                          for w in self.target["workspace"]}
+        dtypes = {v: getattr(torch, k) for k, v in TORCH_ELEMS.items()}
+        sizes = {"u8": 1, "bf16": 2, "f16": 2, "f32": 4, "i32": 4}
+        elems = workspace_elems(self.target)
+        self.workspace = {}
+        for w in self.target["workspace"]:
+            e = elems.get(w["name"], "u8")
+            self.workspace[w["name"]] = torch.zeros(w["bytes"] // sizes[e], dtype=dtypes[e], device="cuda")
 
     @property
     def capacity(self):
@@ -530,7 +548,9 @@ def selftest(manifest_path, folders, matching):
                 args[a["name"]] = 64 if a["kind"] != "f32" else 0.5
         return args
 
-    ws = {w["name"]: Buffer(0x7E0000000000 + i * (1 << 30), w["bytes"], "f32") for i, w in enumerate(t90["workspace"])}
+    elems = workspace_elems(t90)
+    ws = {w["name"]: Buffer(0x7E0000000000 + i * (1 << 30), w["bytes"], elems.get(w["name"], "u8"))
+          for i, w in enumerate(t90["workspace"])}
     for rows in sorted({1, 3, cap}):
         args = fake_args(rows)
         launches = plan(man, t90, rows, args, ws)
