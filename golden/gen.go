@@ -107,18 +107,7 @@ func GenMLA(c MLAConfig, o MLAGenOptions) (*MLAInputs, error) {
 		return fail("SinkEdges needs Sink = true and H >= 2 (have Sink = %v, H = %d)", c.Sink, c.H)
 	}
 	r := newRand(o.Seed)
-	in := &MLAInputs{Q: make([]dtype.BF16, c.QLen())}
-	for i := range in.Q {
-		in.Q[i] = bf16NaN
-	}
-	qst, qsh := c.QStrides()
-	for t := 0; t < c.T; t++ {
-		for h := 0; h < c.H; h++ {
-			for d := 0; d < c.D(); d++ {
-				in.Q[t*qst+h*qsh+d] = dtype.BF16FromF64(r.NormFloat64())
-			}
-		}
-	}
+	in := &MLAInputs{Q: genQ(c, r)}
 	for s, sc := range c.Segments {
 		si, err := genSegment(c, sc, o, r)
 		if err != nil {
@@ -308,4 +297,22 @@ func writeToken(c MLAConfig, pg []byte, B, off int, r *rand.Rand) {
 	for i := 0; i < FP8DSRope; i++ {
 		binary.LittleEndian.PutUint16(rec[FP8DSNope+2*i:], uint16(dtype.BF16FromF64(r.NormFloat64())))
 	}
+}
+
+// genQ draws q from r, standard normal in bf16, with NaN in the gaps of its row strides
+// (a kernel that reads them poisons its output).
+func genQ(c MLAConfig, r *rand.Rand) []dtype.BF16 {
+	q := make([]dtype.BF16, c.QLen())
+	for i := range q {
+		q[i] = bf16NaN
+	}
+	qst, qsh := c.QStrides()
+	for t := 0; t < c.T; t++ {
+		for h := 0; h < c.H; h++ {
+			for d := 0; d < c.D(); d++ {
+				q[t*qst+h*qsh+d] = dtype.BF16FromF64(r.NormFloat64())
+			}
+		}
+	}
+	return q
 }

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-
-	"github.com/ptxgen/ptxgen/dtype"
 )
 
 // GenMLAPool returns seeded inputs for benchmarking: every candidate valid (len =
@@ -41,18 +39,7 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 		}
 	}
 	r := newRand(seed)
-	in := &MLAInputs{Q: make([]dtype.BF16, c.QLen())}
-	for i := range in.Q {
-		in.Q[i] = bf16NaN
-	}
-	qst, qsh := c.QStrides()
-	for t := 0; t < c.T; t++ {
-		for h := 0; h < c.H; h++ {
-			for d := 0; d < c.D(); d++ {
-				in.Q[t*qst+h*qsh+d] = dtype.BF16FromF64(r.NormFloat64())
-			}
-		}
-	}
+	in := &MLAInputs{Q: genQ(c, r)}
 	for s, sc := range c.Segments {
 		B := sc.PageSize
 		cache := make([]byte, int64(sc.Pages)*int64(sc.PageStride))
