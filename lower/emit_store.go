@@ -178,13 +178,7 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 		if err != nil {
 			return err
 		}
-		if guard == nil {
-			ok = mk
-		} else {
-			p := e.reg(ir.I1)
-			e.ins("and.pred", p, e.inReg(mk, ir.I1), guard)
-			ok = p
-		}
+		ok = e.andPred(mk, guard)
 	}
 	x, err := val()
 	if err != nil {
