@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	pcheck "github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/gogen"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/target"
@@ -115,7 +116,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		for _, t := range ts {
-			if e := kernels.ExplainCompileError(fs.Config, t, err, compileOnly); e != err {
+			if e := pcheck.ExplainCompileError(fs.Config, t, err); e != err {
 				return e
 			}
 		}

@@ -167,7 +167,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 // compileError is bad usage: a configuration the generator cannot lower, with the
 // flags that caused it named where they are known.
 func compileError(fs *kernels.CommandFlags, err error) error {
-	err = kernels.ExplainCompileError(fs.Config, *fs.Target, err, compileOnly)
+	err = pcheck.ExplainCompileError(fs.Config, *fs.Target, err)
 	if kernels.IsUsage(err) {
 		return err
 	}
@@ -260,10 +260,4 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "PASS")
 	return nil
-}
-
-// compileOnly is lower.CompileProgram's error alone, for kernels.ExplainCompileError.
-func compileOnly(p *ir.Program, target string) error {
-	_, err := lower.CompileProgram(p, target)
-	return err
 }

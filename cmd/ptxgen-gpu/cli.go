@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/check"
-	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/runtime"
@@ -152,7 +151,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	c, err := lower.CompileProgram(prog, *fs.Target)
 	if err != nil {
-		if err := kernels.ExplainCompileError(fs.Config, *fs.Target, err, compileOnly); kernels.IsUsage(err) {
+		if err := check.ExplainCompileError(fs.Config, *fs.Target, err); kernels.IsUsage(err) {
 			return err
 		}
 		return &usageError{Msg: err.Error()}
@@ -270,10 +269,4 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
-}
-
-// compileOnly is lower.CompileProgram's error alone, for kernels.ExplainCompileError.
-func compileOnly(p *ir.Program, target string) error {
-	_, err := lower.CompileProgram(p, target)
-	return err
 }
