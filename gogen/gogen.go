@@ -97,6 +97,27 @@ func PTXName(goFile, target string) string {
 	return strings.TrimSuffix(goFile, ".go") + "_" + target + ".ptx"
 }
 
+// FileNameChars says which base names the generated files may have. The Go file names
+// its PTX files in //go:embed lines, which take a glob pattern the go command also checks
+// as a module path element, so only names that need no quoting or escaping there are used.
+const FileNameChars = "ASCII letters, digits, '_', '-' and '.', starting with a letter or digit"
+
+// CheckFileName reports whether base (a Go file or manifest name, without directory) is
+// made of FileNameChars; the error says what is wrong with it.
+func CheckFileName(base string) error {
+	for i := 0; i < len(base); i++ {
+		c := base[i]
+		letterOrDigit := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if i == 0 && !letterOrDigit || !letterOrDigit && c != '_' && c != '-' && c != '.' {
+			return fmt.Errorf("file name %q: byte %d (%q) is not one of %s", base, i, base[i:i+1], FileNameChars)
+		}
+	}
+	if base == "" {
+		return fmt.Errorf("empty file name")
+	}
+	return nil
+}
+
 // Generate builds cfg's program for every target (programs may differ per target: split
 // counts, tiles), lowers it and returns the Go file followed by one PTX file per target,
 // in the order of targets, and the manifest when Options.Manifest is set (see Render). Empty Options.Type, Config, Doc and Shape are filled in from
@@ -149,10 +170,15 @@ func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
 	if opt.File == "" && opt.Manifest == "" {
 		return nil, fmt.Errorf("gogen: neither a Go file nor a manifest to write")
 	}
+	for _, n := range []string{opt.File, opt.Manifest} {
+		if err := CheckFileName(n); n != "" && err != nil {
+			return nil, fmt.Errorf("gogen: %w", err)
+		}
+	}
 	ptxBase := opt.File
 	if ptxBase == "" {
-		if !strings.HasSuffix(opt.Manifest, ".json") || strings.ContainsAny(opt.Manifest, `/\`) {
-			return nil, fmt.Errorf("gogen: manifest name %q must be a base name ending in .json", opt.Manifest)
+		if !strings.HasSuffix(opt.Manifest, ".json") {
+			return nil, fmt.Errorf("gogen: manifest name %q must end in .json", opt.Manifest)
 		}
 		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
 	}
@@ -218,8 +244,8 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 	if !isExportedIdent(opt.Type) {
 		return nil, fmt.Errorf("gogen: type name %q is not an exported Go identifier", opt.Type)
 	}
-	if !strings.HasSuffix(opt.File, ".go") || strings.ContainsAny(opt.File, `/\`) {
-		return nil, fmt.Errorf("gogen: file name %q must be a base name ending in .go", opt.File)
+	if !strings.HasSuffix(opt.File, ".go") {
+		return nil, fmt.Errorf("gogen: file name %q must end in .go", opt.File)
 	}
 	m := &model{opt: opt, cs: cs, typ: opt.Type, pre: unexportedPrefix(opt.Type), idents: map[string]string{}}
 	m.recv = receiverName(m.typ, m.pre)

@@ -257,7 +257,9 @@ func TestRenderErrors(t *testing.T) {
 	}{
 		{"package", func(o *Options, c *lower.Compiled) { o.Package = "two-step" }, "package name"},
 		{"type", func(o *Options, c *lower.Compiled) { o.Type = "twoStep" }, "exported"},
-		{"file", func(o *Options, c *lower.Compiled) { o.File = "sub/two.go" }, "base name"},
+		{"file", func(o *Options, c *lower.Compiled) { o.File = "sub/two.go" }, `byte 3 ("/")`},
+		{"file bytes", func(o *Options, c *lower.Compiled) { o.File = "\xa0.go" }, `byte 0 ("\xa0")`},
+		{"file suffix", func(o *Options, c *lower.Compiled) { o.File = "two.txt" }, "must end in .go"},
 		{"kind", func(o *Options, c *lower.Compiled) {
 			c.Kernels[1].Params[0].Kind = "i64" // n: i32 in part, i64 in combine
 		}, "parameter n is i64 in kernel combine"},

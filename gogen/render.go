@@ -30,7 +30,9 @@ func (m *model) render() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, fmt.Errorf("gogen: %w", err)
+		// jennifer appends the whole unformatted file; the first line says what broke.
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, fmt.Errorf("gogen: the generated Go does not format (a ptxgen bug): %s", msg)
 	}
 	return buf.Bytes(), nil
 }

@@ -143,6 +143,8 @@ func checkManifest(manifest, out string) error {
 	switch {
 	case !strings.HasSuffix(base, ".json") || base == ".json":
 		return bad("a file name ending in .json")
+	case gogen.CheckFileName(base) != nil:
+		return bad("a file name of " + gogen.FileNameChars + " (the PTX files are named after it)")
 	case out != "" && filepath.Clean(dir) != filepath.Clean(filepath.Dir(out)):
 		return bad(fmt.Sprintf("a file in the directory of -o (%s), beside the PTX files it names", filepath.Dir(out)))
 	}
@@ -177,6 +179,8 @@ func checkOutput(out string) error {
 		return bad("a Go file name the go command builds (not starting with . or _, e.g. kernel_gen.go)")
 	case strings.HasSuffix(base, "_test.go"):
 		return bad("a file name not ending in _test.go (the launcher is not a test file)")
+	case gogen.CheckFileName(base) != nil:
+		return bad("a file name of " + gogen.FileNameChars + " (it is named in //go:embed lines)")
 	}
 	dir := filepath.Dir(out)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {

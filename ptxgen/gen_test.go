@@ -171,6 +171,9 @@ func TestGenOutputs(t *testing.T) {
 		{filepath.Join(dir, ".go"), "not starting with . or _"},
 		{filepath.Join(dir, "_x.go"), "not starting with . or _"},
 		{filepath.Join(dir, "x_test.go"), "_test.go"},
+		{filepath.Join(dir, "\xa0.go"), "//go:embed"}, // found by FuzzCLI: invalid UTF-8 broke gofmt
+		{filepath.Join(dir, "a b.go"), "//go:embed"},
+		{filepath.Join(dir, "k*.go"), "//go:embed"},
 		{fifo, "named pipe"},
 		{full, "device"},
 	} {
