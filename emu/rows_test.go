@@ -6,30 +6,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/internal/testkernels"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
-// rowsFill is a kernel whose grid's y is its rows argument (capacity 8): CTA t writes
-// t+1 to out[t], so the rows of a call are exactly the elements written.
+// rowsFill is testkernels.RowsFill: CTA t writes t+1 to out[t], capacity 8.
 func rowsFill(t *testing.T) *ptx.Kernel {
 	t.Helper()
-	b := ir.NewBuilder("rows_fill")
-	b.SetGrid(1, 8, 1)
-	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
-	out := b.ParamRows("out", ir.PtrTo(ir.F32), 4, 4)
-	row := b.ProgramID(1)
-	b.Store1(out, b.Cast(row, ir.I64), nil, b.Cast(b.Add(row, b.I32(1)), ir.F32))
-	k, err := b.Finish()
+	k, err := testkernels.RowsFill()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := lower.Compile(k, "sm_80", lower.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Kernel
+	return k
 }
 
 func TestRunKernelRows(t *testing.T) {

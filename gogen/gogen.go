@@ -105,15 +105,15 @@ const FileNameChars = "ASCII letters, digits, '_', '-' and '.', starting with a 
 // CheckFileName reports whether base (a Go file or manifest name, without directory) is
 // made of FileNameChars; the error says what is wrong with it.
 func CheckFileName(base string) error {
+	if base == "" {
+		return fmt.Errorf("empty file name")
+	}
 	for i := 0; i < len(base); i++ {
 		c := base[i]
 		letterOrDigit := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 		if i == 0 && !letterOrDigit || !letterOrDigit && c != '_' && c != '-' && c != '.' {
 			return fmt.Errorf("file name %q: byte %d (%q) is not one of %s", base, i, base[i:i+1], FileNameChars)
 		}
-	}
-	if base == "" {
-		return fmt.Errorf("empty file name")
 	}
 	return nil
 }

@@ -8,25 +8,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/internal/testkernels"
 )
 
 // TestRowsLaunch: a kernel whose grid's y is its rows argument (capacity 8; CTA t writes
 // t+1 to out[t]) runs calls of 3 and 8 rows from one load, 0 rows launch nothing, and 9
 // rows or a buffer too small for the rows are refused before the driver sees them.
 func TestRowsLaunch(t *testing.T) {
-	b := ir.NewBuilder("rows_fill")
-	b.SetGrid(1, 8, 1)
-	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
-	out := b.ParamRows("out", ir.PtrTo(ir.F32), 4, 4)
-	row := b.ProgramID(1)
-	b.Store1(out, b.Cast(row, ir.I64), nil, b.Cast(b.Add(row, b.I32(1)), ir.F32))
-	ik, err := b.Finish()
+	facts, err := testkernels.RowsFill()
 	check(t, err)
-	res, err := lower.Compile(ik, "sm_80", lower.Options{})
-	check(t, err)
-	k, err := dev.LoadKernel(res.Kernel)
+	k, err := dev.LoadKernel(facts)
 	check(t, err)
 	defer k.Unload()
 	sentinel := make([]float32, 8)
