@@ -241,7 +241,7 @@ func describeMLA(c kernels.MLAConfig) string {
 // mlaCase binds inputs to the kernels' parameters. wantOut and wantLSE are the
 // expected outputs; nil means compute them with the package's float64 reference.
 func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, target string) (*Case, error) {
-	prog, err := kernels.MLA(cfg, target)
+	prog, choice, err := kernels.MLACall(cfg, target)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),
 			"lse": poison(int64(cfg.T) * int64(cfg.H) * 4),
 		},
-		Scalars: map[string]any{"rows": int32(cfg.T), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
+		Scalars: map[string]any{"rows": int32(cfg.T), ir.SplitParam: int32(choice.Split), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
 	}
 	if cfg.Sink {
 		c.Buffers["sink"] = bytesOf(in.Sink)
@@ -284,7 +284,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots()) // golden.MLAConfig.Validate keeps it <= 2^31-1
 		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
 	}
-	addWorkspace(c)
+	addWorkspace(c, cfg.T*choice.Split)
 	c.EmuAbs = map[string]float64{"out": mlaSoftmaxAllowance(g, in)}
 	c.WriteVectors = func(dir string) error { return golden.WriteVectors(dir, g, in, wantOut, wantLSE) }
 	c.Compare = func(final map[string][]byte) []golden.Report {

@@ -132,9 +132,10 @@ func u16s(b []byte) []uint16 {
 	return out
 }
 
-// addWorkspace adds the program's scratch buffers, poisoned.
-func addWorkspace(c *Case) {
+// addWorkspace adds the program's scratch buffers for parts (row, chunk) pairs,
+// poisoned.
+func addWorkspace(c *Case, parts int) {
 	for _, w := range c.Compiled.Workspace {
-		c.Buffers[w.Name] = poison(w.Bytes)
+		c.Buffers[w.Name] = poison(w.BytesFor(parts))
 	}
 }

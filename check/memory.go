@@ -83,10 +83,10 @@ func HostBytes(v any, target string) (float64, string) {
 		parts = append(parts, memPart{2*2*t*h*d*2 + 8*t*h*d, "-tokens x -heads"})
 		// The split workspace, as planned for the target (building the IR costs
 		// nothing that grows with the shape).
-		if p, err := kernels.MLA(c, target); err == nil {
+		if p, ch, err := kernels.MLACall(c, target); err == nil {
 			ws := 0.0
 			for _, w := range p.Workspace {
-				ws += 2 * float64(w.Bytes)
+				ws += 2 * float64(w.BytesFor(c.T*ch.Split))
 			}
 			parts = append(parts, memPart{ws, "-max-tokens x -heads x -split (workspace)"})
 		}

@@ -26,8 +26,8 @@ func TestMLARowsAtRunTime(t *testing.T) {
 				t.Fatalf("split %d: %d kernels", split, got)
 			}
 			for _, k := range c.Compiled.Kernels {
-				if k.MaxRows() != 8 || k.GridFor(rows)[1] != rows {
-					t.Fatalf("%s: capacity %d, grid %v for %d rows; want capacity 8", k.Name, k.MaxRows(), k.GridFor(rows), rows)
+				if g := k.GridFor(rows, split); k.MaxRows() != 8 || g[1] != rows || k.Name != "mla_combine" && g[2] != split {
+					t.Fatalf("%s: capacity %d, grid %v for %d rows split %d; want capacity 8", k.Name, k.MaxRows(), g, rows, split)
 				}
 			}
 			if text := c.Compiled.Module.Print(); ptx0 == "" {

@@ -127,6 +127,16 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 			return fmt.Errorf("emu: %s: %d rows, want 0..%d (the capacity the kernel was generated for)", k.Name, rows, k.MaxRows())
 		}
 	}
+	split := 1
+	if i := k.SplitParamIndex(); i >= 0 {
+		v, ok := args[i].(int32)
+		if !ok {
+			return fmt.Errorf("emu: %s: argument %d (the split) is %T, want int32", k.Name, i, args[i])
+		}
+		if split = int(v); split < 1 || split > k.MaxSplit() {
+			return fmt.Errorf("emu: %s: split %d, want 1..%d", k.Name, split, k.MaxSplit())
+		}
+	}
 	type ro struct {
 		b    *buffer
 		copy []byte
@@ -143,13 +153,13 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 			if kp.Align > 0 && a%uint64(kp.Align) != 0 {
 				return fmt.Errorf("emu: %s: argument %s = %#x is not %d-byte aligned", k.Name, kp.Name, a, kp.Align)
 			}
-			n := int(kp.MinBytes(rows))
+			n := int(kp.MinBytes(rows, split))
 			if n == 0 {
 				n = 1
 			}
 			b := mem.find(a, n)
 			if b == nil {
-				return fmt.Errorf("emu: %s: argument %s = %#x: %d bytes needed, %s", k.Name, kp.Name, a, kp.MinBytes(rows), mem.describe(a))
+				return fmt.Errorf("emu: %s: argument %s = %#x: %d bytes needed, %s", k.Name, kp.Name, a, kp.MinBytes(rows, split), mem.describe(a))
 			}
 			if !kp.Written {
 				readOnly = append(readOnly, ro{b, append([]byte(nil), b.data...), kp.Name})
@@ -159,7 +169,7 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 			return fmt.Errorf("emu: %s: parameter %s has unknown kind %q", k.Name, kp.Name, kp.Kind)
 		}
 	}
-	grid := k.GridFor(rows)
+	grid := k.GridFor(rows, split)
 	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
 		return nil // a call with 0 rows does nothing
 	}

@@ -49,11 +49,12 @@ import (
 // constant rather than the module version from debug.ReadBuildInfo so that `go run`,
 // `go tool` and a built binary write the same bytes; bump it when the generated API or
 // layout changes.
-const Version = "0.2.0"
+const Version = "0.3.0"
 
 const (
 	runtimePath = "github.com/ptxgen/ptxgen/runtime"
 	ptxPath     = "github.com/ptxgen/ptxgen/ptx"
+	planPath    = "github.com/ptxgen/ptxgen/plan"
 )
 
 // Options describe the Go file to write.
@@ -229,9 +230,11 @@ type model struct {
 	recv   string // receiver name
 	params []*param
 	// bind holds, per target, per kernel, per parameter, the index of its argument in
-	// Launch's arguments followed by the workspace buffers.
-	bind   [][][]int
-	idents map[string]string // package-level identifiers generated, for collisions
+	// Launch's arguments followed by the workspace buffers and, with a launch plan, the
+	// split it chose.
+	bind    [][][]int
+	planned bool              // the programs have launch plans (all targets or none)
+	idents  map[string]string // package-level identifiers generated, for collisions
 }
 
 func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
@@ -259,6 +262,10 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 		if len(c.Kernels) == 0 {
 			return nil, fmt.Errorf("gogen: %s: program has no kernels", isa(c))
 		}
+		if t > 0 && (c.Plan != nil) != m.planned {
+			return nil, fmt.Errorf("gogen: %s has a launch plan and %s has not, or the reverse", isa(c), isa(cs[0]))
+		}
+		m.planned = c.Plan != nil
 		wsIndex := map[string]int{}
 		for i, w := range c.Workspace {
 			if _, dup := wsIndex[w.Name]; dup {
@@ -276,6 +283,12 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 						return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s names a workspace buffer but is a %s, not a pointer", isa(c), k.Name, kp.Name, kp.Kind)
 					}
 					continue
+				}
+				if kp.Name == ptx.SplitParam && c.Plan != nil {
+					if kp.Kind != "i32" {
+						return nil, fmt.Errorf("gogen: %s: kernel %s: the plan's %s is a %s, want i32", isa(c), k.Name, kp.Name, kp.Kind)
+					}
+					continue // the plan's, not the caller's
 				}
 				if goType(kp.Kind) == "" {
 					return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s has kind %q, which has no Go type", isa(c), k.Name, kp.Name, kp.Kind)
@@ -315,6 +328,8 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 			for _, kp := range k.Params {
 				if w, ok := wsIndex[kp.Name]; ok {
 					b = append(b, len(pIndex)+w)
+				} else if kp.Name == ptx.SplitParam && c.Plan != nil {
+					b = append(b, len(pIndex)+len(c.Workspace))
 				} else {
 					b = append(b, pIndex[kp.Name])
 				}
@@ -332,7 +347,7 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 // bodyLocals are the local names the generated methods use; the receiver avoids them.
 var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j": true, "b": true, "buf": true, "c": true, "dev": true,
 	"err": true, "errs": true, "facts": true, "i": true, "k": true, "mod": true, "n": true,
-	"target": true, "targets": true}
+	"target": true, "targets": true, "parts": true, "w": true, "ch": true, "order": true, "name": true, "rows": true}
 
 // receiverName is the first letter of the type in lower case (g for GEMM), or a longer
 // name where that letter is one of the methods' local names.

@@ -222,10 +222,10 @@ func TestWorkspaceBinding(t *testing.T) {
 		"func NewTwoStep(dev *runtime.Device) (*TwoStep, error)",
 		// x, n, y are the caller's in first-appearance order; ws is bound to the workspace.
 		"func (t *TwoStep) Launch(x *runtime.Buffer, n int32, y *runtime.Buffer) error",
-		"return t.launch(runtime.Ptr(x), runtime.I32(n), runtime.Ptr(y))",
+		"return t.launch(0, runtime.Ptr(x), runtime.I32(n), runtime.Ptr(y))",
 		// Launch's arguments are 0..2, the workspace buffer 3.
 		"args:      [][]int{{0, 3, 1}, {1, 3, 2}},",
-		"workspace: []int64{256},",
+		"workspace: [][2]int64{{256, 0}},",
 		"and its workspace buffers (ws)",
 		"//\tn  int32, a multiple of 4",
 		"//\ty  f32 buffer, written, at least 256 bytes, 16-byte aligned",

@@ -6,23 +6,27 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // The launch manifest (`ptxgen gen -manifest FILE.json`) is what a host that is not Go
 // (Python with cuda-python, C++) needs to launch a generated program exactly as the
-// generated Go does: per target the PTX file, and per kernel, in launch order, its entry,
-// parameters in order (kind, element type, alignment, minimum size as bytes per row plus
-// fixed bytes, and what each is bound to: one of the caller's arguments or a workspace
-// buffer), block, dynamic shared memory and whether it needs the opt-in, the grid (each
-// dimension a number or the rows argument) and programmatic launch. It is built from the
-// same model as the Go launcher, and ManifestKernel.Facts turns it back into the
-// ptx.Kernel facts it came from (a test compares them).
+// generated Go does: per target the PTX file, the launch plan (which kernels a call
+// runs and with which split, a plan.Rule: the host runs plan.Rule.Choose, about 30
+// lines, with examples to test it on), the workspace, and per kernel its entry,
+// parameters in order (kind, element type, alignment, minimum size as fixed bytes plus
+// bytes per row plus bytes per (row, chunk) pair, and what each is bound to: one of the
+// caller's arguments, a workspace buffer or the plan's split), block, dynamic shared
+// memory and whether it needs the opt-in, the grid (each dimension a number or an
+// argument: the rows or the split) and programmatic launch. It is built from the same
+// model as the Go launcher, and ManifestKernel.Facts turns it back into the ptx.Kernel
+// facts it came from (a test compares them).
 const (
 	// ManifestFormat names the format in every manifest's "format" field.
 	ManifestFormat = "ptxgen-launch-manifest"
 	// ManifestVersion is bumped on any change a reader could notice.
-	ManifestVersion = 1
+	ManifestVersion = 2
 	// SharedOptInBytes is the dynamic shared memory a kernel may use without opting in
 	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as runtime.LoadPTX does.
 	SharedOptInBytes = 48 << 10
@@ -56,24 +60,46 @@ type ManifestArg struct {
 type ManifestTarget struct {
 	Target string `json:"target"` // "sm_90"
 	PTX    string `json:"ptx"`    // the PTX file, relative to the manifest's directory
-	// Workspace buffers are allocated once (zeroed) for the capacity and passed
-	// between the kernels; kernels name them in their parameters' "workspace".
+	// Workspace buffers are allocated once (zeroed) when the module is loaded and
+	// passed between the kernels; kernels name them in their parameters' "workspace".
 	Workspace []ManifestBuffer `json:"workspace"`
-	// Launches are the kernels in the order they run, on one stream.
-	Launches []ManifestKernel `json:"launches"`
+	// Kernels are the program's kernels. Without a plan a call launches all of them
+	// in this order, on one stream.
+	Kernels []ManifestKernel `json:"kernels"`
+	// Plan, when present, chooses per call the kernels to launch, in order, and the
+	// split (plan.Rule.Choose with the rows and the device's SM count); a parameter
+	// bound to "plan": "split" takes that split.
+	Plan *plan.Rule `json:"plan"`
+	// PlanExamples are choices of Plan that a host's implementation of Choose must
+	// reproduce (the Go one made them).
+	PlanExamples []ManifestPlanExample `json:"plan_examples,omitempty"`
 }
 
-// ManifestBuffer is a workspace buffer.
+// ManifestPlanExample is one call's plan: what Plan chooses for rows on sms SMs.
+type ManifestPlanExample struct {
+	Rows    int      `json:"rows"`
+	SMs     int      `json:"sms"`
+	Split   int      `json:"split"`
+	Kernels []string `json:"kernels"`
+	// MaxParts is Plan.MaxParts(rows, sms): the (row, chunk) pairs the workspace of a
+	// module loaded with capacity rows on sms SMs holds.
+	MaxParts int `json:"max_parts"`
+}
+
+// ManifestBuffer is a workspace buffer: Bytes + PerPart x Plan.MaxParts(capacity,
+// SMs) bytes (at least 16), PerPart being 0 without a plan.
 type ManifestBuffer struct {
-	Name  string `json:"name"`
-	Bytes int64  `json:"bytes"`
+	Name    string `json:"name"`
+	Bytes   int64  `json:"bytes"`
+	PerPart int64  `json:"per_part"`
 }
 
 // ManifestKernel is one kernel launch.
 type ManifestKernel struct {
 	Entry string `json:"entry"`
 	// Grid is the CTAs per dimension: a dimension with "param" is that argument's
-	// value at launch (the rows; value is then the capacity), else value.
+	// value at launch (the rows or the split; value is then the largest accepted),
+	// else value.
 	Grid        [3]ManifestDim `json:"grid"`
 	Block       [3]int         `json:"block"`
 	SharedBytes int            `json:"dynamic_shared_bytes"`
@@ -103,19 +129,22 @@ type ManifestParam struct {
 	// Align is a pointer's required address alignment, or a divisor an integer must
 	// have (0 or 1: none).
 	Align int `json:"align"`
-	// MinBytes is a pointer's least buffer size: per_row x rows + fixed.
+	// MinBytes is a pointer's least buffer size: fixed + per_row x rows + per_part x
+	// rows x split.
 	MinBytes ManifestSize `json:"min_bytes"`
 	Written  bool         `json:"written"`
 	// Arg is the index of the caller's argument bound to it, -1 for a workspace
-	// buffer, named by Workspace.
+	// buffer, named by Workspace, or for the plan's value named by Plan ("split").
 	Arg       int    `json:"arg"`
 	Workspace string `json:"workspace,omitempty"`
+	Plan      string `json:"plan,omitempty"`
 }
 
-// ManifestSize is a size formula in bytes: PerRow x rows + Fixed.
+// ManifestSize is a size formula in bytes: Fixed + PerRow x rows + PerPart x rows x split.
 type ManifestSize struct {
-	PerRow int64 `json:"per_row"`
-	Fixed  int64 `json:"fixed"`
+	PerRow  int64 `json:"per_row"`
+	PerPart int64 `json:"per_part"`
+	Fixed   int64 `json:"fixed"`
 }
 
 // paramSize is the argument-buffer size of each kind, as the runtime marshals them.
@@ -133,10 +162,11 @@ func (m *model) manifest(command string, ptxFile func(target string) string) *Ma
 		}
 	}
 	for t, c := range m.cs {
-		mt := ManifestTarget{Target: isa(c), PTX: ptxFile(isa(c)), Workspace: []ManifestBuffer{}}
+		mt := ManifestTarget{Target: isa(c), PTX: ptxFile(isa(c)), Workspace: []ManifestBuffer{}, Plan: c.Plan}
 		for _, w := range c.Workspace {
-			mt.Workspace = append(mt.Workspace, ManifestBuffer{Name: w.Name, Bytes: w.Bytes})
+			mt.Workspace = append(mt.Workspace, ManifestBuffer{Name: w.Name, Bytes: w.Bytes, PerPart: w.PerPart})
 		}
+		mt.PlanExamples = planExamples(c)
 		for i, k := range c.Kernels {
 			man.Capacity = max(man.Capacity, k.MaxRows())
 			mk := ManifestKernel{Entry: k.Name, Block: [3]int{k.Block, 1, 1}, SharedBytes: k.SharedBytes,
@@ -146,13 +176,16 @@ func (m *model) manifest(command string, ptxFile func(target string) string) *Ma
 			}
 			for j, kp := range k.Params {
 				mp := ManifestParam{Name: kp.Name, Kind: kp.Kind, Elem: kp.Elem, Size: paramSize[kp.Kind], Align: kp.Align,
-					MinBytes: ManifestSize{PerRow: kp.PerRow, Fixed: kp.Bytes}, Written: kp.Written, Arg: m.bind[t][i][j]}
-				if mp.Arg >= len(m.params) {
-					mp.Workspace, mp.Arg = c.Workspace[mp.Arg-len(m.params)].Name, -1
+					MinBytes: ManifestSize{PerRow: kp.PerRow, PerPart: kp.PerPart, Fixed: kp.Bytes}, Written: kp.Written, Arg: m.bind[t][i][j]}
+				switch w := mp.Arg - len(m.params); {
+				case w == len(c.Workspace):
+					mp.Plan, mp.Arg = kp.Name, -1
+				case w >= 0:
+					mp.Workspace, mp.Arg = c.Workspace[w].Name, -1
 				}
 				mk.Params = append(mk.Params, mp)
 			}
-			mt.Launches = append(mt.Launches, mk)
+			mt.Kernels = append(mt.Kernels, mk)
 		}
 		man.Targets = append(man.Targets, mt)
 	}
@@ -167,7 +200,7 @@ func (k ManifestKernel) Facts() ptx.Kernel {
 	}
 	for _, p := range k.Params {
 		f.Params = append(f.Params, ptx.KParam{Name: p.Name, Kind: p.Kind, Elem: p.Elem, Bytes: p.MinBytes.Fixed,
-			PerRow: p.MinBytes.PerRow, Align: p.Align, Written: p.Written})
+			PerRow: p.MinBytes.PerRow, PerPart: p.MinBytes.PerPart, Align: p.Align, Written: p.Written})
 	}
 	return f
 }
@@ -207,4 +240,34 @@ func RenderManifest(cs []*lower.Compiled, opt Options, ptxFile func(target strin
 		return nil, err
 	}
 	return append(data, '\n'), nil
+}
+
+// planExampleSMs are SM counts of devices the examples plan for: RTX 5090, RTX PRO
+// 6000, H100/H200, and a small one.
+var planExampleSMs = []int{170, 188, 132, 16}
+
+// planExamples are Plan's choices for a spread of rows up to the capacity on
+// planExampleSMs, each with the workspace parts for that many rows.
+func planExamples(c *lower.Compiled) []ManifestPlanExample {
+	if c.Plan == nil || len(c.Kernels) == 0 {
+		return nil
+	}
+	capacity := c.Kernels[0].MaxRows()
+	var out []ManifestPlanExample
+	for _, sms := range planExampleSMs {
+		seen := map[int]bool{}
+		for _, rows := range []int{0, 1, 2, 3, 8, 17, 33, 64, 100, 256, 1000, capacity} {
+			if rows > capacity || seen[rows] {
+				continue
+			}
+			seen[rows] = true
+			ch, err := c.Plan.Choose(rows, sms)
+			if err != nil {
+				continue
+			}
+			out = append(out, ManifestPlanExample{Rows: rows, SMs: sms, Split: ch.Split, Kernels: append([]string{}, ch.Kernels...),
+				MaxParts: c.Plan.MaxParts(rows, sms)})
+		}
+	}
+	return out
 }

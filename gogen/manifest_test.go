@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -80,16 +81,25 @@ func TestManifestRoundTrip(t *testing.T) {
 			}
 			var ws []string
 			for i, w := range mt.Workspace {
-				if w != (ManifestBuffer{Name: c.Workspace[i].Name, Bytes: c.Workspace[i].Bytes}) {
+				if w != (ManifestBuffer{Name: c.Workspace[i].Name, Bytes: c.Workspace[i].Bytes, PerPart: c.Workspace[i].PerPart}) {
 					t.Errorf("%s %s: workspace %d is %+v, want %+v", name, mt.Target, i, w, c.Workspace[i])
 				}
 				ws = append(ws, w.Name)
 			}
-			if len(mt.Workspace) != len(c.Workspace) || len(mt.Launches) != len(c.Kernels) {
-				t.Fatalf("%s %s: %d workspace buffers and %d launches, want %d and %d", name, mt.Target, len(mt.Workspace), len(mt.Launches), len(c.Workspace), len(c.Kernels))
+			if len(mt.Workspace) != len(c.Workspace) || len(mt.Kernels) != len(c.Kernels) {
+				t.Fatalf("%s %s: %d workspace buffers and %d kernels, want %d and %d", name, mt.Target, len(mt.Workspace), len(mt.Kernels), len(c.Workspace), len(c.Kernels))
+			}
+			if d := cmp.Diff(c.Plan, mt.Plan); d != "" {
+				t.Errorf("%s %s: plan differs (-compiled +manifest):\n%s", name, mt.Target, d)
+			}
+			for _, ex := range mt.PlanExamples {
+				ch, err := c.Plan.Choose(ex.Rows, ex.SMs)
+				if err != nil || ch.Split != ex.Split || !cmp.Equal(ch.Kernels, ex.Kernels, cmpopts.EquateEmpty()) || c.Plan.MaxParts(ex.Rows, ex.SMs) != ex.MaxParts {
+					t.Errorf("%s %s: plan example %+v, Choose gives %+v, %v", name, mt.Target, ex, ch, err)
+				}
 			}
 			for ki, k := range c.Kernels {
-				mk := mt.Launches[ki]
+				mk := mt.Kernels[ki]
 				want := *k
 				want.Module = nil
 				if d := cmp.Diff(want, mk.Facts()); d != "" {
@@ -102,10 +112,14 @@ func TestManifestRoundTrip(t *testing.T) {
 					t.Errorf("%s %s: %s has no entry %s", name, mt.Target, mt.PTX, mk.Entry)
 				}
 				for pi, p := range mk.Params {
-					// The Go launcher's binding: argument index, or workspace after them.
+					// The Go launcher's binding: argument index, or workspace after them,
+					// then the plan's split.
 					got := p.Arg
-					if p.Workspace != "" {
+					switch {
+					case p.Workspace != "":
 						got = len(man.Arguments) + indexOf(ws, p.Workspace)
+					case p.Plan == "split":
+						got = len(man.Arguments) + len(ws)
 					}
 					if want := model.bind[ti][ki][pi]; got != want || p.Size != map[string]int{"ptr": 8, "i64": 8, "i32": 4, "f32": 4}[p.Kind] {
 						t.Errorf("%s %s %s: parameter %s bound to %d (size %d), the Go launcher binds %d", name, mt.Target, k.Name, p.Name, got, p.Size, want)
@@ -131,8 +145,8 @@ func indexOf(s []string, x string) int {
 func TestParseManifestRefuses(t *testing.T) {
 	for _, bad := range []string{
 		`{"format": "other", "version": 1}`,
-		`{"format": "ptxgen-launch-manifest", "version": 2}`,
-		`{"format": "ptxgen-launch-manifest", "version": 1, "extra": 0}`,
+		`{"format": "ptxgen-launch-manifest", "version": 1}`,
+		`{"format": "ptxgen-launch-manifest", "version": 2, "extra": 0}`,
 		`[`,
 	} {
 		if _, err := ParseManifest([]byte(bad)); err == nil {

@@ -9,8 +9,10 @@ import (
 )
 
 // TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
-// reading, target choice, argument checks and packing, grids and rows (0, 1, 3, the
-// capacity, past it), the test-vector folders and its comparison, on a manifest this
+// reading (version 2), target choice, its port of plan.Rule against the manifest's plan
+// examples, the kernels and split it chooses, argument checks and packing, grids,
+// workspace sizes and rows (0, 1, 3, the capacity, past it), the test-vector folders and
+// its comparison, on a manifest this
 // package writes for one folder's configuration (a capacity of 8, sm_120 and sm_90), and
 // that it refuses that manifest for every other folder. The GPU half (torch and
 // cuda-python) runs on the GPU machine only. python3 is on every machine of this project;
@@ -57,7 +59,11 @@ func TestPythonHostSelftest(t *testing.T) {
 		t.Fatalf("mla_decode.py --selftest: %v\n%s", err, out)
 	}
 	for _, want := range []string{"ok   " + matching + ": the manifest's configuration matches", "rows past the capacity are refused: 9 rows, want 0..8",
-		"ok   rows 0: nothing to launch", "ok   rows 3: mla_decode grid"} {
+		"ok   rows 0: nothing to launch", "ok   plan examples: ",
+		// 3 rows on 132 SMs split the candidates (a latency-bound launch: the small
+		// split kernel, then the combine); 8 rows on 4 SMs fill them (the direct kernel).
+		"ok   rows 3: mla_decode_h16_split_small grid (1, 3, ", "ok   rows 3: mla_combine grid (16, 3, 1)",
+		"ok   rows 3: mla_decode_h16_split_small's ", "ok   rows 8 on 4 SMs: mla_decode_h16 grid (1, 8, 1)"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the selftest did not report %q:\n%s", want, out)
 		}

@@ -112,8 +112,9 @@ func validName(s string) bool {
 // SetGrid sets the launch grid.
 func (b *Builder) SetGrid(x, y, z int) { b.k.Grid = [3]int{x, y, z} }
 
-// BindGrid makes grid dimension dim the value of the i32 parameter rows at launch;
-// the grid's extent set for dim (SetGrid) is then the largest value accepted.
+// BindGrid makes grid dimension dim the value of the i32 parameter rows at launch
+// (the first bound dimension is the rows of the call, another may be the split); the
+// grid's extent set for dim (SetGrid) is then the largest value accepted.
 func (b *Builder) BindGrid(dim int, rows *Value) {
 	if b.err != nil {
 		return
@@ -134,6 +135,19 @@ func (b *Builder) ParamRows(name string, t Type, div int, perRow int64) *Value {
 	}
 	return v
 }
+
+// ParamParts is Param for a buffer whose minimum size is perPart bytes per (row,
+// chunk) pair (Param.PerPart): rows x the value of the kernel's SplitParam.
+func (b *Builder) ParamParts(name string, t Type, div int, perPart int64) *Value {
+	v := b.Param(name, t, div, 0)
+	if b.err == nil {
+		b.k.Params[len(b.k.Params)-1].PerPart = perPart
+	}
+	return v
+}
+
+// SetLatency says whether the kernel's launches are latency-bound (Kernel.Latency).
+func (b *Builder) SetLatency(l Latency) { b.k.Latency = l }
 
 // SetWarps sets the number of warps per CTA.
 func (b *Builder) SetWarps(n int) { b.k.Warps = n }

@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/ptxgen/ptxgen/plan"
+
 // Kernel is one GPU kernel: typed parameters, a launch grid, a CTA size in warps,
 // and a body.
 type Kernel struct {
@@ -7,16 +9,36 @@ type Kernel struct {
 	Params []*Param
 	Grid   [3]int // CTAs per dimension, each in 1..MaxGrid[i]
 	// GridParam binds grid dimensions to a run-time value: where GridParam[d] names an
-	// i32 parameter, a launch's extent in d is that argument's value (the rows of the
-	// call, 0 launching nothing) and Grid[d] is the largest value accepted (the
-	// capacity the kernel was planned and its workspace sized for). "" keeps Grid[d].
-	// All bound dimensions name the same parameter, the kernel's rows (RowsParam).
+	// i32 parameter, a launch's extent in d is that argument's value and Grid[d] is the
+	// largest value accepted. The first bound dimension is the rows of the call
+	// (RowsParam; 0 launches nothing; its extent is the capacity the kernel was
+	// generated for); another may be bound to the split (SplitParam), the number of
+	// candidate chunks the launcher's plan chose. "" keeps Grid[d].
 	GridParam [3]string
 	Warps     int // warps per CTA
-	Body      *Block
+	// Latency tells the lowering whether the kernel's launches are latency-bound (a
+	// wave or so of CTAs). LatencyAuto judges from Grid, which for a grid bound to
+	// run-time values is only the largest launch; builders of kernels that a launch
+	// plan picks for small or large launches say which.
+	Latency Latency
+	Body    *Block
 }
 
-// RowsParam is the parameter the grid is bound to ("" when the grid is fixed).
+// Latency is a kernel's launch-size class (Kernel.Latency).
+type Latency int
+
+const (
+	LatencyAuto  Latency = iota // from the grid
+	LatencySmall                // launches of about a wave: latency-bound
+	LatencyLarge                // launches of several waves
+)
+
+// SplitParam is the name of the i32 parameter that holds the number of candidate
+// chunks per row a launch plan chose; Param.PerPart sizes grow with it.
+const SplitParam = "split"
+
+// RowsParam is the parameter the first bound grid dimension names ("" when the grid
+// is fixed).
 func (k *Kernel) RowsParam() string {
 	for _, n := range k.GridParam {
 		if n != "" {
@@ -47,6 +69,10 @@ type Param struct {
 	// the buffer must hold Bytes + PerRow * rows bytes, rows being the value of the
 	// kernel's RowsParam. 0 for buffers whose size does not depend on the rows.
 	PerRow int64
+	// PerPart is, for a pointer, what the minimum size grows by per (row, chunk) pair:
+	// the buffer must hold PerPart * rows * split more bytes, split being the value of
+	// the kernel's SplitParam parameter.
+	PerPart int64
 }
 
 // Value is an SSA value: a kernel parameter, a block argument or an op result.
@@ -150,10 +176,34 @@ type Program struct {
 	// SMs is the SM count the program was planned for (0: the target's); the
 	// lowering's cost decisions use it too.
 	SMs int
+	// Plan, when set, chooses per call which kernels run (plan.Rule.Choose); without
+	// it every kernel runs, in order.
+	Plan *plan.Rule
+}
+
+// Only is p with just the named kernels, in p's order: what one call runs.
+func (p *Program) Only(names []string) *Program {
+	q := *p
+	q.Kernels = nil
+	for _, k := range p.Kernels {
+		for _, n := range names {
+			if k.Name == n {
+				q.Kernels = append(q.Kernels, k)
+				break
+			}
+		}
+	}
+	return &q
 }
 
 // Workspace is a device scratch buffer a program needs between its kernels.
 type Workspace struct {
 	Name  string
 	Bytes int64
+	// PerPart is what the size grows by per (row, chunk) pair: a launcher allocates
+	// Bytes + PerPart x the plan's MaxParts (plan.Rule.MaxParts).
+	PerPart int64
 }
+
+// BytesFor is the buffer's size for parts (row, chunk) pairs.
+func (w Workspace) BytesFor(parts int) int64 { return w.Bytes + w.PerPart*int64(parts) }

@@ -184,6 +184,43 @@ func TestBuilderErrorLocation(t *testing.T) {
 	}
 }
 
+// A grid bound to the rows and the split, per-part sizes and the latency class print
+// and parse back; a per-part size needs the split parameter.
+func TestSplitRoundTrip(t *testing.T) {
+	b := NewBuilder("k")
+	b.SetGrid(4, 8, 20)
+	b.SetLatency(LatencySmall)
+	b.BindGrid(1, b.Param("rows", ScalarOf(I32), 1, 0))
+	b.BindGrid(2, b.Param(SplitParam, ScalarOf(I32), 1, 0))
+	p := b.ParamParts("p", PtrTo(F32), 4, 256)
+	b.Store1(p, b.Cast(b.ProgramID(2), I64), nil, b.F32(1))
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Print(k)
+	for _, want := range []string{"grid(4, %rows max 8, %split max 20)", "perpart 256", "warps 1 latency small {"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("printed form lacks %q:\n%s", want, text)
+		}
+	}
+	back, err := Parse(text)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, text)
+	}
+	if back.GridParam != k.GridParam || back.Params[2].PerPart != 256 || back.Latency != LatencySmall || Print(back) != text {
+		t.Fatalf("round trip changed the kernel:\n%s\n%s", text, Print(back))
+	}
+	back.Params[1].Value.Name = "chunks"
+	back.GridParam[2] = ""
+	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "per-part size") {
+		t.Errorf("per-part size without a split parameter: Verify says %v", err)
+	}
+	if _, err := Parse(strings.Replace(text, "latency small", "latency tiny", 1)); err == nil || !strings.Contains(err.Error(), `"tiny"`) {
+		t.Errorf("unknown latency: Parse says %v", err)
+	}
+}
+
 // A grid bound to the rows parameter and per-row buffer sizes print and parse back.
 func TestRowsRoundTrip(t *testing.T) {
 	b := NewBuilder("k")
@@ -208,8 +245,12 @@ func TestRowsRoundTrip(t *testing.T) {
 		t.Fatalf("round trip changed the kernel:\n%s\n%s", text, Print(back))
 	}
 	back.GridParam[0] = "p"
-	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "want one rows parameter") {
+	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "only %split may bind") {
 		t.Errorf("two bound parameters: Verify says %v", err)
+	}
+	back.GridParam = [3]string{"", "rows", "rows"}
+	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "as a dimension before it is") {
+		t.Errorf("one parameter bound twice: Verify says %v", err)
 	}
 	back.GridParam = [3]string{"", "p", ""}
 	if err := Verify(back); err == nil || !strings.Contains(err.Error(), "want i32") {

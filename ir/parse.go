@@ -196,7 +196,7 @@ func (p *parser) kernel() (*Kernel, error) {
 			return nil, err
 		}
 		prm := &Param{Value: v}
-		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" {
+		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" {
 			attr := p.next()
 			n, err := p.int()
 			if err != nil {
@@ -207,6 +207,8 @@ func (p *parser) kernel() (*Kernel, error) {
 				prm.Div = int(n)
 			case "bytes":
 				prm.Bytes = n
+			case "perpart":
+				prm.PerPart = n
 			default:
 				prm.PerRow = n
 			}
@@ -249,6 +251,19 @@ func (p *parser) kernel() (*Kernel, error) {
 		return nil, err
 	}
 	k.Warps = int(n)
+	if p.peek() == "latency" {
+		p.next()
+		name := p.next()
+		found := false
+		for l, s := range latencyNames {
+			if s == name && l != LatencyAuto {
+				k.Latency, found = l, true
+			}
+		}
+		if !found {
+			return nil, p.errf("latency %q, want small or large", name)
+		}
+	}
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}

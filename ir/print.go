@@ -32,6 +32,9 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 		if p.PerRow > 0 {
 			fmt.Fprintf(&b, " perrow %d", p.PerRow)
 		}
+		if p.PerPart > 0 {
+			fmt.Fprintf(&b, " perpart %d", p.PerPart)
+		}
 	}
 	b.WriteString(") grid(")
 	for i, g := range k.Grid {
@@ -43,7 +46,11 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 		}
 		fmt.Fprintf(&b, "%d", g)
 	}
-	fmt.Fprintf(&b, ") warps %d {\n", k.Warps)
+	fmt.Fprintf(&b, ") warps %d", k.Warps)
+	if k.Latency != LatencyAuto {
+		fmt.Fprintf(&b, " latency %s", latencyNames[k.Latency])
+	}
+	b.WriteString(" {\n")
 	printBlock(&b, k.Body, 1, note)
 	b.WriteString("}\n")
 	return b.String()
@@ -170,3 +177,6 @@ func opHeadline(o *Op) string {
 	}
 	return b.String()
 }
+
+// latencyNames spell Kernel.Latency in the text form.
+var latencyNames = map[Latency]string{LatencyAuto: "auto", LatencySmall: "small", LatencyLarge: "large"}

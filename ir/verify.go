@@ -481,32 +481,48 @@ func Verify(k *Kernel) error {
 	return walk(k.Body)
 }
 
-// verifyRows checks the run-time rows: bound grid dimensions name one i32
-// parameter, and per-row buffer sizes are only given with it, on pointers.
+// verifyRows checks the run-time rows and split: bound grid dimensions name
+// distinct i32 parameters, the first of them the rows, any other the split; per-row
+// buffer sizes are only given with rows, per-part sizes with rows and a split
+// parameter, on pointers.
 func verifyRows(k *Kernel) error {
 	rows := k.RowsParam()
+	seen := map[string]bool{}
 	for i, n := range k.GridParam {
-		if n != "" && n != rows {
-			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s, dimension before it to %%%s: want one rows parameter", k.Name, i, n, rows)
+		switch {
+		case n == "":
+			continue
+		case seen[n]:
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s, as a dimension before it is", k.Name, i, n)
+		case n != rows && n != SplitParam:
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s: after the rows (%%%s) only %%%s may bind a dimension", k.Name, i, n, rows, SplitParam)
+		}
+		seen[n] = true
+	}
+	params := map[string]*Param{}
+	for _, p := range k.Params {
+		params[p.Value.Name] = p
+	}
+	for n := range seen {
+		p := params[n]
+		if p == nil {
+			return fmt.Errorf("ir: kernel %s: grid bound to %%%s, which is not a parameter", k.Name, n)
+		}
+		if !p.Value.Type.Equal(ScalarOf(I32)) {
+			return fmt.Errorf("ir: kernel %s: grid bound to %s of type %s, want i32", k.Name, p.Value, p.Value.Type)
 		}
 	}
-	found := rows == ""
+	split := params[SplitParam]
 	for _, p := range k.Params {
-		if p.Value.Name == rows {
-			if !p.Value.Type.Equal(ScalarOf(I32)) {
-				return fmt.Errorf("ir: kernel %s: grid bound to %s of type %s, want i32", k.Name, p.Value, p.Value.Type)
-			}
-			found = true
-		}
-		if p.PerRow < 0 || p.Bytes < 0 {
-			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes or perrow", k.Name, p.Value)
+		if p.PerRow < 0 || p.Bytes < 0 || p.PerPart < 0 {
+			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes, perrow or perpart", k.Name, p.Value)
 		}
 		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)
 		}
-	}
-	if !found {
-		return fmt.Errorf("ir: kernel %s: grid bound to %%%s, which is not a parameter", k.Name, rows)
+		if p.PerPart > 0 && (rows == "" || split == nil || !split.Value.Type.Equal(ScalarOf(I32)) || p.Value.Type.Kind != Ptr) {
+			return fmt.Errorf("ir: kernel %s: parameter %s has a per-part size but is not a pointer of a kernel with rows and an i32 %%%s", k.Name, p.Value, SplitParam)
+		}
 	}
 	return nil
 }

@@ -66,9 +66,10 @@ func mlaDefault() kernels.MLAConfig {
 		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
 }
 
+// compileMLA is the PTX of what a call of c.T rows runs (dump -tokens T).
 func compileMLA(t *testing.T, c kernels.MLAConfig, target string) string {
 	t.Helper()
-	p, err := kernels.MLA(c, target)
+	p, _, err := kernels.MLACall(c, target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestCodegenMLA(t *testing.T) {
 			"cp.async.cg.shared.global",
 			"ldmatrix.sync.aligned.m8n8.x4.shared.b16",
 			"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-			".entry mla_decode(", ".entry mla_combine(",
+			".entry mla_decode_h16_split_small(", ".entry mla_combine(",
 			"ex2.approx.f32",
 		} {
 			if !strings.Contains(got, s) {
@@ -292,33 +293,9 @@ func TestPTXAssembles(t *testing.T) {
 	}
 }
 
-// TestPlanSplit: the launch's CTA-tiles spread over one wave of resident CTAs
-// (the fastest split measured on the H200 for each of these shapes); no split for
-// launches that fill the SMs, and never more chunks than tiles.
-func TestPlanSplit(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}} // 20 tiles
-	for _, c := range []struct {
-		T, H, split, sms, perSM, want int
-	}{
-		{T: 1, H: 64, sms: 132, perSM: 2, want: 20}, // 80 CTA-tiles in 264 slots: 1 each
-		{T: 8, H: 8, sms: 132, perSM: 2, want: 20},  // 160 in 264: 1 each
-		{T: 8, H: 8, sms: 132, perSM: 1, want: 10},  // 160 in 132: 2 each
-		{T: 8, H: 64, sms: 132, perSM: 2, want: 7},  // 640 in 264: 3 each
-		{T: 64, H: 8, sms: 132, perSM: 2, want: 4},  // 1280 in 264: 5 each
-		{T: 64, H: 64, sms: 132, perSM: 2, want: 1}, // 256 CTAs fill the SMs
-		{T: 1, H: 8, split: 7, sms: 132, perSM: 2, want: 7},
-		{T: 1, H: 8, split: 64, sms: 132, perSM: 2, want: 20},
-	} {
-		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Segments: seg, Split: c.split}
-		if got := cfg.PlanSplit(c.sms, c.perSM); got != c.want {
-			t.Errorf("T=%d H=%d split=%d sms=%d perSM=%d: PlanSplit = %d, want %d", c.T, c.H, c.split, c.sms, c.perSM, got, c.want)
-		}
-	}
-}
-
-// TestAutomaticHeadBlock: 64 heads per CTA (8 warps, or 16 with Warps64) where the target has the
-// shared memory and the CTAs fill the SMs with enough tiles each (pickHeadBlock's
-// measured rule); 16 otherwise, and an explicit choice stands.
+// TestAutomaticHeadBlock: a call runs 64 heads per CTA (8 warps, or 16 with Warps64)
+// where the target has the shared memory and the CTAs fill the SMs with enough tiles
+// each (the plan's measured rule); 16 otherwise, and an explicit choice stands.
 func TestAutomaticHeadBlock(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, c := range []struct {
@@ -339,7 +316,7 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {
 		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb, Warps64: c.w64}
-		p, err := kernels.MLA(cfg, c.target)
+		p, _, err := kernels.MLACall(cfg, c.target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,17 +331,19 @@ func TestAutomaticHeadBlock(t *testing.T) {
 // latency-bound (replication lost 6-11% there) and emits its dots one at a time
 // (grouped, ptxas spilled 80 bytes); with 16 warps (128 registers) P·V stays one
 // dot group. Both rules read the pass dumps of the same H=64, T=64 decode (split
-// 2: 128 CTAs, a latency-bound launch on 132 SMs).
+// 2: 128 CTAs, a latency-bound launch on 132 SMs), lowered as latency-bound.
 func TestWideCTAWarpRules(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	dump := func(w64 int, after string) string {
 		t.Helper()
 		cfg := kernels.MLAConfig{T: 64, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Warps64: w64}
-		p, err := kernels.MLA(cfg, "sm_90")
+		p, _, err := kernels.MLACall(cfg, "sm_90")
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := lower.Compile(p.Kernels[0], "sm_90", lower.Options{After: after, SMs: 132})
+		k := *p.Kernels[0]
+		k.Latency = ir.LatencySmall
+		res, err := lower.Compile(&k, "sm_90", lower.Options{After: after, SMs: 132})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,6 +357,40 @@ func TestWideCTAWarpRules(t *testing.T) {
 	}
 	if d := dump(16, "schedule"); !strings.Contains(d, "dot group") {
 		t.Errorf("16-warp 64-head CTA: want P·V as one dot group; schedule dump:\n%s", firstLines(d, "= dot", 3))
+	}
+}
+
+// TestReplicableMatchesLowering: the plan generates Small kernels exactly for the
+// head blocks whose PTX the lowering changes when launches are latency-bound
+// (MLAConfig.replicable, read through the generated kernel names).
+func TestReplicableMatchesLowering(t *testing.T) {
+	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	for _, hb := range []int{16, 32, 64} {
+		cfg := kernels.MLAConfig{T: 8, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: hb}
+		p, err := kernels.MLA(cfg, "sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := p.Plan.Families[0]
+		var direct *ir.Kernel
+		for _, k := range p.Kernels {
+			if k.Name == f.Direct {
+				direct = k
+			}
+		}
+		ptxOf := func(l ir.Latency) string {
+			k := *direct
+			k.Latency = l
+			res, err := lower.Compile(&k, "sm_90", lower.Options{SMs: 132})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Kernel.Module.Print()
+		}
+		differs := ptxOf(ir.LatencySmall) != ptxOf(ir.LatencyLarge)
+		if hasSmall := f.DirectSmall != ""; hasSmall != differs {
+			t.Errorf("head block %d: plan has a Small kernel: %v; latency-bound lowering differs: %v", hb, hasSmall, differs)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -205,46 +206,6 @@ func (c MLAConfig) headBlock() int {
 	return 16
 }
 
-// pickHeadBlock chooses the heads per CTA on target t when the caller left it to
-// us. A CTA dequantizes each KV tile once for all of its heads, so 64 heads per
-// CTA (16 warps) quarter the dequantization per head, but need 130-190 KB of
-// shared memory (sm_80 and sm_90 only: one CTA per SM) and quarter the CTAs.
-// Measured on the H200 (docs/perf-notes.md, v5 and v6): with 32-candidate tiles
-// (sm_80) they pay once the rows alone fill the SMs (T=256: 256 against 280 us)
-// and lose when the CTAs must be split to fill them (T=64, K=2176: 262 against
-// 231 us). With 64-candidate tiles (sm_90) and the indices loaded once per CTA
-// they pay once each CTA walks at least 4 tiles and the CTAs fill at least half
-// the SMs (H=64: T=64, K=640, 128 CTAs of 5 tiles: 50.8 against 70.2 us; T=64,
-// K=2176, 128 CTAs of 17 tiles: 133 against 231 us; T=256: 160 against 297 us)
-// and tie at 1 tile (T=8: 19.3 against 18.9 us). With 8-warp CTAs (mlaWarps64) they
-// pay from 2 tiles per CTA (serving pools, perf-notes v7: H=64 T=32, 3 tiles, 36.0
-// against 39.3 us; H=128 T=8, 2 tiles, 25.8 against 27.0) and still lose at 1
-// (H=64 T=8: 20.2 against 19.6).
-func (c MLAConfig) pickHeadBlock(t target.Target, sms int) int {
-	if c.HeadBlock != 0 {
-		return c.HeadBlock
-	}
-	wide := c
-	wide.HeadBlock = 64
-	wide.Tile = wide.pickTile(t)
-	if c.H < 64 || wide.sharedEstimate() > t.MaxSharedPerBlock {
-		return 16
-	}
-	if wide.tileN() == 64 {
-		// Enough tiles per CTA to pay for the wide CTA, and enough CTAs to fill
-		// at least half of the SMs (a forced split of 1 at T=1 would be one CTA).
-		split := wide.PlanSplit(sms, 1)
-		if ceilDiv(wide.totalTiles(), split) >= mlaWideMinTiles && 2*c.T*wide.headBlocks()*split >= sms {
-			return 64
-		}
-		return 16
-	}
-	if c.T*wide.headBlocks() >= sms {
-		return 64
-	}
-	return 16
-}
-
 // warps is the CTA size in warps: four per m16 tile of heads, or Warps64 (default
 // mlaWarps64) for 64-head CTAs.
 func (c MLAConfig) warps() int {
@@ -270,26 +231,6 @@ const mlaWarps64 = 8
 // pickHeadBlock takes 64-head CTAs with 64-candidate tiles (see there).
 const mlaWideMinTiles = 2
 
-// PlanSplit returns the number of candidate chunks per row. 1 when rows x head
-// blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread
-// over one wave of resident CTAs (SMs x perSM, how many decode CTAs one SM holds
-// at once): each CTA takes ceil(CTA-tiles / slots) tiles, so chains are as short
-// as the GPU allows without a second wave. Measured on the H200 (docs/perf-notes.md,
-// splits swept per shape): this picks the fastest split, or one within 2%, at
-// H=8/16/64 and T=1/8/64 (H=64, T=8 with three CTAs per SM: 10 chunks of 2 tiles,
-// 22.5 us, against 31.3 us with the SM-count rule's 5 chunks of 4).
-func (c MLAConfig) PlanSplit(sms, perSM int) int {
-	if c.Split > 0 {
-		return min(c.Split, c.totalTiles())
-	}
-	ctas := c.T * c.headBlocks()
-	if ctas >= sms {
-		return 1
-	}
-	per := ceilDiv(ctas*c.totalTiles(), sms*max(perSM, 1))
-	return max(min(ceilDiv(c.totalTiles(), per), mlaMaxSplit), 1)
-}
-
 // residentCTAs estimates how many decode CTAs of this configuration one SM of
 // target t holds, by the lowering's own rule (registers and shared memory), from
 // the CTA's shared memory (sharedEstimate) and its loop-carried registers: the
@@ -302,9 +243,12 @@ func (c MLAConfig) residentCTAs(t target.Target) int {
 	return t.CTAsPerSM(threads, c.sharedEstimate(), carried)
 }
 
-// sharedEstimate is the decode CTA's shared memory, to within a few percent of
-// what the layout pass allocates: Q, and one candidate tile's raw and dequantized
-// slices (the lifetimes of the rest overlap these).
+// sharedEstimate is the decode CTA's shared memory, at or a little above what the
+// smem pass allocates: Q, one candidate tile's raw and dequantized slices, the
+// score tile exchanged between warps, the preloaded candidate indices and 1 KB for
+// the small rest (the lifetimes of the others overlap these). Every family is
+// generated, so one that does not fit must not be planned: bf16 with 64 heads on
+// sm_80 needs 167936 bytes at 64-candidate tiles, 1 KB over the limit.
 func (c MLAConfig) sharedEstimate() int {
 	const pitch = 144 // a 64-wide bf16 row with its 16-byte pad
 	slices := len(c.dChunks())
@@ -313,7 +257,13 @@ func (c MLAConfig) sharedEstimate() int {
 	if c.Cache != CacheBF16 {
 		tile += (fp8dsNope / fp8dsScaleBlock) * c.tileN() * fp8dsScaleBlock
 	}
-	return q + tile
+	ids := 0
+	for _, s := range c.Segments {
+		if n := roundUpInt(s.K, c.tileN()); n <= mlaPreloadIDs {
+			ids += 4 * n
+		}
+	}
+	return q + tile + 4*c.headBlock()*c.tileN() + ids + 1024
 }
 
 // dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
@@ -330,8 +280,10 @@ func (c MLAConfig) dChunks() [][3]int {
 
 func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
 
-// MLA builds the mla_decode program for targetName: the decode kernel, and when the
-// candidates are split, the mla_combine kernel and the partial-result workspace.
+// MLA builds the mla_decode program for targetName: the decode kernels a call may
+// run and the launch plan that picks one per call (plan.Rule, see mlaPlan), and when
+// a call may split the candidates, the mla_combine kernel and the partial-result
+// workspace.
 func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -340,47 +292,195 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	if err != nil {
 		return nil, &ConfigError{Flag: "target", Value: targetName, Want: "a known target"}
 	}
-	sms := c.SMs
-	if sms == 0 {
-		sms = t.SMs
-	}
 	// The kernels take the rows at run time; everything fixed here is for the capacity.
 	c.T, c.MaxT = c.Capacity(), 0
-	c.HeadBlock = c.pickHeadBlock(t, sms)
-	c.Tile = c.pickTile(t)
-	split := c.PlanSplit(sms, c.residentCTAs(t))
-	p := &ir.Program{Name: "mla_decode", SMs: c.SMs}
-	dec, err := mlaDecodeKernel(c, split)
-	if err != nil {
-		return nil, err
+	rule, fams := c.mlaPlan(t)
+	p := &ir.Program{Name: "mla_decode", SMs: c.SMs, Plan: rule}
+	maxSplit := 0 // the largest split of any Partial kernel
+	for i, f := range rule.Families {
+		fc := fams[i]
+		for _, v := range []mlaVariant{
+			{name: f.Direct}, {name: f.DirectSmall, small: true},
+			{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
+		} {
+			if v.name == "" {
+				continue
+			}
+			v.maxSplit = rule.SplitFor(f, 1, 1<<30) // a lone row on a huge GPU: the most
+			if !v.partial {
+				v.maxSplit = 1
+			}
+			if v.partial {
+				maxSplit = max(maxSplit, v.maxSplit)
+			}
+			dec, err := mlaDecodeKernel(fc, v)
+			if err != nil {
+				return nil, err
+			}
+			p.Kernels = append(p.Kernels, dec)
+		}
 	}
-	p.Kernels = append(p.Kernels, dec)
-	if split > 1 {
-		comb, err := mlaCombineKernel(c, split)
+	if maxSplit > 0 {
+		comb, err := mlaCombineKernel(c, maxSplit)
 		if err != nil {
 			return nil, err
 		}
 		p.Kernels = append(p.Kernels, comb)
 		p.Workspace = []ir.Workspace{
-			{Name: "ws_o", Bytes: int64(c.T) * int64(split) * int64(c.H) * int64(c.D()) * 4},
-			{Name: "ws_lse", Bytes: int64(c.T) * int64(split) * int64(c.H) * 4},
+			{Name: "ws_o", PerPart: int64(c.H) * int64(c.D()) * 4},
+			{Name: "ws_lse", PerPart: int64(c.H) * 4},
 		}
 	}
 	return p, nil
 }
 
+// mlaVariant is one generated decode kernel: Direct or Partial, for large or small
+// (latency-bound) launches.
+type mlaVariant struct {
+	name     string
+	partial  bool // writes a chunk's partial result for mla_combine; grid z is the split
+	small    bool // for launches of about a wave: replicated score tiles
+	maxSplit int  // the largest split a launch may have
+}
+
+// mlaPlan is the launch plan on target t and the configuration of each family. The
+// families are the 16-head CTAs and, where they fit and were not ruled out by
+// -head-block, the 64-head CTAs; each has a Direct and, unless -split 1 or a single
+// tile rules it out, a Partial kernel, and 16-head families Small versions of both
+// (replicable). With -sms the SM count is known, and only the kernels some call of
+// 1..capacity rows chooses are generated; otherwise any device may run it, and all are.
+//
+// The rule's numbers were measured on the H200 (docs/perf-notes.md). The split
+// (plan.Rule.SplitFor) picks the fastest split swept per shape, or one within 2%, at
+// H=8/16/64 and T=1/8/64 (H=64, T=8 with three CTAs per SM: 10 chunks of 2 tiles,
+// 22.5 us, against 31.3 us with the SM-count rule's 5 chunks of 4). 64-head CTAs
+// dequantize each KV tile once for four times the heads but need 130-190 KB of shared
+// memory (sm_80 and sm_90 only: one CTA per SM) and quarter the CTAs. With
+// 32-candidate tiles (sm_80) they pay once the rows alone fill the SMs (T=256: 256
+// against 280 us) and lose when the CTAs must be split to fill them (T=64, K=2176:
+// 262 against 231 us). With 64-candidate tiles (sm_90), indices loaded once per CTA
+// and 8-warp CTAs (mlaWarps64) they pay from 2 tiles per CTA when the CTAs fill at
+// least half of the SMs (serving pools, v7: H=64 T=32, 3 tiles, 36.0 against 39.3 us;
+// H=128 T=8, 2 tiles, 25.8 against 27.0) and lose at 1 (H=64 T=8: 20.2 against 19.6).
+func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
+	rule := &plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit, SMs: c.SMs, WideMinTiles: mlaWideMinTiles,
+		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen, Combine: "mla_combine"}
+	var fams []MLAConfig
+	add := func(hb int) {
+		fc := c
+		fc.HeadBlock = hb
+		fc.Tile = fc.pickTile(t)
+		name := fmt.Sprintf("mla_decode_h%d", hb)
+		f := plan.Family{HeadBlock: hb, Tile: fc.tileN(), HeadBlocks: fc.headBlocks(), Tiles: fc.totalTiles(),
+			PerSM: fc.residentCTAs(t), Direct: name, Partial: name + "_split"}
+		if c.Split > 1 && f.Tiles > 1 {
+			f.Direct = ""
+		}
+		if c.Split == 1 || f.Tiles == 1 {
+			f.Partial = ""
+		}
+		if fc.replicable() {
+			f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
+		}
+		rule.Families = append(rule.Families, f)
+		fams = append(fams, fc)
+	}
+	switch {
+	case c.HeadBlock != 0:
+		add(c.HeadBlock)
+	default:
+		add(16)
+		wide := c
+		wide.HeadBlock = 64
+		wide.Tile = wide.pickTile(t)
+		if c.H >= 64 && wide.sharedEstimate() <= t.MaxSharedPerBlock {
+			add(64)
+		}
+	}
+	if c.SMs > 0 {
+		used := map[string]bool{}
+		for rows := 1; rows <= c.T; rows++ {
+			ch, err := rule.Choose(rows, c.SMs)
+			if err != nil {
+				panic(err) // every kernel was generated: Choose cannot miss one
+			}
+			for _, n := range ch.Kernels {
+				used[n] = true
+			}
+		}
+		for i := range rule.Families {
+			f := &rule.Families[i]
+			for _, n := range []*string{&f.Direct, &f.DirectSmall, &f.Partial, &f.PartialSmall} {
+				if !used[*n] {
+					*n = ""
+				}
+			}
+		}
+		if !used[rule.Combine] {
+			rule.Combine = ""
+		}
+	}
+	return rule, fams
+}
+
+func suffix(name, s string) string {
+	if name == "" {
+		return ""
+	}
+	return name + s
+}
+
+// replicable reports whether the lowering replicates this CTA's score tiles across
+// warps in latency-bound launches (lower/layout.go: one row group, which 16-head CTAs
+// of four warps have), so that a Small kernel is different code. A test lowers both
+// for every head block and holds this to what the lowering does.
+func (c MLAConfig) replicable() bool { return c.headBlock() == 16 }
+
+// MLACall is the program of what a call of c.T rows runs (the kernels its plan
+// chooses, for c.SMs or the target's SMs; the rest of the program generated for the
+// capacity dropped), with the choice: what `dump -tokens T` shows and check runs.
+func MLACall(c MLAConfig, targetName string) (*ir.Program, plan.Choice, error) {
+	p, err := MLA(c, targetName)
+	if err != nil {
+		return nil, plan.Choice{}, err
+	}
+	t, _ := target.LookupTarget(targetName) // MLA looked it up
+	sms := c.SMs
+	if sms == 0 {
+		sms = t.SMs
+	}
+	ch, err := p.Plan.Choose(c.T, sms)
+	if err != nil {
+		return nil, plan.Choice{}, err
+	}
+	call := p.Only(ch.Kernels)
+	if ch.Split == 1 {
+		call.Workspace = nil
+	}
+	return call, ch, nil
+}
+
 const log2e = 1.4426950408889634
 
-// mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, splits).
-func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
-	b := ir.NewBuilder("mla_decode")
-	b.SetGrid(c.headBlocks(), c.T, split)
+// mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, split).
+func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
+	b := ir.NewBuilder(v.name)
+	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
 	b.SetWarps(c.warps())
+	b.SetLatency(ir.LatencyLarge)
+	if v.small {
+		b.SetLatency(ir.LatencySmall)
+	}
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
 	HB, N := c.headBlock(), c.tileN()
 
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
+	var split *ir.Value
+	if v.partial {
+		split = b.Param(ir.SplitParam, ir.ScalarOf(ir.I32), 1, 0)
+		b.BindGrid(2, split)
+	}
 	q := b.ParamRows("q", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
@@ -403,15 +503,15 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		}
 	}
 	var sink, out, lse, wsO, wsL *ir.Value
-	if c.Sink && split == 1 {
+	if c.Sink && !v.partial {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	}
-	if split == 1 {
+	if !v.partial {
 		out = b.ParamRows("out", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
 		lse = b.ParamRows("lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	} else {
-		wsO = b.ParamRows("ws_o", ir.PtrTo(ir.F32), 16, int64(split)*int64(c.H)*int64(D)*4)
-		wsL = b.ParamRows("ws_lse", ir.PtrTo(ir.F32), 4, int64(split)*int64(c.H)*4)
+		wsO = b.ParamParts("ws_o", ir.PtrTo(ir.F32), 16, int64(c.H)*int64(D)*4)
+		wsL = b.ParamParts("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	}
 
 	h0 := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(HB))), "h0")
@@ -435,11 +535,16 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	}
 	scaleLog2 := c.SoftmaxScale() * log2e
 
-	// This CTA's share of the concatenated tile list of the segments.
+	// This CTA's share of the concatenated tile list of the segments: chunks of
+	// ceil(total / split) tiles; perMax is the largest a chunk may be.
 	total := c.totalTiles()
-	per := ceilDiv(total, split)
-	lo := b.Name(b.Mul(b.ProgramID(2), b.I32(int64(per))), "tile_lo")
-	hi := b.Name(b.Min(b.Add(lo, b.I32(int64(per))), b.I32(int64(total))), "tile_hi")
+	per, perMax := b.I32(int64(total)), total
+	if v.partial {
+		per = b.Name(b.Div(b.Add(split, b.I32(int64(total-1))), split), "chunk_tiles")
+		perMax = ceilDiv(total, 2)
+	}
+	lo := b.Name(b.Mul(b.ProgramID(2), per), "tile_lo")
+	hi := b.Name(b.Min(b.Add(lo, per), b.I32(int64(total))), "tile_hi")
 	first := 0
 	for s, sc := range c.Segments {
 		sp := segs[s]
@@ -458,7 +563,7 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		// they are few (one round trip instead of one per tile, ahead of the
 		// gathers that depend on them); the loop slices its tile out.
 		var allIds *ir.Value
-		if n := min(per, nt) * N; n <= mlaPreloadIDs {
+		if n := min(perMax, nt) * N; n <= mlaPreloadIDs {
 			first := b.Mul(jlo, b.I32(int64(N)))
 			pos := b.Add(first, b.Iota(n))
 			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
@@ -516,7 +621,7 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	nonEmpty := b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
 	inv := b.Select(nonEmpty, b.Rcp(l), b.F32(0))
 	lse2 := b.Name(b.Add(m, b.Log2(l)), "lse2")
-	if split == 1 {
+	if !v.partial {
 		// Final output: out = o / l * g with the sink gate g = 1 / (1 + e^(sink - lse)).
 		scale := inv
 		if sink != nil {
@@ -533,7 +638,7 @@ func mlaDecodeKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 		b.Store1(lse, b.Add(b.Mul(row64, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK, lseNat)
 	} else {
 		// Partial output for mla_combine: o / l and the log2 LSE (-inf when empty).
-		part := b.Add(b.Mul(row64, b.I64(int64(split))), b.Cast(b.ProgramID(2), ir.I64))
+		part := b.Add(b.Mul(row64, b.Cast(split, ir.I64)), b.Cast(b.ProgramID(2), ir.I64))
 		wsRows := b.Add(b.Mul(part, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {
 			o := b.Mul(carried[2+i], b.Broadcast(inv, 1, HB, ch[2]))
@@ -587,15 +692,19 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 
 // mlaCombineKernel merges the split partials of one (row, head) per CTA: the
 // partials are weighted by 2^(lse_s - max), and the sink gate is applied here.
-// Grid: (heads, rows); each thread handles elements d = tid, tid + 128, ...
-func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
+// Grid: (heads, rows); each thread handles elements d = tid, tid + 128, .... The
+// split is the decode launch's, a run-time argument in 2..maxSplit: the chunks are
+// unrolled up to maxSplit and those at or past the split masked off (a loop would
+// carry a whole row of D floats, which the layouts keep only as mma fragments).
+func mlaCombineKernel(c MLAConfig, maxSplit int) (*ir.Kernel, error) {
 	b := ir.NewBuilder("mla_combine")
 	b.SetGrid(c.H, c.T, 1)
 	b.SetWarps(4)
 	D := c.D()
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
-	wsO := b.ParamRows("ws_o", ir.PtrTo(ir.F32), 16, int64(split)*int64(c.H)*int64(D)*4)
-	wsL := b.ParamRows("ws_lse", ir.PtrTo(ir.F32), 4, int64(split)*int64(c.H)*4)
+	split := b.Param(ir.SplitParam, ir.ScalarOf(ir.I32), 1, 0)
+	wsO := b.ParamParts("ws_o", ir.PtrTo(ir.F32), 16, int64(c.H)*int64(D)*4)
+	wsL := b.ParamParts("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
 	var sink *ir.Value
 	if c.Sink {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
@@ -605,23 +714,34 @@ func mlaCombineKernel(c MLAConfig, split int) (*ir.Kernel, error) {
 	h := b.Cast(b.ProgramID(0), ir.I64)
 	t := b.Cast(b.ProgramID(1), ir.I64)
 	H := int64(c.H)
-	lses := make([]*ir.Value, split)
+	// Chunk s of row t is part t x split + s of the workspace. Chunks at or past the
+	// split read chunk split-1 instead (in bounds, finite) and weigh 0: no per-element
+	// masks, and the addresses stay one scalar per chunk.
+	lseRow := b.Add(b.Mul(b.Mul(t, b.Cast(split, ir.I64)), b.I64(H)), h)
+	oRow := b.Mul(lseRow, b.I64(int64(D)))
+	last := b.Sub(split, b.I32(1))
+	chunk := func(s int) (*ir.Value, *ir.Value) {
+		return b.Cmp(ir.CmpLT, b.I32(int64(s)), split), b.Cast(b.Min(b.I32(int64(s)), last), ir.I64)
+	}
+	// Each chunk's LSE is loaded in both passes rather than held across them (twenty
+	// live LSEs spilled at the combine's 128 registers; the second load hits L1).
+	lseAt := func(s int) *ir.Value {
+		in, cs := chunk(s)
+		return b.Select(in, b.Load1(wsL, b.Add(lseRow, b.Mul(cs, b.I64(H))), nil), b.F32(ir.NegInf))
+	}
 	m := b.F32(ir.NegInf)
-	for s := 0; s < split; s++ {
-		off := b.Add(b.Mul(b.Add(b.Mul(t, b.I64(int64(split))), b.I64(int64(s))), b.I64(H)), h)
-		lses[s] = b.Load1(wsL, off, nil)
-		m = b.Max(m, lses[s])
+	for s := 0; s < maxSplit; s++ {
+		m = b.Max(m, lseAt(s))
 	}
 	mUse := b.Select(b.Cmp(ir.CmpEQ, m, b.F32(ir.NegInf)), b.F32(0), m)
-	d := b.Iota(D)
-	d64 := b.Cast(d, ir.I64)
+	d64 := b.Cast(b.Iota(D), ir.I64)
 	total := b.F32(0)
 	acc := b.ConstFloat(0, ir.TileOf(ir.F32, D))
-	for s := 0; s < split; s++ {
-		w := b.Exp2(b.Sub(lses[s], mUse))
+	for s := 0; s < maxSplit; s++ {
+		w := b.Exp2(b.Sub(lseAt(s), mUse))
 		total = b.Add(total, w)
-		base := b.Mul(b.Add(b.Mul(b.Add(b.Mul(t, b.I64(int64(split))), b.I64(int64(s))), b.I64(H)), h), b.I64(int64(D)))
-		o := b.Load1(wsO, b.Add(base, d64), nil)
+		_, cs := chunk(s)
+		o := b.Load1(wsO, b.Add(b.Add(oRow, b.Mul(cs, b.I64(H*int64(D)))), d64), nil)
 		acc = b.Add(acc, b.Mul(o, w))
 	}
 	nonEmpty := b.Cmp(ir.CmpGT, total, b.F32(0))

@@ -21,6 +21,19 @@ type Config interface {
 	Value() (any, error)
 }
 
+// BuildCall is the program of what one call runs: for a configuration with a launch
+// plan (mla_decode) the kernels the plan chooses for the call's rows (-tokens) on the
+// SMs planned for, else Build's program. dump shows it and check runs it; gen writes
+// Build's.
+func BuildCall(c Config, target string) (*ir.Program, error) {
+	if cb, ok := c.(interface {
+		BuildCall(target string) (*ir.Program, error)
+	}); ok {
+		return cb.BuildCall(target)
+	}
+	return c.Build(target)
+}
+
 // Spec describes a kernel family the command line can generate.
 type Spec struct {
 	Name string
@@ -181,6 +194,16 @@ func (m *mlaFlags) Build(target string) (*ir.Program, error) {
 		return nil, err
 	}
 	return MLA(c, target)
+}
+
+// BuildCall is the program a call of -tokens rows runs (MLACall).
+func (m *mlaFlags) BuildCall(target string) (*ir.Program, error) {
+	c, err := m.config()
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := MLACall(c, target)
+	return p, err
 }
 
 // Value returns the validated configuration (an MLAConfig).

@@ -11,12 +11,10 @@ import (
 // builders plan splits with it too. Measurements are on the H200 unless noted;
 // docs/perf-notes.md has the full runs.
 
-// latencyBoundNum / latencyBoundDen is the launch size, in waves of CTAs (CTAs /
-// SMs), up to which a launch counts as latency-bound (layout: replicated score
-// tiles). Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7
-// -> 113 and T=256 318 -> 427 (perf-notes v3); the launches that gained were at
-// most 1.25 waves.
-const latencyBoundNum, latencyBoundDen = 5, 4
+// latencyBoundNum / latencyBoundDen is the launch size, in waves of CTAs, up to
+// which a launch counts as latency-bound (layout: replicated score tiles). It is
+// target.LatencyBoundNum/Den, since launch plans pick their Small kernels by it too.
+const latencyBoundNum, latencyBoundDen = target.LatencyBoundNum, target.LatencyBoundDen
 
 // replicateMaxRowGroups is the most row groups (m16 tiles of the score tile split
 // across warps) a CTA may have for its score tiles to be replicated: with one row

@@ -56,7 +56,7 @@ func emit(f *fn) error {
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, GridParam: f.k.GridParam, Block: e.nthreads}
 	for _, p := range f.k.Params {
 		name := "param_" + p.Value.Name
-		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow}
+		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow, PerPart: p.PerPart}
 		t := p.Value.Type
 		pt := elemType(t.Elem).param
 		kp.Kind = elemType(t.Elem).paramKind

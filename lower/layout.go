@@ -336,6 +336,12 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 // mma.sync and extra registers; with several waves, occupancy decides and
 // splitting the tile wins.
 func (f *fn) latencyBound() bool {
+	switch f.k.Latency {
+	case ir.LatencySmall:
+		return true
+	case ir.LatencyLarge:
+		return false
+	}
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
 	return latencyBoundDen*ctas <= latencyBoundNum*f.target.SMs
 }

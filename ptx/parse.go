@@ -204,6 +204,7 @@ func (p *parser) module() (*Module, error) {
 	m := &Module{}
 	// Shared arrays are declared at module scope, before the kernel that uses them.
 	shared := &Func{}
+	var declared []SharedDecl
 	for {
 		t := p.next()
 		switch t.text {
@@ -266,6 +267,19 @@ func (p *parser) module() (*Module, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The arrays declared right before a function are its own; one declared
+			// earlier in the module is the function's too where its body names it
+			// (Print declares each array once per module).
+			own := map[string]bool{}
+			for _, d := range shared.Shared {
+				own[d.Name] = true
+			}
+			for _, d := range declared {
+				if !own[d.Name] && usesSym(f, d.Name) {
+					shared.Shared = append(shared.Shared, d)
+				}
+			}
+			declared = append(declared, shared.Shared...)
 			f.Shared = append(shared.Shared, f.Shared...)
 			shared = &Func{}
 			m.Funcs = append(m.Funcs, f)
@@ -655,4 +669,24 @@ func (p *parser) address() (Operand, error) {
 		return nil, p.errf(t, "expected ] to close the address, found %q", t.text)
 	}
 	return a, nil
+}
+
+// usesSym reports whether an instruction of f names the symbol name (directly or as
+// an address base).
+func usesSym(f *Func, name string) bool {
+	for _, st := range f.Body {
+		in, ok := st.(*Instr)
+		if !ok {
+			continue
+		}
+		for _, a := range in.Args {
+			if s, ok := a.(Sym); ok && string(s) == name {
+				return true
+			}
+			if ad, ok := a.(Addr); ok && ad.Base == Sym(name) {
+				return true
+			}
+		}
+	}
+	return false
 }

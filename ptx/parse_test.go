@@ -200,3 +200,25 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// Two kernels of one module that both use the dynamic shared array: it is declared
+// once (ptxas refuses a second .extern declaration), and parsing gives it back to both.
+func TestSharedDeclaredOncePerModule(t *testing.T) {
+	kernel := func(name string) *Func {
+		return &Func{Name: name, Shared: []SharedDecl{{Name: "smem", Align: 128, Extern: true}},
+			Regs: []RegDecl{{Type: "b32", Prefix: "%r", Count: 1}},
+			Body: []Stmt{&Instr{Op: "mov.u32", Args: []Operand{Reg("%r0"), Sym("smem")}}, &Instr{Op: "exit"}}}
+	}
+	m := &Module{Version: "7.8", Target: "sm_90", AddressSize: 64, Funcs: []*Func{kernel("a"), kernel("b")}}
+	text := m.Print()
+	if n := strings.Count(text, ".extern .shared"); n != 1 {
+		t.Fatalf("%d declarations of smem, want 1:\n%s", n, text)
+	}
+	back, err := Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(m, back); d != "" {
+		t.Errorf("Parse(Print(m)) != m (-want +got):\n%s", d)
+	}
+}

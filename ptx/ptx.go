@@ -128,9 +128,11 @@ type Kernel struct {
 	Module *Module
 	Name   string // entry name
 	Grid   [3]int // CTAs per dimension (see GridParam)
-	// GridParam binds grid dimensions to the rows of the call: where GridParam[d] names
-	// an i32 parameter, a launch's extent in d is that argument's value (0 launches
-	// nothing) and Grid[d] is the capacity, the largest value a launcher accepts.
+	// GridParam binds grid dimensions to run-time values: where GridParam[d] names an
+	// i32 parameter, a launch's extent in d is that argument's value and Grid[d] the
+	// largest value a launcher accepts. The first bound dimension is the rows of the
+	// call (0 launches nothing; its extent is the capacity); another may be the split
+	// (SplitParam), the candidate chunks per row of the launcher's plan.
 	GridParam   [3]string
 	Block       int      // threads per CTA (1-D blocks only)
 	SharedBytes int      // dynamic shared memory per CTA
@@ -155,6 +157,9 @@ type KParam struct {
 	// PerRow is what the minimum size grows by per row of the call: a pointer must
 	// reach Bytes + PerRow*rows bytes (MinBytes), rows being the grid's parameter.
 	PerRow int64
+	// PerPart is what it grows by per (row, chunk) pair: PerPart*rows*split more bytes,
+	// split being the kernel's SplitParam argument.
+	PerPart int64
 	// Align is the alignment in bytes the pointer (or, for a scalar, the divisibility the
 	// value) must have; the generated code relies on it.
 	Align int
@@ -178,6 +183,19 @@ func (k *Kernel) RowsParam() int {
 	return -1
 }
 
+// SplitParam names the i32 parameter that holds the split a launch plan chose.
+const SplitParam = "split"
+
+// SplitParamIndex is the index of the kernel's SplitParam parameter, -1 without one.
+func (k *Kernel) SplitParamIndex() int {
+	for i, p := range k.Params {
+		if p.Name == SplitParam && p.Kind == "i32" {
+			return i
+		}
+	}
+	return -1
+}
+
 // MaxRows is the capacity: the largest rows a launch accepts (the extent of the first
 // bound grid dimension), 0 when the grid is fixed.
 func (k *Kernel) MaxRows() int {
@@ -189,12 +207,27 @@ func (k *Kernel) MaxRows() int {
 	return 0
 }
 
-// GridFor is the grid of a launch with the given rows: bound dimensions are rows,
-// the others as generated. A fixed grid ignores rows.
-func (k *Kernel) GridFor(rows int) [3]int {
+// MaxSplit is the largest split a launch accepts: the extent of the grid dimension
+// bound to SplitParam, or the most any int32 may be when the split binds none.
+func (k *Kernel) MaxSplit() int {
+	for d, n := range k.GridParam {
+		if n == SplitParam {
+			return k.Grid[d]
+		}
+	}
+	return 1<<31 - 1
+}
+
+// GridFor is the grid of a launch with the given rows and split: the dimension bound
+// to the split is split, the other bound dimension rows, the rest as generated.
+func (k *Kernel) GridFor(rows, split int) [3]int {
 	g := k.Grid
 	for d, n := range k.GridParam {
-		if n != "" {
+		switch n {
+		case "":
+		case SplitParam:
+			g[d] = split
+		default:
 			g[d] = rows
 		}
 	}
@@ -202,8 +235,10 @@ func (k *Kernel) GridFor(rows int) [3]int {
 }
 
 // MinBytes is the least size in bytes a pointer argument must have for a launch with
-// the given rows.
-func (p KParam) MinBytes(rows int) int64 { return p.Bytes + p.PerRow*int64(rows) }
+// the given rows and split.
+func (p KParam) MinBytes(rows, split int) int64 {
+	return p.Bytes + p.PerRow*int64(rows) + p.PerPart*int64(rows)*int64(split)
+}
 
 // OperandString renders an operand as PTX.
 func OperandString(o Operand) string {

@@ -120,6 +120,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
+	all := fs.Bool("all", false, "print every kernel gen writes (all the launch plan's variants), not only those a call of -tokens rows runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -133,7 +134,11 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
-	prog, err := fs.Config.Build(*fs.Target)
+	build := kernels.BuildCall
+	if *all {
+		build = kernels.Config.Build
+	}
+	prog, err := build(fs.Config, *fs.Target)
 	if err != nil {
 		return err
 	}

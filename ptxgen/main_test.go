@@ -128,7 +128,7 @@ func TestDumpDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, s := range []string{".version 8.7", ".target sm_120", ".entry mla_decode(", ".entry mla_combine(", "mma.sync.aligned.m16n8k16"} {
+	for _, s := range []string{".version 8.7", ".target sm_120", ".entry mla_decode_h16_split_small(", ".entry mla_combine(", "mma.sync.aligned.m16n8k16"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("default dump lacks %q", s)
 		}

@@ -36,7 +36,9 @@ func TestPlanTargetOnlyChangesTheISA(t *testing.T) {
 		{nil, false}, // the default, H=64, T=1: both get 16-head CTAs and 20 chunks
 		{[]string{"-tokens", "256"}, true},
 		{[]string{"-tokens", "64", "-heads", "128", "-k1", "2048"}, true},
-		{[]string{"-tokens", "8", "-heads", "16", "-sms", "132"}, true},
+		// The same SMs: 16-head CTAs on both, and the split, which differed with the
+		// CTAs per SM, is a run-time argument now.
+		{[]string{"-tokens", "8", "-heads", "16", "-sms", "132"}, false},
 		{[]string{"-kernel", "gemm", "-m", "100", "-n", "72", "-k", "448"}, false},
 	} {
 		shape := tc.shape
@@ -73,7 +75,7 @@ func TestPlanTargetBad(t *testing.T) {
 }
 
 // TestGenPlanTarget: gen records -plan-target in its command line and writes the
-// same PTX as dump does with it.
+// same PTX as dump -all does with it.
 func TestGenPlanTarget(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-tokens", "256", "-plan-target", "sm_120"}
@@ -92,7 +94,7 @@ func TestGenPlanTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, want, _ := runCLI(append(append([]string{"dump"}, args...), "-target", "sm_90")...)
+	_, want, _ := runCLI(append(append([]string{"dump", "-all"}, args...), "-target", "sm_90")...)
 	if string(ptx) != want {
 		t.Errorf("gen's PTX differs from dump's")
 	}

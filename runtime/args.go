@@ -74,12 +74,17 @@ var kindBytes = map[string]int{"ptr": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8,
 //
 // A kernel whose grid is bound to its rows (ptx.Kernel.GridParam) takes them as an i32
 // argument in 0..MaxRows (the capacity it was generated for); buffer sizes are then
-// checked for that many rows (KParam.MinBytes).
+// checked for that many rows (KParam.MinBytes). A kernel with a split parameter takes
+// it as an i32 in 1..MaxSplit; per-part sizes are checked for rows x split.
 func CheckArgs(k *ptx.Kernel, args []Arg) error {
 	if len(args) != len(k.Params) {
 		return &ArgError{Kernel: k.Name, Index: -1, Msg: fmt.Sprintf("got %d arguments, kernel takes %d (%s)", len(args), len(k.Params), paramList(k.Params))}
 	}
 	rows, err := Rows(k, args)
+	if err != nil {
+		return err
+	}
+	split, err := Split(k, args)
 	if err != nil {
 		return err
 	}
@@ -101,8 +106,8 @@ func CheckArgs(k *ptx.Kernel, args []Arg) error {
 				return bad("nil buffer")
 			case b.freed:
 				return bad("buffer was freed")
-			case b.size < p.MinBytes(rows):
-				return bad("buffer is %d bytes, kernel may access %d%s", b.size, p.MinBytes(rows), rowsNote(p, rows))
+			case b.size < p.MinBytes(rows, split):
+				return bad("buffer is %d bytes, kernel may access %d%s", b.size, p.MinBytes(rows, split), rowsNote(p, rows, split))
 			case p.Align > 1 && b.ptr%uint64(p.Align) != 0:
 				return bad("buffer address %#x is not %d-byte aligned", b.ptr, p.Align)
 			}
@@ -150,22 +155,47 @@ func Rows(k *ptx.Kernel, args []Arg) (int, error) {
 	return rows, nil
 }
 
+// Split is the split argument of a kernel that has one, checked against 1..MaxSplit;
+// 1 for a kernel without one.
+func Split(k *ptx.Kernel, args []Arg) (int, error) {
+	i := k.SplitParamIndex()
+	if i < 0 || i >= len(args) {
+		return 1, nil
+	}
+	a := args[i]
+	if a.kind != "i32" {
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: ptx.SplitParam, Msg: fmt.Sprintf("kernel takes the split as i32, got %v", a)}
+	}
+	split := int(int32(uint32(a.bits)))
+	if split < 1 || split > k.MaxSplit() {
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: ptx.SplitParam, Msg: fmt.Sprintf("split %d, want 1..%d", split, k.MaxSplit())}
+	}
+	return split, nil
+}
+
 // LaunchGrid is the grid of a launch with args: the kernel's own grid, with the
-// dimensions bound to the rows set to the rows argument. A zero extent means the
-// launch does nothing.
+// dimensions bound to the rows and the split set to those arguments. A zero extent
+// means the launch does nothing.
 func LaunchGrid(k *ptx.Kernel, args []Arg) ([3]int, error) {
 	rows, err := Rows(k, args)
 	if err != nil {
 		return [3]int{}, err
 	}
-	return k.GridFor(rows), nil
+	split, err := Split(k, args)
+	if err != nil {
+		return [3]int{}, err
+	}
+	return k.GridFor(rows, split), nil
 }
 
-func rowsNote(p ptx.KParam, rows int) string {
-	if p.PerRow == 0 {
-		return ""
+func rowsNote(p ptx.KParam, rows, split int) string {
+	switch {
+	case p.PerPart != 0:
+		return fmt.Sprintf(" (%d + %d per row + %d per row and chunk, %d rows, split %d)", p.Bytes, p.PerRow, p.PerPart, rows, split)
+	case p.PerRow != 0:
+		return fmt.Sprintf(" (%d + %d per row, %d rows)", p.Bytes, p.PerRow, rows)
 	}
-	return fmt.Sprintf(" (%d + %d per row, %d rows)", p.Bytes, p.PerRow, rows)
+	return ""
 }
 
 func paramList(ps []ptx.KParam) string {
@@ -230,8 +260,8 @@ func CheckFacts(k *ptx.Kernel) error {
 		if _, ok := kindBytes[p.Kind]; !ok {
 			return fail("parameter %s has unknown kind %q", p.Name, p.Kind)
 		}
-		if p.Align < 0 || p.Bytes < 0 || p.PerRow < 0 {
-			return fail("parameter %s has negative Align, Bytes or PerRow", p.Name)
+		if p.Align < 0 || p.Bytes < 0 || p.PerRow < 0 || p.PerPart < 0 {
+			return fail("parameter %s has negative Align, Bytes, PerRow or PerPart", p.Name)
 		}
 	}
 	if rows := k.RowsParam(); rows >= 0 {
@@ -239,8 +269,8 @@ func CheckFacts(k *ptx.Kernel) error {
 			return fail("grid bound to parameter %s of kind %s, want i32", p.Name, p.Kind)
 		}
 		for _, n := range k.GridParam {
-			if n != "" && n != k.Params[rows].Name {
-				return fail("grid bound to parameters %s and %s, want one", k.Params[rows].Name, n)
+			if n != "" && n != k.Params[rows].Name && (n != ptx.SplitParam || k.SplitParamIndex() < 0) {
+				return fail("grid bound to parameters %s and %s, want the rows and at most the i32 %s", k.Params[rows].Name, n, ptx.SplitParam)
 			}
 		}
 	} else if k.GridParam != [3]string{} {

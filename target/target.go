@@ -99,6 +99,14 @@ const (
 	MaxRegBudget = 255
 )
 
+// LatencyBoundNum / LatencyBoundDen is the launch size, in waves of CTAs (CTAs /
+// SMs), up to which a launch counts as latency-bound: the lowering then replicates
+// score tiles across warps, and launch plans pick kernels built that way (Small).
+// Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7 -> 113 and
+// T=256 318 -> 427 (docs/perf-notes.md v3); the launches that gained were at most
+// 1.25 waves.
+const LatencyBoundNum, LatencyBoundDen = 5, 4
+
 // CTAsPerSM is how many CTAs of threads threads, using smem bytes of shared memory
 // and carrying carried registers of fragments in a loop (plus those of tiles
 // replicated across warps), one SM of t holds at the register budget.

@@ -306,11 +306,17 @@ func firstLine(s string) string {
 	return s
 }
 
-// plan summarizes what the generator chose for a case.
+// plan summarizes what the case's call runs: each kernel with its launch grid.
 func plan(c *check.Case) string {
+	rows, _ := c.Scalars["rows"].(int32)
+	split, ok := c.Scalars["split"].(int32)
+	if !ok {
+		split = 1
+	}
 	var p []string
 	for _, k := range c.Compiled.Kernels {
-		p = append(p, fmt.Sprintf("%s %dx%dx%d/%d %dKB", strings.TrimPrefix(k.Name, "mla_"), k.Grid[0], k.Grid[1], k.Grid[2], k.Block, k.SharedBytes/1024))
+		g := k.GridFor(int(rows), int(split))
+		p = append(p, fmt.Sprintf("%s %dx%dx%d/%d %dKB", strings.TrimPrefix(k.Name, "mla_"), g[0], g[1], g[2], k.Block, k.SharedBytes/1024))
 	}
 	return strings.Join(p, " + ")
 }

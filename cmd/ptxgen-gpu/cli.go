@@ -145,7 +145,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if err := kernels.CheckTarget(*fs.Target); err != nil {
 		return err
 	}
-	prog, err := fs.Config.Build(*fs.Target)
+	prog, err := kernels.BuildCall(fs.Config, *fs.Target)
 	if err != nil {
 		return err
 	}

@@ -1,40 +1,51 @@
 #!/usr/bin/env python3
 """Launch ptxgen's mla_decode from Python with cuda-python, from the launch manifest alone.
 
-`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest that says how to launch
-it (gogen/manifest.go): per target the PTX file, per kernel in launch order its entry,
-parameters (kind, element type, alignment, minimum size as per_row x rows + fixed, bound to
-a caller argument or a workspace buffer), grid (a number or the rows per dimension), block,
-dynamic shared memory and its > 48 KB opt-in, and programmatic launch. `Program` below does
-exactly what the generated Go `Launch` does with it: check the arguments, compute the grids
-from the rows of the call, pack the parameters and launch the kernels in order on one stream.
+`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 2) that says how
+to launch it (gogen/manifest.go): per target the PTX file, the workspace (bytes + per_part x
+the plan's MaxParts), the launch plan (a plan.Rule: which kernels a call runs, in order, and
+the split, from the rows and the device's SM count, with examples to test a port on), and per
+kernel its entry, parameters (kind, element type, alignment, minimum size as fixed + per_row
+x rows + per_part x rows x split, bound to a caller argument, a workspace buffer or the
+plan's split), grid (a number, the rows or the split per dimension), block, dynamic shared
+memory and its > 48 KB opt-in, and programmatic launch. `Rule` is plan/plan.go's Choose,
+SplitFor, wide and MaxParts ported line for line, and `Program` does exactly what the
+generated Go `Launch` does with it: check the arguments, choose the kernels and split for the
+rows of the call on this device, compute the grids, pack the parameters and launch the
+chosen kernels in order on one stream.
 
-GPU run (torch, cuda-python), one kernel per shared test-vector folder, generated here by
+GPU run (torch, cuda-python), one program per shared test-vector folder, generated here by
 gen.sh with a capacity of 8 rows:
 
     python3 examples/python/mla_decode.py --kernels KERNELS --vectors VECTORS
 
 For each folder VECTORS/NAME it loads KERNELS/NAME/mla_decode.json once, runs calls of 0, 1,
-T (the folder's rows) and 8 rows from that one loaded module (row i of a call is the folder's
-row i mod T, so the reference is the folder's), compares each with the float64 reference at
-the spec's thresholds, then captures the 8-row call in a CUDA graph, replays it and requires
-the same bits. `--selftest [FOLDER...]` runs everything that needs no GPU (manifest parsing,
-target choice, argument checks and packing, grids, the vector folders and the comparison),
-on the CPU with the standard library only. `flags FOLDER` prints the ptxgen flags of a
-folder's configuration (gen.sh uses it).
+T (the folder's rows) and 8 rows from that one loaded module, printing the plan each chose
+(kernels and split; row i of a call is the folder's row i mod T, so the reference is the
+folder's), compares each with the float64 reference at the spec's thresholds, then captures
+the 8-row call in a CUDA graph, replays it and requires the same bits. `--selftest
+[FOLDER...]` runs everything that needs no GPU (manifest parsing, target choice, the plan
+against the manifest's examples, argument checks and packing, grids, workspace sizes, the
+vector folders and the comparison), on the CPU with the standard library only. `flags
+FOLDER` prints the ptxgen flags of a folder's configuration (gen.sh uses it).
 """
 
 import argparse
+import collections
 import ctypes
 import json
 import math
 import os
 import struct
 import sys
+import tempfile
 
 MANIFEST_FORMAT = "ptxgen-launch-manifest"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 SHARED_OPT_IN = 48 << 10
+
+# The SM count the self-test plans for (H100/H200); the GPU run uses the device's.
+SELFTEST_SMS = 132
 
 # The spec's section 6 thresholds (golden.MLAOutTolerance, golden.MLALSETolerance).
 OUT_TOL = dict(abs=1e-3, rel=2.01 / 128, cos=5e-6)
@@ -98,13 +109,21 @@ def workspace_elems(target):
     """The element type of each workspace buffer of target, from the kernel parameters
     that take it (every taker must agree)."""
     elems = {}
-    for k in target["launches"]:
+    for k in target["kernels"]:
         for p in k["params"]:
             if p.get("workspace"):
                 e = elems.setdefault(p["workspace"], p.get("elem") or "u8")
                 if e != (p.get("elem") or "u8"):
                     raise ValueError(f"workspace {p['workspace']}: taken as {e} and {p.get('elem')}")
     return elems
+
+
+def workspace_bytes(man, target, sms):
+    """The size of each workspace buffer of target loaded on a device of sms SMs, and the
+    (row, chunk) parts it holds: bytes + per_part x the plan's MaxParts(capacity, sms), at
+    least 16 (a device where no call splits still passes a buffer), as the generated Go."""
+    parts = Rule(target["plan"]).max_parts(man["capacity"], sms) if target.get("plan") is not None else 0
+    return {w["name"]: max(w["bytes"] + w.get("per_part", 0) * parts, 16) for w in target["workspace"]}, parts
 
 
 def as_buffer(x):
@@ -118,15 +137,149 @@ def as_buffer(x):
     raise LaunchError(f"{type(x).__name__} is not a device buffer")
 
 
-def grid_of(kernel, rows):
-    return tuple(rows if d.get("param") else d["value"] for d in kernel["grid"])
+# The launch plan: plan/plan.go ported line for line (integer arithmetic only), so that a
+# call runs the kernels and split the generated Go would. The self-test holds it to the
+# manifest's plan_examples, which the Go made.
 
 
-def plan(man, target, rows, args, workspace):
+def go_div(a, b):
+    """Go's integer division, which truncates toward zero."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def ceil_div(a, b):
+    return go_div(a + b - 1, b)
+
+
+# What one call runs (plan.Choice): the family index, the split (chunks per row: the decode
+# kernel's split argument and grid z), the CTAs of the decode launch, and the entries to
+# launch in order (empty for 0 rows).
+Choice = collections.namedtuple("Choice", "family split ctas kernels")
+
+
+class Rule:
+    """plan.Rule, from a target's "plan": the families of decode kernels (one CTA shape each,
+    narrowest first) and the numbers that pick between them. Missing fields read as Go's zero
+    values, as encoding/json would."""
+
+    def __init__(self, d):
+        self.families = [Family(f) for f in d.get("families") or []]
+        self.combine = d.get("combine", "")
+        self.split = d.get("split", 0)
+        self.max_split = d.get("max_split", 0)
+        self.sms = d.get("sms", 0)
+        self.wide_min_tiles = d.get("wide_min_tiles", 0)
+        self.small_num = d.get("small_num", 0)
+        self.small_den = d.get("small_den", 0)
+
+    def split_for(self, f, rows, sms):
+        """SplitFor: the chunks per row for family f. 1 when rows x head blocks fill the SMs;
+        otherwise the CTA-tiles are spread over one wave of resident CTAs."""
+        if self.split > 0:
+            return max(min(self.split, f.tiles), 1)
+        ctas = rows * f.head_blocks
+        if ctas >= sms:
+            return 1
+        per = max(ceil_div(ctas * f.tiles, sms * max(f.per_sm, 1)), 1)
+        return max(min(ceil_div(f.tiles, per), self.max_split), 1)
+
+    def wide(self, rows, sms):
+        """Whether family 1 (more heads per CTA) serves a call of rows on sms SMs."""
+        if len(self.families) < 2:
+            return False
+        w = self.families[1]
+        if w.tile < 64:
+            return rows * w.head_blocks >= sms
+        split = self.split_for(w, rows, sms)
+        return ceil_div(w.tiles, split) >= self.wide_min_tiles and 2 * rows * w.head_blocks * split >= sms
+
+    def choose(self, rows, sms):
+        """Choose: the plan of a call of rows on a device of sms SMs (the rule's own sms,
+        when positive, overrides it). Raises LaunchError where the Go returns an error."""
+        if self.sms > 0:
+            sms = self.sms
+        if rows < 0 or sms < 1 or len(self.families) == 0:
+            raise LaunchError(f"plan: {rows} rows on {sms} SMs with {len(self.families)} families")
+        if rows == 0:
+            return Choice(0, 1, 0, [])  # launches nothing
+        fi = 1 if self.wide(rows, sms) else 0
+        f = self.families[fi]
+        split = self.split_for(f, rows, sms)
+        ctas = f.head_blocks * rows * split
+        small = self.small_den * ctas <= self.small_num * sms
+        k = pick(f.direct, f.direct_small, small)
+        if split > 1:
+            k = pick(f.partial, f.partial_small, small)
+        if k == "":
+            raise LaunchError(f"plan: {rows} rows on {sms} SMs need a family-{fi} kernel for split {split} that was not generated")
+        return Choice(fi, split, ctas, [k, self.combine] if split > 1 else [k])
+
+    def max_parts(self, capacity, sms):
+        """MaxParts: the most (row, chunk) pairs, rows x split, of any call of 1..capacity
+        rows that runs a Partial kernel on sms SMs; 0 when no call splits."""
+        if self.sms > 0:
+            sms = self.sms
+        fewest = 0  # the fewest CTAs per row of any family
+        for i, f in enumerate(self.families):
+            if i == 0 or f.head_blocks < fewest:
+                fewest = f.head_blocks
+        parts = 0
+        for rows in range(1, capacity + 1):
+            try:
+                c = self.choose(rows, sms)
+            except LaunchError:
+                c = None
+            if c is not None and c.split > 1:
+                parts = max(parts, rows * c.split)
+            if self.split == 0 and rows * fewest >= sms:
+                break  # from here on every family's split is 1
+        return parts
+
+
+class Family:
+    """plan.Family: one CTA shape and its kernels ("" where a kernel was not generated)."""
+
+    def __init__(self, d):
+        self.head_block = d.get("head_block", 0)
+        self.tile = d.get("tile", 0)
+        self.head_blocks = d.get("head_blocks", 0)
+        self.tiles = d.get("tiles", 0)
+        self.per_sm = d.get("ctas_per_sm", 0)
+        self.direct = d.get("direct", "")
+        self.partial = d.get("partial", "")
+        self.direct_small = d.get("direct_small", "")
+        self.partial_small = d.get("partial_small", "")
+
+
+def pick(large, small, is_small):
+    """The Small kernel for a small launch where there is one."""
+    return small if is_small and small != "" else large
+
+
+def choose(target, rows, sms):
+    """The split and the kernels (manifest entries, in launch order) of a call of rows on a
+    device of sms SMs: the plan's choice, or without a plan every kernel in list order."""
+    if target.get("plan") is None:
+        return 1, list(target["kernels"])
+    c = Rule(target["plan"]).choose(rows, sms)
+    by_entry = {k["entry"]: k for k in target["kernels"]}
+    missing = [n for n in c.kernels if n not in by_entry]
+    if missing:
+        raise ValueError(f"{target['target']}: the plan chose {missing}, which the manifest's kernels lack")
+    return c.split, [by_entry[n] for n in c.kernels]
+
+
+def grid_of(kernel, rows, split):
+    return tuple((split if d["param"] == "split" else rows) if d.get("param") else d["value"] for d in kernel["grid"])
+
+
+def plan_call(man, target, rows, args, workspace, sms):
     """Check one call's arguments against the manifest like runtime.CheckArgs and return,
-    per kernel to launch, (kernel, grid, [ctypes values in parameter order]). args maps
-    each of the manifest's arguments by name (the rows included); workspace maps the
-    target's workspace buffers by name. A call of 0 rows launches nothing."""
+    per kernel to launch on a device of sms SMs, (kernel, grid, [ctypes values in parameter
+    order]). args maps each of the manifest's arguments by name (the rows included);
+    workspace maps the target's workspace buffers by name. A call of 0 rows launches
+    nothing."""
     cap = man["capacity"]
     if man.get("rows_argument"):
         if isinstance(rows, bool) or not isinstance(rows, int) or not 0 <= rows <= cap:
@@ -137,31 +290,56 @@ def plan(man, target, rows, args, workspace):
     extra = [n for n in args if n not in names]
     if missing or extra:
         raise LaunchError(f"arguments: missing {missing}, unknown {extra}; the kernel takes {names}")
+    split, kernels = choose(target, rows, sms)
     launches = []
-    for k in target["launches"]:
+    for k in kernels:
+        for d in k["grid"]:
+            if d.get("param") == "split" and not 1 <= split <= d["value"]:
+                raise LaunchError(f"{k['entry']}: split {split}, want 1..{d['value']}")
         values = []
         for p in k["params"]:
-            v = workspace[p["workspace"]] if p.get("workspace") else args[p["name"]]
-            values.append(pack(k["entry"], p, v, rows))
-        launches.append((k, grid_of(k, rows), values))
+            if p.get("workspace"):
+                v = workspace[p["workspace"]]
+            elif p.get("plan") == "split":
+                v = split
+            elif p.get("plan"):
+                raise ValueError(f"{k['entry']}: parameter {p['name']} is bound to the plan's {p['plan']!r}, want 'split'")
+            elif 0 <= p["arg"] < len(names):
+                v = args[names[p["arg"]]]
+            else:
+                raise ValueError(f"{k['entry']}: parameter {p['name']} is bound to argument {p['arg']} of {len(names)}")
+            values.append(pack(k["entry"], p, v, rows, split))
+        launches.append((k, grid_of(k, rows, split), values))
     if any(0 in g for _, g, _ in launches):
         return []
     return launches
 
 
-def pack(entry, p, v, rows):
+def min_bytes(p, rows, split):
+    """A pointer parameter's least buffer size: fixed + per_row x rows + per_part x rows x split."""
+    m = p["min_bytes"]
+    return m.get("fixed", 0) + m.get("per_row", 0) * rows + m.get("per_part", 0) * rows * split
+
+
+def pack(entry, p, v, rows, split):
     where = f"{entry}: parameter {p['name']}"
     ctype, size = KINDS[p["kind"]]
     if size != p["size"]:
         raise ValueError(f"{where}: manifest size {p['size']} for kind {p['kind']}, want {size}")
     if p["kind"] == "ptr":
         b = as_buffer(v)
-        need = p["min_bytes"]["per_row"] * rows + p["min_bytes"]["fixed"]
+        need = min_bytes(p, rows, split)
         if p.get("elem") and b.elem != p["elem"]:
             raise LaunchError(f"{where}: a {b.elem} buffer, want {p['elem']}")
         if b.nbytes < need:
-            raise LaunchError(f"{where}: buffer is {b.nbytes} bytes, kernel may access {need} "
-                              f"({p['min_bytes']['per_row']} per row x {rows} rows + {p['min_bytes']['fixed']})")
+            m = p["min_bytes"]
+            if m.get("per_part"):
+                note = f" ({m.get('fixed', 0)} + {m.get('per_row', 0)} per row + {m['per_part']} per row and chunk, {rows} rows, split {split})"
+            elif m.get("per_row"):
+                note = f" ({m.get('fixed', 0)} + {m['per_row']} per row, {rows} rows)"
+            else:
+                note = ""
+            raise LaunchError(f"{where}: buffer is {b.nbytes} bytes, kernel may access {need}{note}")
         if p["align"] > 1 and b.ptr % p["align"]:
             raise LaunchError(f"{where}: address {b.ptr:#x} is not {p['align']}-byte aligned")
         return ctype(b.ptr)
@@ -335,8 +513,10 @@ def compare(name, got, want, tol):
 
 class Program:
     """One manifest's program loaded once on the current device: its module, functions and
-    workspace (allocated for the capacity). launch() runs a call of any rows up to the
-    capacity on a stream (torch's current one by default), as the generated Go does."""
+    workspace (allocated for the capacity on this device's SM count). launch() runs a call of
+    any rows up to the capacity on a stream (torch's current one by default): the kernels the
+    plan chooses for the rows on this device, in order, with its split, as the generated Go
+    does."""
 
     def __init__(self, manifest_path):
         import torch
@@ -346,38 +526,51 @@ class Program:
         torch.cuda.init()
         torch.empty(1, device="cuda")  # makes torch's (primary) context current
         check(driver.cuInit(0))
+        dev = check(driver.cuDeviceGet(torch.cuda.current_device()))
         ctx = check(driver.cuCtxGetCurrent())
         if int(ctx) == 0:
-            dev = check(driver.cuDeviceGet(torch.cuda.current_device()))
             check(driver.cuCtxSetCurrent(check(driver.cuDevicePrimaryCtxRetain(dev))))
+        # The plan chooses with the device's SM count (unless the plan fixes one).
+        self.sms = check(driver.cuDeviceGetAttribute(
+            driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))
         self.target = pick_target(self.man, torch.cuda.get_device_capability())
         with open(os.path.join(self.man["dir"], self.target["ptx"]), "rb") as f:
             self.module = check(driver.cuModuleLoadData(f.read() + b"\0"))
-        self.funcs = []
-        for k in self.target["launches"]:
+        self.funcs = {}
+        for k in self.target["kernels"]:
             fn = check(driver.cuModuleGetFunction(self.module, k["entry"].encode()))
             if k["shared_opt_in"]:
                 check(driver.cuFuncSetAttribute(
                     fn, driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, k["dynamic_shared_bytes"]))
-            self.funcs.append(fn)
+            self.funcs[k["entry"]] = fn
+        # The workspace, once: room for the partial results of the largest split call the
+        # plan makes on this device for up to the capacity rows.
         dtypes = {v: getattr(torch, k) for k, v in TORCH_ELEMS.items()}
         sizes = {"u8": 1, "bf16": 2, "f16": 2, "f32": 4, "i32": 4}
         elems = workspace_elems(self.target)
+        self.workspace_bytes, self.parts = workspace_bytes(self.man, self.target, self.sms)
         self.workspace = {}
         for w in self.target["workspace"]:
             e = elems.get(w["name"], "u8")
-            self.workspace[w["name"]] = torch.zeros(w["bytes"] // sizes[e], dtype=dtypes[e], device="cuda")
+            n = ceil_div(self.workspace_bytes[w["name"]], sizes[e])
+            self.workspace[w["name"]] = torch.zeros(n, dtype=dtypes[e], device="cuda")
 
     @property
     def capacity(self):
         return self.man["capacity"]
 
+    def choose(self, rows):
+        """The split and the kernels' entries a call of rows runs on this device."""
+        split, kernels = choose(self.target, rows, self.sms)
+        return split, [k["entry"] for k in kernels]
+
     def launch(self, rows, args, stream=None):
         driver = self.driver
         if stream is None:
             stream = self.torch.cuda.current_stream().cuda_stream
-        launches = plan(self.man, self.target, rows, args, self.workspace)
-        for (k, grid, values), fn in zip(launches, self.funcs):
+        launches = plan_call(self.man, self.target, rows, args, self.workspace, self.sms)
+        for k, grid, values in launches:
+            fn = self.funcs[k["entry"]]
             params = (ctypes.c_void_p * len(values))(*[ctypes.addressof(v) for v in values])
             if k["programmatic"]:
                 attr = driver.CUlaunchAttribute()
@@ -447,9 +640,14 @@ def run_gpu(kernels_dir, vectors_dir, graph_rows):
         prog = Program(os.path.join(kernels_dir, name, "mla_decode.json"))
         check_manifest_matches(prog.man, v)
         cap = prog.capacity
-        print(f"{name}: T={v['T']} H={v['H']}, {prog.target['target']} PTX loaded once, capacity {cap}, "
-              f"kernels {[k['entry'] for k in prog.target['launches']]}")
+        rule = prog.target.get("plan") or {}
+        fixed = f" (the plan fixes -sms {rule['sms']})" if rule.get("sms", 0) > 0 else ""
+        print(f"{name}: T={v['T']} H={v['H']}, {prog.target['target']} PTX loaded once on {prog.sms} SMs{fixed}, capacity {cap}, "
+              f"kernels {[k['entry'] for k in prog.target['kernels']]}, workspace {prog.workspace_bytes} bytes "
+              f"({prog.parts} row-chunk parts)")
         for rows in sorted({0, 1, v["T"], cap}):
+            split, kernels = prog.choose(rows)
+            print(f"  rows {rows}: plan split {split}, kernels {', '.join(kernels) or 'none'}")
             args, want_out, want_lse = torch_call(torch, v, rows)
             n = prog.launch(rows, args)
             torch.cuda.synchronize()
@@ -473,6 +671,8 @@ def run_gpu(kernels_dir, vectors_dir, graph_rows):
         # One call captured in a CUDA graph and replayed: the same bits as the eager call
         # on the same buffers.
         rows = min(graph_rows, cap)
+        split, kernels = prog.choose(rows)
+        print(f"  graph of the {rows}-row call: plan split {split}, kernels {', '.join(kernels) or 'none'}")
         args, _, _ = torch_call(torch, v, rows)
         prog.launch(rows, args)  # eager, which is also the warm-up before capture
         torch.cuda.synchronize()
@@ -525,19 +725,67 @@ def selftest(manifest_path, folders, matching):
     man = load_manifest(manifest_path)
     cap = man["capacity"]
     expect(cap > 1 and man["rows_argument"] == "rows", f"manifest: capacity {cap}, rows argument {man.get('rows_argument')}")
+    with tempfile.TemporaryDirectory() as d:
+        old = os.path.join(d, "v1.json")
+        with open(old, "w") as f:
+            json.dump(dict(man, version=1), f)
+        raises(lambda: load_manifest(old), f"want {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}", "a version 1 manifest is refused")
     t90 = pick_target(man, (9, 0))
     expect(t90["target"] == "sm_90", f"an sm_90 device runs the {t90['target']} target")
     expect(pick_target(man, (12, 0))["target"] == "sm_120", "an sm_120 device runs the sm_120 target")
     raises(lambda: pick_target(man, (7, 5)), "none of the manifest's targets", "an sm_75 device is refused")
 
+    # The plan: the port reproduces every choice the Go made (plan_examples), and fails
+    # where the Go fails.
+    n, differ = 0, []
+    for t in man["targets"]:
+        if t.get("plan") is None:
+            continue
+        r = Rule(t["plan"])
+        for ex in t.get("plan_examples") or []:
+            n += 1
+            try:
+                c = r.choose(ex["rows"], ex["sms"])
+                got = (c.split, c.kernels, r.max_parts(ex["rows"], ex["sms"]))
+            except LaunchError as e:
+                got = str(e)
+            want = (ex["split"], ex["kernels"] or [], ex["max_parts"])
+            if got != want:
+                differ.append(f"{t['target']} rows {ex['rows']} on {ex['sms']} SMs: split, kernels, max parts {got}, want {want}")
+    for line in differ:
+        expect(False, f"plan example {line}")
+    expect(n > 0 and not differ, f"plan examples: {n} reproduced" if not differ else f"plan examples: {len(differ)} of {n} differ")
+    expect(t90.get("plan") is not None, f"{t90['target']}: a launch plan of {len((t90.get('plan') or {}).get('families') or [])} families")
+    S = SELFTEST_SMS
+    rd = t90["plan"]
+    rule = Rule(rd)
+    eff = rule.sms if rule.sms > 0 else S  # the SMs the plan plans for
+    raises(lambda: rule.choose(-1, S), f"plan: -1 rows on {eff} SMs with {len(rule.families)} families", "the plan refuses negative rows")
+    if rule.sms == 0:
+        raises(lambda: rule.choose(1, 0), "plan: 1 rows on 0 SMs", "the plan refuses a device of 0 SMs")
+    raises(lambda: Rule(dict(rd, families=[])).choose(1, S), "with 0 families", "the plan refuses a rule without families")
+    c1 = rule.choose(1, S)
+    if c1.split > 1:
+        gone = Rule(dict(rd, families=[dict(f, partial="", partial_small="") for f in rd["families"]]))
+        raises(lambda: gone.choose(1, S), "that was not generated", "a split call without a Partial kernel is refused")
+    expect(Rule(dict(rd, sms=16)).choose(3, S) == Rule(dict(rd, sms=0)).choose(3, 16), "the plan's sms overrides the device's SM count")
+    fixed = Rule(dict(rd, split=3)).choose(1, S)
+    expect(fixed.split == min(3, rule.families[fixed.family].tiles), f"a fixed split of 3 gives split {fixed.split}")
+    parts = rule.max_parts(cap, S)
+    naive = max([r * rule.choose(r, S).split for r in range(1, cap + 1) if rule.choose(r, S).split > 1], default=0)
+    expect(parts == naive, f"MaxParts({cap}, {eff}) = {parts}, the largest rows x split of the split calls of 1..{cap} rows")
+
     # Fake buffers at distinct aligned addresses, each exactly its minimum size for rows.
-    def fake_args(rows):
+    names = [a["name"] for a in man["arguments"]]
+
+    def fake_args(rows, split):
         args, addr = {}, 0x7F0000000000
         sizes = {}
-        for k in t90["launches"]:
+        for k in t90["kernels"]:
             for p in k["params"]:
-                if p["kind"] == "ptr" and not p.get("workspace"):
-                    sizes[p["name"]] = max(sizes.get(p["name"], 0), p["min_bytes"]["per_row"] * rows + p["min_bytes"]["fixed"])
+                if p["kind"] == "ptr" and p["arg"] >= 0:
+                    n = names[p["arg"]]
+                    sizes[n] = max(sizes.get(n, 0), min_bytes(p, rows, split))
         for a in man["arguments"]:
             if a["name"] == "rows":
                 continue
@@ -549,37 +797,83 @@ def selftest(manifest_path, folders, matching):
         return args
 
     elems = workspace_elems(t90)
-    ws = {w["name"]: Buffer(0x7E0000000000 + i * (1 << 30), w["bytes"], elems.get(w["name"], "u8"))
-          for i, w in enumerate(t90["workspace"])}
-    for rows in sorted({1, 3, cap}):
-        args = fake_args(rows)
-        launches = plan(man, t90, rows, args, ws)
-        expect(len(launches) == len(t90["launches"]), f"rows {rows}: {len(launches)} launches")
+
+    def fake_workspace(sms):
+        sizes, parts = workspace_bytes(man, t90, sms)
+        ws = {w["name"]: Buffer(0x7E0000000000 + i * (1 << 30), sizes[w["name"]], elems.get(w["name"], "u8"))
+              for i, w in enumerate(t90["workspace"])}
+        return ws, sizes, parts
+
+    ws, sizes, parts = fake_workspace(S)
+    want_sizes = {w["name"]: max(w["bytes"] + w["per_part"] * rule.max_parts(cap, S), 16) for w in t90["workspace"]}
+    expect(sizes == want_sizes and parts > 0, f"workspace on {S} SMs: {sizes} bytes, {parts} row-chunk parts")
+    # Calls of 1, 3 and capacity rows on S SMs, and one of capacity rows on a device so small
+    # that the rows fill it (split 1, a Direct kernel).
+    for sms, rows in [(S, 1), (S, 3), (S, cap), (4, cap)]:
+        label = f"rows {rows}" if sms == S else f"rows {rows} on {sms} SMs"
+        ws, _, _ = fake_workspace(sms)
+        split, chosen = choose(t90, rows, sms)
+        c = rule.choose(rows, sms)
+        expect(c.kernels and [k["entry"] for k in chosen] == c.kernels and split == c.split,
+               f"rows {rows} on {sms} SMs: plan split {split}, kernels {', '.join(c.kernels)}")
+        args = fake_args(rows, split)
+        launches = plan_call(man, t90, rows, args, ws, sms)
+        expect([k["entry"] for k, _, _ in launches] == c.kernels, f"{label}: {len(launches)} launches")
         for k, grid, values in launches:
-            want = tuple(rows if d.get("param") else d["value"] for d in k["grid"])
-            expect(grid == want and grid[1] == rows, f"rows {rows}: {k['entry']} grid {grid}")
+            want = tuple(split if d.get("param") == "split" else rows if d.get("param") else d["value"] for d in k["grid"])
+            split_dim = [g for g, d in zip(grid, k["grid"]) if d.get("param") == "split"]
+            expect(grid == want and grid[1] == rows and split_dim in ([], [split]), f"{label}: {k['entry']} grid {grid}")
             for p, val in zip(k["params"], values):
-                src = ws[p["workspace"]] if p.get("workspace") else (rows if p["name"] == "rows" else args[p["name"]])
+                if p.get("workspace"):
+                    src = ws[p["workspace"]]
+                elif p.get("plan") == "split":
+                    src = split
+                else:
+                    src = rows if p["name"] == "rows" else args[p["name"]]
                 exp = src.ptr if isinstance(src, Buffer) else src
                 if ctypes.sizeof(val) != p["size"] or val.value != exp:
-                    expect(False, f"rows {rows}: {k['entry']}.{p['name']} packed {val.value} ({ctypes.sizeof(val)} bytes), want {exp}")
+                    expect(False, f"{label}: {k['entry']}.{p['name']} packed {val.value} ({ctypes.sizeof(val)} bytes), want {exp}")
                     break
             else:
-                expect(True, f"rows {rows}: {k['entry']}'s {len(values)} parameters packed in order")
+                expect(True, f"{label}: {k['entry']}'s {len(values)} parameters packed in order"
+                             f"{f' (split {split})' if any(p.get('plan') for p in k['params']) else ''}")
         if rows == 3:
             q = args["q"]
             short = dict(args, q=Buffer(q.ptr, q.nbytes - 1, q.elem))
-            raises(lambda: plan(man, t90, rows, short, ws), "kernel may access", "a q one byte short is refused")
-            raises(lambda: plan(man, t90, rows, dict(args, q=Buffer(q.ptr + 8, q.nbytes, q.elem)), ws), "aligned", "a misaligned q is refused")
-            raises(lambda: plan(man, t90, rows, dict(args, q=Buffer(q.ptr, q.nbytes, "f32")), ws), "want bf16", "an f32 q is refused")
-            raises(lambda: plan(man, t90, rows, dict(args, slots0=2**31), ws), "want an integer", "slots0 past i32 is refused")
+            raises(lambda: plan_call(man, t90, rows, short, ws, sms), "kernel may access", "a q one byte short is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr + 8, q.nbytes, q.elem)), ws, sms), "aligned", "a misaligned q is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr, q.nbytes, "f32")), ws, sms), "want bf16", "an f32 q is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, slots0=2**31), ws, sms), "want an integer", "slots0 past i32 is refused")
             missing = dict(args)
             del missing["q"]
-            raises(lambda: plan(man, t90, rows, missing, ws), "missing ['q']", "a missing argument is refused")
-    expect(plan(man, t90, 0, fake_args(0), ws) == [], "rows 0: nothing to launch")
-    raises(lambda: plan(man, t90, cap + 1, fake_args(cap + 1), ws), f"{cap + 1} rows, want 0..{cap}", "rows past the capacity are refused")
-    raises(lambda: plan(man, t90, -1, fake_args(1), ws), "want 0..", "negative rows are refused")
-    for k in t90["launches"]:
+            raises(lambda: plan_call(man, t90, rows, missing, ws, sms), "missing ['q']", "a missing argument is refused")
+            taker = next((p for k, _, _ in launches for p in k["params"] if p.get("workspace") and p["min_bytes"]["per_part"]), None)
+            if split > 1 and taker:
+                w = ws[taker["workspace"]]
+                small = dict(ws, **{taker["workspace"]: Buffer(w.ptr, min_bytes(taker, rows, split) - 1, w.elem)})
+                raises(lambda: plan_call(man, t90, rows, args, small, sms), "per row and chunk",
+                       f"a {taker['workspace']} one byte short of {rows} rows x split {split} is refused")
+                narrow = json.loads(json.dumps(t90))
+                for k in narrow["kernels"]:
+                    for d in k["grid"]:
+                        if d.get("param") == "split":
+                            d["value"] = split - 1
+                raises(lambda: plan_call(man, narrow, rows, args, ws, sms), f"split {split}, want 1..{split - 1}",
+                       "a split past the kernel's grid is refused")
+            # Without a plan (a gemm-like program) every kernel launches, in list order: here
+            # the kernels that take no split (none where -split fixed one).
+            plain = [k for k in t90["kernels"] if not any(p.get("plan") for p in k["params"])
+                     and not any(d.get("param") == "split" for d in k["grid"])]
+            if plain:
+                bare = dict(t90, plan=None, kernels=plain)
+                got = [k["entry"] for k, _, _ in plan_call(man, bare, rows, args, ws, sms)]
+                expect(got == [k["entry"] for k in plain], f"without a plan, rows 3 launches every kernel in order: {', '.join(got)}")
+                expect(plan_call(man, bare, 0, fake_args(0, 1), ws, sms) == [], "without a plan, rows 0 launches nothing")
+    ws, _, _ = fake_workspace(S)
+    expect(rule.choose(0, S).kernels == [] and plan_call(man, t90, 0, fake_args(0, 1), ws, S) == [], "rows 0: nothing to launch")
+    raises(lambda: plan_call(man, t90, cap + 1, fake_args(cap + 1, 1), ws, S), f"{cap + 1} rows, want 0..{cap}", "rows past the capacity are refused")
+    raises(lambda: plan_call(man, t90, -1, fake_args(1, 1), ws, S), "want 0..", "negative rows are refused")
+    for k in t90["kernels"]:
         expect(k["shared_opt_in"] == (k["dynamic_shared_bytes"] > SHARED_OPT_IN), f"{k['entry']}: opt-in {k['shared_opt_in']} for {k['dynamic_shared_bytes']} bytes")
 
     for folder in folders:

@@ -1,0 +1,207 @@
+// Package plan chooses, per call, which of a program's generated kernel variants run
+// and how many chunks the candidate list is split into, from the rows of the call and
+// the device's SM count. The rule is data (Rule) plus one small function (Choose):
+// the kernel builders call it to decide what `dump -tokens T` shows and what the
+// emulator runs, the generated Go launcher calls it at every Launch, and the launch
+// manifest carries the Rule as JSON so that other hosts run the same ~30 lines
+// (examples/python/mla_decode.py does; a test holds the two to the same choices).
+//
+// Nothing here needs cgo or a GPU.
+package plan
+
+import "fmt"
+
+// Rule is what Choose needs: the families of decode kernels (one CTA shape each) and
+// the numbers that pick between them.
+type Rule struct {
+	// Families are the CTA shapes, narrowest first: Families[0] always, Families[1]
+	// (a wide family of more heads per CTA) when generated.
+	Families []Family `json:"families"`
+	// Combine is the entry of the kernel that merges partial results; it runs after
+	// a Partial kernel.
+	Combine string `json:"combine,omitempty"`
+	// Split, when positive, is a split the user fixed (-split): every call uses
+	// min(Split, tiles). 0 plans it (SplitFor).
+	Split int `json:"split"`
+	// MaxSplit bounds the planned split.
+	MaxSplit int `json:"max_split"`
+	// SMs, when positive, is an SM count the user fixed (-sms); 0 uses the device's.
+	SMs int `json:"sms"`
+	// WideMinTiles: a wide family with 64-candidate tiles is chosen when each CTA walks
+	// at least this many tiles and the CTAs fill at least half of the SMs.
+	WideMinTiles int `json:"wide_min_tiles"`
+	// SmallNum/SmallDen: a launch of at most SmallNum/SmallDen waves of CTAs (CTAs x
+	// SmallDen <= SMs x SmallNum) is latency-bound and runs a family's Small kernels
+	// where they exist.
+	SmallNum int `json:"small_num"`
+	SmallDen int `json:"small_den"`
+}
+
+// Family is one CTA shape and its kernels. An entry is "" where that kernel was not
+// generated (Choose then never needs it, or falls back as Kernel says).
+type Family struct {
+	HeadBlock  int `json:"head_block"`  // heads per CTA
+	Tile       int `json:"tile"`        // candidates per loop iteration
+	HeadBlocks int `json:"head_blocks"` // CTAs per row in grid x
+	Tiles      int `json:"tiles"`       // candidate tiles per row, over all segments
+	PerSM      int `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
+	// Direct writes the output itself (split 1); Partial writes one chunk's partial
+	// result for Combine. The Small versions are the same for latency-bound launches
+	// (replicated score tiles); "" where they would be the same code.
+	Direct       string `json:"direct"`
+	Partial      string `json:"partial"`
+	DirectSmall  string `json:"direct_small"`
+	PartialSmall string `json:"partial_small"`
+}
+
+// Choice is what one call runs.
+type Choice struct {
+	Family int // index into Rule.Families
+	Split  int // chunks per row, the decode kernel's split argument and grid z
+	CTAs   int // CTAs of the decode launch
+	// Kernels are the entries to launch in order: the decode kernel, then Combine
+	// when Split > 1. Empty for a call of 0 rows.
+	Kernels []string
+}
+
+// SplitFor is the number of candidate chunks per row for family f. 1 when rows x head
+// blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread over
+// one wave of resident CTAs (SMs x PerSM): each CTA takes ceil(CTA-tiles / slots)
+// tiles, so chains are as short as the GPU allows without a second wave.
+func (r *Rule) SplitFor(f Family, rows, sms int) int {
+	if r.Split > 0 {
+		return max(min(r.Split, f.Tiles), 1)
+	}
+	ctas := rows * f.HeadBlocks
+	if ctas >= sms {
+		return 1
+	}
+	per := max(ceilDiv(ctas*f.Tiles, sms*max(f.PerSM, 1)), 1)
+	return max(min(ceilDiv(f.Tiles, per), r.MaxSplit), 1)
+}
+
+// wide reports whether family 1 serves a call of rows on sms SMs. A wide CTA
+// dequantizes each KV tile once for more heads, but is alone on its SM and leaves
+// fewer CTAs: with 64-candidate tiles it pays once each CTA walks at least
+// WideMinTiles tiles and the CTAs fill at least half of the SMs; with 32-candidate
+// tiles once the rows alone fill the SMs.
+func (r *Rule) wide(rows, sms int) bool {
+	if len(r.Families) < 2 {
+		return false
+	}
+	w := r.Families[1]
+	if w.Tile < 64 {
+		return rows*w.HeadBlocks >= sms
+	}
+	split := r.SplitFor(w, rows, sms)
+	return ceilDiv(w.Tiles, split) >= r.WideMinTiles && 2*rows*w.HeadBlocks*split >= sms
+}
+
+// Choose is the plan of a call of rows on a device of sms SMs (Rule.SMs overrides
+// it): deterministic, and the same on every host.
+func (r *Rule) Choose(rows, sms int) (Choice, error) {
+	if r.SMs > 0 {
+		sms = r.SMs
+	}
+	if rows < 0 || sms < 1 || len(r.Families) == 0 {
+		return Choice{}, fmt.Errorf("plan: %d rows on %d SMs with %d families", rows, sms, len(r.Families))
+	}
+	if rows == 0 {
+		return Choice{Split: 1}, nil // launches nothing
+	}
+	fi := 0
+	if r.wide(rows, sms) {
+		fi = 1
+	}
+	f := r.Families[fi]
+	c := Choice{Family: fi, Split: r.SplitFor(f, rows, sms)}
+	c.CTAs = f.HeadBlocks * rows * c.Split
+	small := r.SmallDen*c.CTAs <= r.SmallNum*sms
+	k := pick(f.Direct, f.DirectSmall, small)
+	if c.Split > 1 {
+		k = pick(f.Partial, f.PartialSmall, small)
+	}
+	if k == "" {
+		return Choice{}, fmt.Errorf("plan: %d rows on %d SMs need a family-%d kernel for split %d that was not generated", rows, sms, fi, c.Split)
+	}
+	c.Kernels = []string{k}
+	if c.Split > 1 {
+		c.Kernels = append(c.Kernels, r.Combine)
+	}
+	return c, nil
+}
+
+// pick is the Small kernel for a small launch where there is one.
+func pick(large, small string, isSmall bool) string {
+	if isSmall && small != "" {
+		return small
+	}
+	return large
+}
+
+// MaxParts is the most (row, chunk) pairs, rows x split, of any call of 1..capacity
+// rows that runs a Partial kernel on sms SMs: the workspace holds one partial result
+// per pair. 0 when no call splits.
+func (r *Rule) MaxParts(capacity, sms int) int {
+	if r.SMs > 0 {
+		sms = r.SMs
+	}
+	fewest := 0 // the fewest CTAs per row of any family
+	for i, f := range r.Families {
+		if i == 0 || f.HeadBlocks < fewest {
+			fewest = f.HeadBlocks
+		}
+	}
+	parts := 0
+	for rows := 1; rows <= capacity; rows++ {
+		c, err := r.Choose(rows, sms)
+		if err == nil && c.Split > 1 {
+			parts = max(parts, rows*c.Split)
+		}
+		if r.Split == 0 && rows*fewest >= sms {
+			break // from here on every family's split is 1
+		}
+	}
+	return parts
+}
+
+// Kernels lists every entry the rule may launch, each once, in family order.
+func (r *Rule) Kernels() []string {
+	var out []string
+	seen := map[string]bool{"": true}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, f := range r.Families {
+		add(f.Direct)
+		add(f.DirectSmall)
+		add(f.Partial)
+		add(f.PartialSmall)
+	}
+	add(r.Combine)
+	return out
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// Sequences are the launch sequences a call may run: per family, each generated
+// decode kernel alone (Direct) or followed by Combine (Partial).
+func (r *Rule) Sequences() [][]string {
+	var out [][]string
+	for _, f := range r.Families {
+		for _, n := range []string{f.Direct, f.DirectSmall} {
+			if n != "" {
+				out = append(out, []string{n})
+			}
+		}
+		for _, n := range []string{f.Partial, f.PartialSmall} {
+			if n != "" {
+				out = append(out, []string{n, r.Combine})
+			}
+		}
+	}
+	return out
+}
