@@ -77,6 +77,9 @@ var mlaMatrix = []mlaCaseSpec{
 	// poison the pages behind the pool's end are NaN).
 	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, split: 3, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, split"},
+	// Split 3 on 4 SMs, merged by the 4-chunk combine: the fourth chunk is masked off.
+	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, sms: 4, target: "sm_90",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "split 3, combine of up to 4 chunks"},
 	{T: 2, H: 8, segs: []kernels.MLASegment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
 	{T: 2, H: 8, segs: []kernels.MLASegment{seg(64, 16, true)}, cache: kernels.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",

@@ -421,9 +421,14 @@ func planLit(p *plan.Rule) jen.Code {
 			jen.Id("DirectSmall"): jen.Lit(f.DirectSmall), jen.Id("PartialSmall"): jen.Lit(f.PartialSmall),
 		}))
 	}
+	var combs []jen.Code
+	for _, c := range p.Combines {
+		combs = append(combs, jen.Values(jen.Dict{jen.Id("Chunks"): jen.Lit(c.Chunks), jen.Id("Name"): jen.Lit(c.Name)}))
+	}
 	return jen.Op("&").Qual(planPath, "Rule").Values(jen.Dict{
 		jen.Id("Families"): jen.Index().Qual(planPath, "Family").Custom(multiLine, fams...),
-		jen.Id("Combine"):  jen.Lit(p.Combine), jen.Id("Split"): jen.Lit(p.Split), jen.Id("MaxSplit"): jen.Lit(p.MaxSplit),
+		jen.Id("Combines"): jen.Index().Qual(planPath, "Combine").Custom(multiLine, combs...),
+		jen.Id("Split"):    jen.Lit(p.Split), jen.Id("MaxSplit"): jen.Lit(p.MaxSplit),
 		jen.Id("SMs"): jen.Lit(p.SMs), jen.Id("WideMinTiles"): jen.Lit(p.WideMinTiles),
 		jen.Id("SmallNum"): jen.Lit(p.SmallNum), jen.Id("SmallDen"): jen.Lit(p.SmallDen),
 	})

@@ -142,7 +142,7 @@ func TestCodegenMLA(t *testing.T) {
 			"cp.async.cg.shared.global",
 			"ldmatrix.sync.aligned.m8n8.x4.shared.b16",
 			"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
-			".entry mla_decode_h16_split_small(", ".entry mla_combine(",
+			".entry mla_decode_h16_split_small(", ".entry mla_combine_20(",
 			"ex2.approx.f32",
 		} {
 			if !strings.Contains(got, s) {
@@ -403,4 +403,60 @@ func firstLines(s, sub string, n int) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestCombineChunks: a planned split is merged by the combine of the next power of
+// two (or of the largest split), so a call reads fewer than twice its chunks; a
+// fixed -split gets one combine of exactly that many; combines of more than 8
+// chunks run 16 warps.
+func TestCombineChunks(t *testing.T) {
+	seg := []kernels.MLASegment{{K: 100, PageSize: 64, HasLen: true}, {K: 64, PageSize: 2, HasLen: true}}
+	for _, c := range []struct {
+		T, split, sms int
+		want          string // the call's kernels
+		all           string // every combine generated
+	}{
+		{T: 3, sms: 4, want: "mla_decode_h16_split mla_combine_4", all: "mla_combine_4 mla_combine_6"},
+		{T: 1, sms: 4, want: "mla_decode_h16_split mla_combine_6", all: "mla_combine_4 mla_combine_6"},
+		{T: 1, want: "mla_decode_h16_split_small mla_combine_6", all: "mla_combine_2 mla_combine_4 mla_combine_6"},
+		{T: 3, split: 5, want: "mla_decode_h16_split_small mla_combine_5", all: "mla_combine_5"},
+	} {
+		cfg := kernels.MLAConfig{T: c.T, MaxT: 3, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Split: c.split, SMs: c.sms}
+		call, _, err := kernels.MLACall(cfg, "sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, k := range call.Kernels {
+			got = append(got, k.Name)
+		}
+		p, err := kernels.MLA(cfg, "sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []string
+		for _, k := range p.Kernels {
+			if strings.HasPrefix(k.Name, "mla_combine_") {
+				all = append(all, k.Name)
+			}
+		}
+		if strings.Join(got, " ") != c.want || strings.Join(all, " ") != c.all {
+			t.Errorf("T=%d split=%d sms=%d: runs %q of combines %q; want %q of %q", c.T, c.split, c.sms, got, all, c.want, c.all)
+		}
+	}
+	cfg := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS,
+		Segments: []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 2048, PageSize: 64}}}
+	p, err := kernels.MLA(cfg, "sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, k := range p.Kernels {
+		if strings.HasPrefix(k.Name, "mla_combine_") {
+			got = append(got, fmt.Sprintf("%s:%d", k.Name, k.Warps))
+		}
+	}
+	if want := "mla_combine_2:4 mla_combine_4:4 mla_combine_8:4 mla_combine_16:16 mla_combine_32:16"; strings.Join(got, " ") != want {
+		t.Errorf("K=2176: combines %q, want %q (splits capped at 32)", strings.Join(got, " "), want)
+	}
 }

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/plan"
@@ -70,7 +71,7 @@ const (
 const (
 	mlaTile     = 32
 	mlaChunk    = 64
-	mlaMaxSplit = 64
+	mlaMaxSplit = 32
 	// mlaPreloadIDs bounds the candidate indices a CTA loads before its loop (8 KB).
 	mlaPreloadIDs = 2048
 	// MaxMLAHeads etc. bound the configuration.
@@ -296,7 +297,6 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	c.T, c.MaxT = c.Capacity(), 0
 	rule, fams := c.mlaPlan(t)
 	p := &ir.Program{Name: "mla_decode", SMs: c.SMs, Plan: rule}
-	maxSplit := 0 // the largest split of any Partial kernel
 	for i, f := range rule.Families {
 		fc := fams[i]
 		for _, v := range []mlaVariant{
@@ -306,12 +306,9 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 			if v.name == "" {
 				continue
 			}
-			v.maxSplit = rule.SplitFor(f, 1, 1<<30) // a lone row on a huge GPU: the most
-			if !v.partial {
-				v.maxSplit = 1
-			}
+			v.maxSplit = 1
 			if v.partial {
-				maxSplit = max(maxSplit, v.maxSplit)
+				v.maxSplit = rule.SplitFor(f, 1, 1<<30) // a lone row on a huge GPU: the most
 			}
 			dec, err := mlaDecodeKernel(fc, v)
 			if err != nil {
@@ -320,12 +317,14 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 			p.Kernels = append(p.Kernels, dec)
 		}
 	}
-	if maxSplit > 0 {
-		comb, err := mlaCombineKernel(c, maxSplit)
+	for _, cb := range rule.Combines {
+		comb, err := mlaCombineKernel(c, cb)
 		if err != nil {
 			return nil, err
 		}
 		p.Kernels = append(p.Kernels, comb)
+	}
+	if len(rule.Combines) > 0 {
 		p.Workspace = []ir.Workspace{
 			{Name: "ws_o", PerPart: int64(c.H) * int64(c.D()) * 4},
 			{Name: "ws_lse", PerPart: int64(c.H) * 4},
@@ -364,7 +363,7 @@ type mlaVariant struct {
 // H=128 T=8, 2 tiles, 25.8 against 27.0) and lose at 1 (H=64 T=8: 20.2 against 19.6).
 func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
 	rule := &plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit, SMs: c.SMs, WideMinTiles: mlaWideMinTiles,
-		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen, Combine: "mla_combine"}
+		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen}
 	var fams []MLAConfig
 	add := func(hb int) {
 		fc := c
@@ -397,6 +396,7 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
 			add(64)
 		}
 	}
+	rule.Combines = mlaCombines(rule)
 	if c.SMs > 0 {
 		used := map[string]bool{}
 		for rows := 1; rows <= c.T; rows++ {
@@ -416,9 +416,13 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
 				}
 			}
 		}
-		if !used[rule.Combine] {
-			rule.Combine = ""
+		kept := rule.Combines[:0]
+		for _, comb := range rule.Combines {
+			if used[comb.Name] {
+				kept = append(kept, comb)
+			}
 		}
+		rule.Combines = kept
 	}
 	return rule, fams
 }
@@ -690,16 +694,60 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 	return ks
 }
 
+// mlaCombines are the combine kernels the rule's Partial kernels need. With -split
+// every call splits min(split, tiles) ways: one kernel per count. Otherwise one per
+// power of two from 2 and one for the largest split (a lone row on a huge GPU), so a
+// call of split s reads fewer than 2s chunks (run 7: one kernel unrolled to 34 chunks
+// made an H=64 T=64 split-2 call 3.9x slower). None when no call splits.
+func mlaCombines(rule *plan.Rule) []plan.Combine {
+	var counts []int
+	most := 0
+	for _, f := range rule.Families {
+		if f.Partial == "" {
+			continue
+		}
+		if rule.Split > 0 {
+			counts = append(counts, rule.SplitFor(f, 1, 1))
+		}
+		most = max(most, rule.SplitFor(f, 1, 1<<30))
+	}
+	if rule.Split == 0 && most > 1 {
+		for n := 2; n < most; n *= 2 {
+			counts = append(counts, n)
+		}
+		counts = append(counts, most)
+	}
+	slices.Sort(counts)
+	var out []plan.Combine
+	for _, n := range slices.Compact(counts) {
+		out = append(out, plan.Combine{Chunks: n, Name: fmt.Sprintf("mla_combine_%d", n)})
+	}
+	return out
+}
+
+// combineWarps is the warps of a combine CTA reading chunks partials: 4, and 16
+// (one element of each chunk per thread at D = 512) from 9 chunks. ptxas hoists
+// every chunk's loads: at 4 warps 8 chunks needed 96-100 registers, 16 chunks
+// 123-128 and 64 spilled 1.1 KB; at 16 warps 32 chunks fit in 121-128 (ptxas 11.8,
+// sm_80 and sm_90) and 64 spilled again, which is why mlaMaxSplit is 32.
+func combineWarps(chunks int) int {
+	if chunks > 8 {
+		return 16
+	}
+	return 4
+}
+
 // mlaCombineKernel merges the split partials of one (row, head) per CTA: the
 // partials are weighted by 2^(lse_s - max), and the sink gate is applied here.
 // Grid: (heads, rows); each thread handles elements d = tid, tid + 128, .... The
-// split is the decode launch's, a run-time argument in 2..maxSplit: the chunks are
-// unrolled up to maxSplit and those at or past the split masked off (a loop would
+// split is the decode launch's, a run-time argument in 2..cb.Chunks: the chunks are
+// unrolled up to cb.Chunks and those at or past the split masked off (a loop would
 // carry a whole row of D floats, which the layouts keep only as mma fragments).
-func mlaCombineKernel(c MLAConfig, maxSplit int) (*ir.Kernel, error) {
-	b := ir.NewBuilder("mla_combine")
+func mlaCombineKernel(c MLAConfig, cb plan.Combine) (*ir.Kernel, error) {
+	maxSplit := cb.Chunks
+	b := ir.NewBuilder(cb.Name)
 	b.SetGrid(c.H, c.T, 1)
-	b.SetWarps(4)
+	b.SetWarps(combineWarps(maxSplit))
 	D := c.D()
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	split := b.Param(ir.SplitParam, ir.ScalarOf(ir.I32), 1, 0)

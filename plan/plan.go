@@ -17,9 +17,9 @@ type Rule struct {
 	// Families are the CTA shapes, narrowest first: Families[0] always, Families[1]
 	// (a wide family of more heads per CTA) when generated.
 	Families []Family `json:"families"`
-	// Combine is the entry of the kernel that merges partial results; it runs after
-	// a Partial kernel.
-	Combine string `json:"combine,omitempty"`
+	// Combines are the kernels that merge partial results, fewest chunks first; a
+	// Partial kernel is followed by the first that reads at least the call's split.
+	Combines []Combine `json:"combines,omitempty"`
 	// Split, when positive, is a split the user fixed (-split): every call uses
 	// min(Split, tiles). 0 plans it (SplitFor).
 	Split int `json:"split"`
@@ -54,12 +54,20 @@ type Family struct {
 	PartialSmall string `json:"partial_small"`
 }
 
+// Combine is one generated merge kernel: it reads up to Chunks partial results per
+// (row, head), a run-time split of 2..Chunks. Several are generated so that a call
+// reads about as many chunks as it split into, not the most any call may.
+type Combine struct {
+	Chunks int    `json:"chunks"`
+	Name   string `json:"name"`
+}
+
 // Choice is what one call runs.
 type Choice struct {
 	Family int // index into Rule.Families
 	Split  int // chunks per row, the decode kernel's split argument and grid z
 	CTAs   int // CTAs of the decode launch
-	// Kernels are the entries to launch in order: the decode kernel, then Combine
+	// Kernels are the entries to launch in order: the decode kernel, then a Combine
 	// when Split > 1. Empty for a call of 0 rows.
 	Kernels []string
 }
@@ -126,9 +134,23 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	}
 	c.Kernels = []string{k}
 	if c.Split > 1 {
-		c.Kernels = append(c.Kernels, r.Combine)
+		comb := r.combineFor(c.Split)
+		if comb == "" {
+			return Choice{}, fmt.Errorf("plan: %d rows on %d SMs split %d ways, and no combine kernel reads that many chunks", rows, sms, c.Split)
+		}
+		c.Kernels = append(c.Kernels, comb)
 	}
 	return c, nil
+}
+
+// combineFor is the first combine that reads at least split chunks, "" if none does.
+func (r *Rule) combineFor(split int) string {
+	for _, c := range r.Combines {
+		if c.Chunks >= split {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // pick is the Small kernel for a small launch where there is one.
@@ -181,14 +203,16 @@ func (r *Rule) Kernels() []string {
 		add(f.Partial)
 		add(f.PartialSmall)
 	}
-	add(r.Combine)
+	for _, c := range r.Combines {
+		add(c.Name)
+	}
 	return out
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // Sequences are the launch sequences a call may run: per family, each generated
-// decode kernel alone (Direct) or followed by Combine (Partial).
+// decode kernel alone (Direct) or followed by each Combine (Partial).
 func (r *Rule) Sequences() [][]string {
 	var out [][]string
 	for _, f := range r.Families {
@@ -199,7 +223,9 @@ func (r *Rule) Sequences() [][]string {
 		}
 		for _, n := range []string{f.Partial, f.PartialSmall} {
 			if n != "" {
-				out = append(out, []string{n, r.Combine})
+				for _, c := range r.Combines {
+					out = append(out, []string{n, c.Name})
+				}
 			}
 		}
 	}

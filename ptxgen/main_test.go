@@ -61,7 +61,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-max-tokens", "-1"}, []string{"-max-tokens -1", "1..65535"}},
 		{[]string{"dump", "-max-tokens", "65536"}, []string{"-max-tokens 65536", "1..65535", "grid"}},
 		{[]string{"check", "-emu", "-tokens", "3", "-max-tokens", "2"}, []string{"-tokens 3", "1..2", "capacity"}},
-		{[]string{"dump", "-split", "65"}, []string{"-split 65", "1..64"}},
+		{[]string{"dump", "-split", "33"}, []string{"-split 33", "1..32"}},
 		{[]string{"dump", "-cache", "bf16", "-nope", "2000"}, []string{"-nope 2000"}},
 		{[]string{"check", "-emu", "-kernel", "gemm", "-vectors", "x"}, []string{"-vectors x", "mla_decode only"}},
 		{[]string{"check", "-emu", "-vectors", "/nonexistent"}, []string{"-vectors /nonexistent"}},
@@ -128,7 +128,7 @@ func TestDumpDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, s := range []string{".version 8.7", ".target sm_120", ".entry mla_decode_h16_split_small(", ".entry mla_combine(", "mma.sync.aligned.m16n8k16"} {
+	for _, s := range []string{".version 8.7", ".target sm_120", ".entry mla_decode_h16_split_small(", ".entry mla_combine_20(", "mma.sync.aligned.m16n8k16"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("default dump lacks %q", s)
 		}

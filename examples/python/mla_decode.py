@@ -165,7 +165,9 @@ class Rule:
 
     def __init__(self, d):
         self.families = [Family(f) for f in d.get("families") or []]
-        self.combine = d.get("combine", "")
+        # The merge kernels, fewest chunks first: a Partial kernel is followed by the first
+        # that reads at least the call's split.
+        self.combines = [(c.get("chunks", 0), c.get("name", "")) for c in d.get("combines") or []]
         self.split = d.get("split", 0)
         self.max_split = d.get("max_split", 0)
         self.sms = d.get("sms", 0)
@@ -213,7 +215,12 @@ class Rule:
             k = pick(f.partial, f.partial_small, small)
         if k == "":
             raise LaunchError(f"plan: {rows} rows on {sms} SMs need a family-{fi} kernel for split {split} that was not generated")
-        return Choice(fi, split, ctas, [k, self.combine] if split > 1 else [k])
+        if split == 1:
+            return Choice(fi, split, ctas, [k])
+        comb = next((name for chunks, name in self.combines if chunks >= split), "")
+        if comb == "":
+            raise LaunchError(f"plan: {rows} rows on {sms} SMs split {split} ways, and no combine kernel reads that many chunks")
+        return Choice(fi, split, ctas, [k, comb])
 
     def max_parts(self, capacity, sms):
         """MaxParts: the most (row, chunk) pairs, rows x split, of any call of 1..capacity

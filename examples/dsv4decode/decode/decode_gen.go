@@ -80,11 +80,13 @@ const (
 // online softmax, sink, LSE.
 //
 // It holds the kernels (mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_combine (sm_120); mla_decode_h16, mla_decode_h16_small,
-// mla_decode_h16_split, mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split,
-// mla_combine (sm_90)) JIT-loaded from the PTX of the newest of the generated targets
-// (sm_120, sm_90) that the device runs, and its workspace buffers (ws_o, ws_lse). Create it
-// with NewMLADecode, run it with Launch and release it with Close.
+// mla_decode_h16_split_small, mla_combine_2, mla_combine_4, mla_combine_8, mla_combine_16,
+// mla_combine_20 (sm_120); mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
+// mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split, mla_combine_2,
+// mla_combine_4, mla_combine_8, mla_combine_16, mla_combine_20 (sm_90)) JIT-loaded from the
+// PTX of the newest of the generated targets (sm_120, sm_90) that the device runs, and its
+// workspace buffers (ws_o, ws_lse). Create it with NewMLADecode, run it with Launch and
+// release it with Close.
 type MLADecode struct {
 	target    string
 	kernels   []*runtime.Kernel
@@ -237,7 +239,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				},
 			},
 			{
-				Name:        "mla_combine",
+				Name:        "mla_combine_2",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
@@ -253,11 +255,100 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				},
 				Programmatic: true,
 			},
+			{
+				Name:        "mla_combine_4",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_8",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_16",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       512,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_20",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       512,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
 		},
 		workspace: [][2]int64{{0, 131072}, {0, 256}},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}},
 		plan: &plan.Rule{
-			Combine: "mla_combine",
+			Combines: []plan.Combine{
+				{
+					Chunks: 2,
+					Name:   "mla_combine_2",
+				},
+				{
+					Chunks: 4,
+					Name:   "mla_combine_4",
+				},
+				{
+					Chunks: 8,
+					Name:   "mla_combine_8",
+				},
+				{
+					Chunks: 16,
+					Name:   "mla_combine_16",
+				},
+				{
+					Chunks: 20,
+					Name:   "mla_combine_20",
+				},
+			},
 			Families: []plan.Family{
 				{
 					Direct:       "mla_decode_h16",
@@ -271,7 +362,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Tiles:        20,
 				},
 			},
-			MaxSplit:     64,
+			MaxSplit:     32,
 			SMs:          0,
 			SmallDen:     4,
 			SmallNum:     5,
@@ -452,7 +543,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				},
 			},
 			{
-				Name:        "mla_combine",
+				Name:        "mla_combine_2",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
@@ -468,11 +559,100 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				},
 				Programmatic: true,
 			},
+			{
+				Name:        "mla_combine_4",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_8",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_16",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       512,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_20",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       512,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "split", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
 		},
 		workspace: [][2]int64{{0, 131072}, {0, 256}},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}},
 		plan: &plan.Rule{
-			Combine: "mla_combine",
+			Combines: []plan.Combine{
+				{
+					Chunks: 2,
+					Name:   "mla_combine_2",
+				},
+				{
+					Chunks: 4,
+					Name:   "mla_combine_4",
+				},
+				{
+					Chunks: 8,
+					Name:   "mla_combine_8",
+				},
+				{
+					Chunks: 16,
+					Name:   "mla_combine_16",
+				},
+				{
+					Chunks: 20,
+					Name:   "mla_combine_20",
+				},
+			},
 			Families: []plan.Family{
 				{
 					Direct:       "mla_decode_h16",
@@ -497,7 +677,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Tiles:        10,
 				},
 			},
-			MaxSplit:     64,
+			MaxSplit:     32,
 			SMs:          0,
 			SmallDen:     4,
 			SmallNum:     5,
@@ -571,14 +751,15 @@ func NewMLADecode(dev *runtime.Device) (*MLADecode, error) {
 }
 
 // Launch queues the kernels (mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_combine (sm_120); mla_decode_h16, mla_decode_h16_small,
-// mla_decode_h16_split, mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split,
-// mla_combine (sm_90)) on the device's default stream, in order, and returns without
-// waiting: errors inside a kernel surface at the next Device.Sync or copy. Before the first
-// launch it checks every kernel's arguments against that kernel's launch facts for the
-// loaded target (runtime.CheckArgs: buffer sizes, alignment, divisibility of integers), so a
-// bad argument launches nothing. MLADecode passes its own workspace buffers (ws_o, ws_lse)
-// between the kernels.
+// mla_decode_h16_split_small, mla_combine_2, mla_combine_4, mla_combine_8, mla_combine_16,
+// mla_combine_20 (sm_120); mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
+// mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split, mla_combine_2,
+// mla_combine_4, mla_combine_8, mla_combine_16, mla_combine_20 (sm_90)) on the device's
+// default stream, in order, and returns without waiting: errors inside a kernel surface at
+// the next Device.Sync or copy. Before the first launch it checks every kernel's arguments
+// against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes,
+// alignment, divisibility of integers), so a bad argument launches nothing. MLADecode passes
+// its own workspace buffers (ws_o, ws_lse) between the kernels.
 //
 // Arguments:
 //

@@ -1,0 +1,65 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+)
+
+// A rule of one 16-head family over 8 tiles, one CTA per SM, with combines for 2, 4
+// and 8 chunks.
+func testRule() *Rule {
+	return &Rule{
+		Families: []Family{{HeadBlock: 16, Tile: 32, HeadBlocks: 1, Tiles: 8, PerSM: 1,
+			Direct: "d", Partial: "p", DirectSmall: "ds", PartialSmall: "ps"}},
+		Combines: []Combine{{Chunks: 2, Name: "c2"}, {Chunks: 4, Name: "c4"}, {Chunks: 8, Name: "c8"}},
+		MaxSplit: 32, SmallNum: 5, SmallDen: 4,
+	}
+}
+
+// Each split runs the first combine that reads at least that many chunks.
+func TestChooseCombine(t *testing.T) {
+	r := testRule()
+	for _, c := range []struct {
+		rows, sms, split int
+		kernels          string
+	}{
+		{rows: 1, sms: 2, split: 2, kernels: "ps c2"},    // 8 CTA-tiles over 2 SMs: 4 tiles a chunk
+		{rows: 3, sms: 8, split: 3, kernels: "ps c4"},    // 24 over 8: 3 tiles a chunk, 3 chunks
+		{rows: 1, sms: 1000, split: 8, kernels: "ps c8"}, // a lone row: one tile a chunk
+		{rows: 7, sms: 8, split: 2, kernels: "p c2"},     // 14 CTAs: more than 5/4 waves
+		{rows: 8, sms: 8, split: 1, kernels: "ds"},       // the rows fill the SMs
+		{rows: 40, sms: 4, split: 1, kernels: "d"},       // and make 10 waves
+	} {
+		ch, err := r.Choose(c.rows, c.sms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(ch.Kernels, " "); ch.Split != c.split || got != c.kernels {
+			t.Errorf("%d rows on %d SMs: split %d, kernels %q; want %d, %q", c.rows, c.sms, ch.Split, got, c.split, c.kernels)
+		}
+	}
+}
+
+// A split no combine reads is an error naming it, not a launch that drops chunks.
+func TestChooseWithoutCombine(t *testing.T) {
+	r := testRule()
+	r.Combines = r.Combines[:2]
+	_, err := r.Choose(1, 1000)
+	if err == nil || !strings.Contains(err.Error(), "split 8 ways") {
+		t.Fatalf("split 8 with combines up to 4 chunks: err %v", err)
+	}
+}
+
+func TestSequencesPairEachPartialWithEachCombine(t *testing.T) {
+	var got []string
+	for _, s := range testRule().Sequences() {
+		got = append(got, strings.Join(s, "+"))
+	}
+	want := "d ds p+c2 p+c4 p+c8 ps+c2 ps+c4 ps+c8"
+	if strings.Join(got, " ") != want {
+		t.Errorf("sequences %q, want %q", strings.Join(got, " "), want)
+	}
+	if k := strings.Join(testRule().Kernels(), " "); k != "d ds p ps c2 c4 c8" {
+		t.Errorf("kernels %q", k)
+	}
+}
