@@ -6,6 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 )
 
 // TestFloorOfTheIssue: the issue quotes a floor of about 7.7 us for H=64, T=64,
@@ -182,5 +185,34 @@ func TestParseFlashMLANonFinite(t *testing.T) {
 	}
 	if r := f.Results[0]; r.USEvents != nil || r.Reason != "NaN" || r.Check == nil || r.Check.Over != 2 {
 		t.Errorf("parsed %+v", r)
+	}
+}
+
+// TestShapesRunTheCapacitysCode: the bench generates each shape for a capacity of its
+// own rows; a serving engine generates once for many more. The kernels a call runs
+// must be the same bytes either way, so the bench times the run-time path.
+func TestShapesRunTheCapacitysCode(t *testing.T) {
+	for _, s := range Shapes() {
+		cfg := s.Config()
+		var text [2]string
+		var names [2]string
+		for i, capacity := range []int{0, 4096} {
+			cfg.MaxT = capacity
+			call, ch, err := kernels.MLACall(cfg, "sm_90")
+			if err != nil {
+				t.Fatal(err)
+			}
+			comp, err := lower.CompileProgram(call, "sm_90")
+			if err != nil {
+				t.Fatal(err)
+			}
+			text[i], names[i] = comp.Module.Print(), fmt.Sprint(ch.Kernels, ch.Split)
+			if !strings.Contains(text[i], ".entry "+ch.Kernels[0]+"(") {
+				t.Fatalf("%s: the call's PTX lacks %s", s.Name, ch.Kernels[0])
+			}
+		}
+		if names[0] != names[1] || text[0] != text[1] {
+			t.Errorf("%s: capacity %d runs %s, capacity 4096 runs %s; same PTX: %v", s.Name, s.T, names[0], names[1], text[0] == text[1])
+		}
 	}
 }
