@@ -77,9 +77,9 @@ var mlaMatrix = []mlaCaseSpec{
 	// poison the pages behind the pool's end are NaN).
 	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, split: 3, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, split"},
-	// Split 3 on 4 SMs, merged by the 4-chunk combine: the fourth chunk is masked off.
+	// Planned for 4 SMs, 3 rows split 3 ways and 1 row 6.
 	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, sms: 4, target: "sm_90",
-		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "split 3, combine of up to 4 chunks"},
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "split 3 planned for 4 SMs"},
 	{T: 2, H: 8, segs: []kernels.MLASegment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
 	{T: 2, H: 8, segs: []kernels.MLASegment{seg(64, 16, true)}, cache: kernels.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",

@@ -71,7 +71,7 @@ const (
 const (
 	mlaTile     = 32
 	mlaChunk    = 64
-	mlaMaxSplit = 32
+	mlaMaxSplit = 64
 	// mlaPreloadIDs bounds the candidate indices a CTA loads before its loop (8 KB).
 	mlaPreloadIDs = 2048
 	// MaxMLAHeads etc. bound the configuration.
@@ -694,28 +694,14 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 	return ks
 }
 
-// mlaCombines are the combine kernels the rule's Partial kernels need. With -split
-// every call splits min(split, tiles) ways: one kernel per count. Otherwise one per
-// power of two from 2 and one for the largest split (a lone row on a huge GPU), so a
-// call of split s reads fewer than 2s chunks (run 7: one kernel unrolled to 34 chunks
-// made an H=64 T=64 split-2 call 3.9x slower). None when no call splits.
+// mlaCombines are the combine kernels the rule's Partial kernels need: one per split
+// a call may have (plan.Rule.Splits; with -split, one per family at most).
 func mlaCombines(rule *plan.Rule) []plan.Combine {
 	var counts []int
-	most := 0
 	for _, f := range rule.Families {
-		if f.Partial == "" {
-			continue
+		if f.Partial != "" {
+			counts = append(counts, rule.Splits(f)...)
 		}
-		if rule.Split > 0 {
-			counts = append(counts, rule.SplitFor(f, 1, 1))
-		}
-		most = max(most, rule.SplitFor(f, 1, 1<<30))
-	}
-	if rule.Split == 0 && most > 1 {
-		for n := 2; n < most; n *= 2 {
-			counts = append(counts, n)
-		}
-		counts = append(counts, most)
 	}
 	slices.Sort(counts)
 	var out []plan.Combine
@@ -725,34 +711,20 @@ func mlaCombines(rule *plan.Rule) []plan.Combine {
 	return out
 }
 
-// combineWarps is the warps of a combine CTA reading chunks partials: 4, and 16
-// (one element of each chunk per thread at D = 512) from 9 chunks. ptxas hoists
-// every chunk's loads: at 4 warps 8 chunks needed 96-100 registers, 16 chunks
-// 123-128 and 64 spilled 1.1 KB; at 16 warps 32 chunks fit in 121-128 (ptxas 11.8,
-// sm_80 and sm_90) and 64 spilled again, which is why mlaMaxSplit is 32.
-func combineWarps(chunks int) int {
-	if chunks > 8 {
-		return 16
-	}
-	return 4
-}
-
-// mlaCombineKernel merges the split partials of one (row, head) per CTA: the
+// mlaCombineKernel merges the cb.Chunks partials of one (row, head) per CTA: the
 // partials are weighted by 2^(lse_s - max), and the sink gate is applied here.
-// Grid: (heads, rows); each thread handles elements d = tid, tid + 128, .... The
-// split is the decode launch's, a run-time argument in 2..cb.Chunks: the chunks are
-// unrolled up to cb.Chunks and those at or past the split masked off (a loop would
-// carry a whole row of D floats, which the layouts keep only as mma fragments).
+// Grid: (heads, rows); each thread handles elements d = tid, tid + 128, ....
+// Chunk s of row t is part t x chunks + s of the workspace.
 func mlaCombineKernel(c MLAConfig, cb plan.Combine) (*ir.Kernel, error) {
-	maxSplit := cb.Chunks
+	split := cb.Chunks
 	b := ir.NewBuilder(cb.Name)
 	b.SetGrid(c.H, c.T, 1)
-	b.SetWarps(combineWarps(maxSplit))
+	b.SetWarps(4)
 	D := c.D()
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
-	split := b.Param(ir.SplitParam, ir.ScalarOf(ir.I32), 1, 0)
-	wsO := b.ParamParts("ws_o", ir.PtrTo(ir.F32), 16, int64(c.H)*int64(D)*4)
-	wsL := b.ParamParts("ws_lse", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
+	// The split is fixed, so the workspace's parts are rows x split: sizes per row.
+	wsO := b.ParamRows("ws_o", ir.PtrTo(ir.F32), 16, int64(split)*int64(c.H)*int64(D)*4)
+	wsL := b.ParamRows("ws_lse", ir.PtrTo(ir.F32), 4, int64(split)*int64(c.H)*4)
 	var sink *ir.Value
 	if c.Sink {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
@@ -762,34 +734,23 @@ func mlaCombineKernel(c MLAConfig, cb plan.Combine) (*ir.Kernel, error) {
 	h := b.Cast(b.ProgramID(0), ir.I64)
 	t := b.Cast(b.ProgramID(1), ir.I64)
 	H := int64(c.H)
-	// Chunk s of row t is part t x split + s of the workspace. Chunks at or past the
-	// split read chunk split-1 instead (in bounds, finite) and weigh 0: no per-element
-	// masks, and the addresses stay one scalar per chunk.
-	lseRow := b.Add(b.Mul(b.Mul(t, b.Cast(split, ir.I64)), b.I64(H)), h)
-	oRow := b.Mul(lseRow, b.I64(int64(D)))
-	last := b.Sub(split, b.I32(1))
-	chunk := func(s int) (*ir.Value, *ir.Value) {
-		return b.Cmp(ir.CmpLT, b.I32(int64(s)), split), b.Cast(b.Min(b.I32(int64(s)), last), ir.I64)
+	part := func(s int) *ir.Value { // (row t, chunk s)'s (row, head) index in the lse workspace
+		return b.Add(b.Mul(b.Add(b.Mul(t, b.I64(int64(split))), b.I64(int64(s))), b.I64(H)), h)
 	}
-	// Each chunk's LSE is loaded in both passes rather than held across them (twenty
-	// live LSEs spilled at the combine's 128 registers; the second load hits L1).
-	lseAt := func(s int) *ir.Value {
-		in, cs := chunk(s)
-		return b.Select(in, b.Load1(wsL, b.Add(lseRow, b.Mul(cs, b.I64(H))), nil), b.F32(ir.NegInf))
-	}
+	lses := make([]*ir.Value, split)
 	m := b.F32(ir.NegInf)
-	for s := 0; s < maxSplit; s++ {
-		m = b.Max(m, lseAt(s))
+	for s := range split {
+		lses[s] = b.Load1(wsL, part(s), nil)
+		m = b.Max(m, lses[s])
 	}
 	mUse := b.Select(b.Cmp(ir.CmpEQ, m, b.F32(ir.NegInf)), b.F32(0), m)
 	d64 := b.Cast(b.Iota(D), ir.I64)
 	total := b.F32(0)
 	acc := b.ConstFloat(0, ir.TileOf(ir.F32, D))
-	for s := 0; s < maxSplit; s++ {
-		w := b.Exp2(b.Sub(lseAt(s), mUse))
+	for s := range split {
+		w := b.Exp2(b.Sub(lses[s], mUse))
 		total = b.Add(total, w)
-		_, cs := chunk(s)
-		o := b.Load1(wsO, b.Add(b.Add(oRow, b.Mul(cs, b.I64(H*int64(D)))), d64), nil)
+		o := b.Load1(wsO, b.Add(b.Mul(part(s), b.I64(int64(D))), d64), nil)
 		acc = b.Add(acc, b.Mul(o, w))
 	}
 	nonEmpty := b.Cmp(ir.CmpGT, total, b.F32(0))

@@ -148,7 +148,7 @@ func init() {
 			fs.IntVar(&m.Rope, "rope", fp8dsRope, "rope width of K/V (fp8ds: 64)")
 			fs.BoolVar(&m.Sink, "sink", true, "a per-head f32 attention sink is given")
 			Float32Var(fs, &m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
-			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..32)")
+			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = from the shape and -sms, 1..64)")
 			fs.IntVar(&m.SMs, "sms", 0, "SM count to plan the split for (0 = the target's: sm_120 188, sm_90 132, sm_80 108)")
 			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16, 32 or 64 (4, 8 and 8 warps; -warps64 16 for 16); 0 = automatic")
 			fs.IntVar(&m.Warps64, "warps64", 0, "warps per 64-head CTA: 8 or 16; 0 = automatic (8)")

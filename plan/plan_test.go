@@ -5,18 +5,18 @@ import (
 	"testing"
 )
 
-// A rule of one 16-head family over 8 tiles, one CTA per SM, with combines for 2, 4
-// and 8 chunks.
+// A rule of one 16-head family over 8 tiles, one CTA per SM, with the combines of
+// its splits.
 func testRule() *Rule {
 	return &Rule{
 		Families: []Family{{HeadBlock: 16, Tile: 32, HeadBlocks: 1, Tiles: 8, PerSM: 1,
 			Direct: "d", Partial: "p", DirectSmall: "ds", PartialSmall: "ps"}},
-		Combines: []Combine{{Chunks: 2, Name: "c2"}, {Chunks: 4, Name: "c4"}, {Chunks: 8, Name: "c8"}},
+		Combines: []Combine{{Chunks: 2, Name: "c2"}, {Chunks: 3, Name: "c3"}, {Chunks: 4, Name: "c4"}, {Chunks: 8, Name: "c8"}},
 		MaxSplit: 32, SmallNum: 5, SmallDen: 4,
 	}
 }
 
-// Each split runs the first combine that reads at least that many chunks.
+// Each split runs the combine of that many chunks.
 func TestChooseCombine(t *testing.T) {
 	r := testRule()
 	for _, c := range []struct {
@@ -24,7 +24,7 @@ func TestChooseCombine(t *testing.T) {
 		kernels          string
 	}{
 		{rows: 1, sms: 2, split: 2, kernels: "ps c2"},    // 8 CTA-tiles over 2 SMs: 4 tiles a chunk
-		{rows: 3, sms: 8, split: 3, kernels: "ps c4"},    // 24 over 8: 3 tiles a chunk, 3 chunks
+		{rows: 3, sms: 8, split: 3, kernels: "ps c3"},    // 24 over 8: 3 tiles a chunk, 3 chunks
 		{rows: 1, sms: 1000, split: 8, kernels: "ps c8"}, // a lone row: one tile a chunk
 		{rows: 7, sms: 8, split: 2, kernels: "p c2"},     // 14 CTAs: more than 5/4 waves
 		{rows: 8, sms: 8, split: 1, kernels: "ds"},       // the rows fill the SMs
@@ -43,10 +43,10 @@ func TestChooseCombine(t *testing.T) {
 // A split no combine reads is an error naming it, not a launch that drops chunks.
 func TestChooseWithoutCombine(t *testing.T) {
 	r := testRule()
-	r.Combines = r.Combines[:2]
+	r.Combines = r.Combines[:3]
 	_, err := r.Choose(1, 1000)
 	if err == nil || !strings.Contains(err.Error(), "split 8 ways") {
-		t.Fatalf("split 8 with combines up to 4 chunks: err %v", err)
+		t.Fatalf("split 8 without its combine: err %v", err)
 	}
 }
 
@@ -55,11 +55,47 @@ func TestSequencesPairEachPartialWithEachCombine(t *testing.T) {
 	for _, s := range testRule().Sequences() {
 		got = append(got, strings.Join(s, "+"))
 	}
-	want := "d ds p+c2 p+c4 p+c8 ps+c2 ps+c4 ps+c8"
+	want := "d ds p+c2 p+c3 p+c4 p+c8 ps+c2 ps+c3 ps+c4 ps+c8"
 	if strings.Join(got, " ") != want {
 		t.Errorf("sequences %q, want %q", strings.Join(got, " "), want)
 	}
-	if k := strings.Join(testRule().Kernels(), " "); k != "d ds p ps c2 c4 c8" {
+	if k := strings.Join(testRule().Kernels(), " "); k != "d ds p ps c2 c3 c4 c8" {
 		t.Errorf("kernels %q", k)
+	}
+}
+
+// TestSplitsAreWhatSplitForReturns: Splits lists exactly the splits above 1 that
+// calls reach (each needs a combine kernel, and one no call reaches is dead code),
+// and every split counts only chunks that get tiles.
+func TestSplitsAreWhatSplitForReturns(t *testing.T) {
+	for tiles := 1; tiles <= 40; tiles++ {
+		for perSM := 1; perSM <= 3; perSM++ {
+			for _, maxSplit := range []int{5, 64} {
+				r := &Rule{MaxSplit: maxSplit}
+				f := Family{HeadBlocks: 1, Tiles: tiles, PerSM: perSM}
+				reached := map[int]bool{}
+				for sms := 1; sms <= 400; sms++ {
+					for rows := 1; rows < sms; rows++ {
+						s := r.SplitFor(f, rows, sms)
+						if per := ceilDiv(tiles, s); s > 1 && (s-1)*per >= tiles {
+							t.Fatalf("tiles %d, %d rows on %d SMs: split %d leaves chunk %d empty", tiles, rows, sms, s, s-1)
+						}
+						if s > 1 {
+							reached[s] = true
+						}
+					}
+				}
+				splits := r.Splits(f)
+				for _, s := range splits {
+					if !reached[s] {
+						t.Errorf("tiles %d, %d per SM, max %d: Splits %v lists %d, which no call reaches", tiles, perSM, maxSplit, splits, s)
+					}
+					delete(reached, s)
+				}
+				if len(reached) > 0 {
+					t.Errorf("tiles %d, %d per SM, max %d: Splits %v misses %v", tiles, perSM, maxSplit, splits, reached)
+				}
+			}
+		}
 	}
 }

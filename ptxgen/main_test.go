@@ -61,7 +61,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-max-tokens", "-1"}, []string{"-max-tokens -1", "1..65535"}},
 		{[]string{"dump", "-max-tokens", "65536"}, []string{"-max-tokens 65536", "1..65535", "grid"}},
 		{[]string{"check", "-emu", "-tokens", "3", "-max-tokens", "2"}, []string{"-tokens 3", "1..2", "capacity"}},
-		{[]string{"dump", "-split", "33"}, []string{"-split 33", "1..32"}},
+		{[]string{"dump", "-split", "65"}, []string{"-split 65", "1..64"}},
 		{[]string{"dump", "-cache", "bf16", "-nope", "2000"}, []string{"-nope 2000"}},
 		{[]string{"check", "-emu", "-kernel", "gemm", "-vectors", "x"}, []string{"-vectors x", "mla_decode only"}},
 		{[]string{"check", "-emu", "-vectors", "/nonexistent"}, []string{"-vectors /nonexistent"}},

@@ -64,7 +64,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
-	split := fs.Int("split", 0, "override the candidate split of every shape (1..32; 0: the generator's choice)")
+	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")

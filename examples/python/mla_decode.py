@@ -165,8 +165,8 @@ class Rule:
 
     def __init__(self, d):
         self.families = [Family(f) for f in d.get("families") or []]
-        # The merge kernels, fewest chunks first: a Partial kernel is followed by the first
-        # that reads at least the call's split.
+        # The merge kernels, one per split, fewest chunks first: a Partial kernel is followed
+        # by the one of the call's split.
         self.combines = [(c.get("chunks", 0), c.get("name", "")) for c in d.get("combines") or []]
         self.split = d.get("split", 0)
         self.max_split = d.get("max_split", 0)
@@ -179,12 +179,12 @@ class Rule:
         """SplitFor: the chunks per row for family f. 1 when rows x head blocks fill the SMs;
         otherwise the CTA-tiles are spread over one wave of resident CTAs."""
         if self.split > 0:
-            return max(min(self.split, f.tiles), 1)
+            return filled(f.tiles, max(min(self.split, f.tiles), 1))
         ctas = rows * f.head_blocks
         if ctas >= sms:
             return 1
         per = max(ceil_div(ctas * f.tiles, sms * max(f.per_sm, 1)), 1)
-        return max(min(ceil_div(f.tiles, per), self.max_split), 1)
+        return filled(f.tiles, max(min(ceil_div(f.tiles, per), self.max_split), 1))
 
     def wide(self, rows, sms):
         """Whether family 1 (more heads per CTA) serves a call of rows on sms SMs."""
@@ -217,9 +217,9 @@ class Rule:
             raise LaunchError(f"plan: {rows} rows on {sms} SMs need a family-{fi} kernel for split {split} that was not generated")
         if split == 1:
             return Choice(fi, split, ctas, [k])
-        comb = next((name for chunks, name in self.combines if chunks >= split), "")
+        comb = next((name for chunks, name in self.combines if chunks == split), "")
         if comb == "":
-            raise LaunchError(f"plan: {rows} rows on {sms} SMs split {split} ways, and no combine kernel reads that many chunks")
+            raise LaunchError(f"plan: {rows} rows on {sms} SMs split {split} ways, and no combine kernel of {split} chunks was generated")
         return Choice(fi, split, ctas, [k, comb])
 
     def max_parts(self, capacity, sms):
@@ -242,6 +242,13 @@ class Rule:
             if self.split == 0 and rows * fewest >= sms:
                 break  # from here on every family's split is 1
         return parts
+
+
+def filled(tiles, split):
+    """How many of split chunks get tiles when each takes ceil(tiles / split)."""
+    if tiles < 1:
+        return 1
+    return ceil_div(tiles, ceil_div(tiles, split))
 
 
 class Family:

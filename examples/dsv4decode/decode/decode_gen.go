@@ -80,13 +80,14 @@ const (
 // online softmax, sink, LSE.
 //
 // It holds the kernels (mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_combine_2, mla_combine_4, mla_combine_8, mla_combine_16,
-// mla_combine_20 (sm_120); mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split, mla_combine_2,
-// mla_combine_4, mla_combine_8, mla_combine_16, mla_combine_20 (sm_90)) JIT-loaded from the
-// PTX of the newest of the generated targets (sm_120, sm_90) that the device runs, and its
-// workspace buffers (ws_o, ws_lse). Create it with NewMLADecode, run it with Launch and
-// release it with Close.
+// mla_decode_h16_split_small, mla_combine_2, mla_combine_3, mla_combine_4, mla_combine_5,
+// mla_combine_7, mla_combine_10, mla_combine_20 (sm_120); mla_decode_h16,
+// mla_decode_h16_small, mla_decode_h16_split, mla_decode_h16_split_small, mla_decode_h64,
+// mla_decode_h64_split, mla_combine_2, mla_combine_3, mla_combine_4, mla_combine_5,
+// mla_combine_7, mla_combine_10, mla_combine_20 (sm_90)) JIT-loaded from the PTX of the
+// newest of the generated targets (sm_120, sm_90) that the device runs, and its workspace
+// buffers (ws_o, ws_lse). Create it with NewMLADecode, run it with Launch and release it
+// with Close.
 type MLADecode struct {
 	target    string
 	kernels   []*runtime.Kernel
@@ -246,9 +247,24 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 262144, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 512, Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_3",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 393216, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 768, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -263,9 +279,8 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 524288, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1024, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -273,16 +288,15 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Programmatic: true,
 			},
 			{
-				Name:        "mla_combine_8",
+				Name:        "mla_combine_5",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 655360, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1280, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -290,16 +304,31 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Programmatic: true,
 			},
 			{
-				Name:        "mla_combine_16",
+				Name:        "mla_combine_7",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
-				Block:       512,
+				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 917504, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1792, Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_10",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 1310720, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 2560, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -310,13 +339,12 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Name:        "mla_combine_20",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
-				Block:       512,
+				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 2621440, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 5120, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -325,7 +353,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 			},
 		},
 		workspace: [][2]int64{{0, 131072}, {0, 256}},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}},
 		plan: &plan.Rule{
 			Combines: []plan.Combine{
 				{
@@ -333,16 +361,24 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Name:   "mla_combine_2",
 				},
 				{
+					Chunks: 3,
+					Name:   "mla_combine_3",
+				},
+				{
 					Chunks: 4,
 					Name:   "mla_combine_4",
 				},
 				{
-					Chunks: 8,
-					Name:   "mla_combine_8",
+					Chunks: 5,
+					Name:   "mla_combine_5",
 				},
 				{
-					Chunks: 16,
-					Name:   "mla_combine_16",
+					Chunks: 7,
+					Name:   "mla_combine_7",
+				},
+				{
+					Chunks: 10,
+					Name:   "mla_combine_10",
 				},
 				{
 					Chunks: 20,
@@ -362,7 +398,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Tiles:        20,
 				},
 			},
-			MaxSplit:     32,
+			MaxSplit:     64,
 			SMs:          0,
 			SmallDen:     4,
 			SmallNum:     5,
@@ -550,9 +586,24 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 262144, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 512, Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_3",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 393216, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 768, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -567,9 +618,8 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 524288, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1024, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -577,16 +627,15 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Programmatic: true,
 			},
 			{
-				Name:        "mla_combine_8",
+				Name:        "mla_combine_5",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 655360, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1280, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -594,16 +643,31 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Programmatic: true,
 			},
 			{
-				Name:        "mla_combine_16",
+				Name:        "mla_combine_7",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
-				Block:       512,
+				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 917504, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 1792, Align: 4},
+					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
+					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
+					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
+				},
+				Programmatic: true,
+			},
+			{
+				Name:        "mla_combine_10",
+				Grid:        [3]int{64, 8, 1},
+				GridParam:   [3]string{"", "rows", ""},
+				Block:       128,
+				SharedBytes: 0,
+				Params: []ptx.KParam{
+					{Name: "rows", Kind: "i32"},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 1310720, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 2560, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -614,13 +678,12 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Name:        "mla_combine_20",
 				Grid:        [3]int{64, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
-				Block:       512,
+				Block:       128,
 				SharedBytes: 0,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
-					{Name: "split", Kind: "i32"},
-					{Name: "ws_o", Kind: "ptr", Elem: "f32", Align: 16},
-					{Name: "ws_lse", Kind: "ptr", Elem: "f32", Align: 4},
+					{Name: "ws_o", Kind: "ptr", Elem: "f32", PerRow: 2621440, Align: 16},
+					{Name: "ws_lse", Kind: "ptr", Elem: "f32", PerRow: 5120, Align: 4},
 					{Name: "sink", Kind: "ptr", Elem: "f32", Bytes: 256, Align: 4},
 					{Name: "out", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Written: true},
 					{Name: "lse", Kind: "ptr", Elem: "f32", PerRow: 256, Align: 4, Written: true},
@@ -629,7 +692,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 			},
 		},
 		workspace: [][2]int64{{0, 131072}, {0, 256}},
-		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}, {0, 21, 19, 20, 16, 17, 18}},
+		args:      [][]int{{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18}, {0, 21, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 19, 20}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}, {0, 19, 20, 16, 17, 18}},
 		plan: &plan.Rule{
 			Combines: []plan.Combine{
 				{
@@ -637,16 +700,24 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Name:   "mla_combine_2",
 				},
 				{
+					Chunks: 3,
+					Name:   "mla_combine_3",
+				},
+				{
 					Chunks: 4,
 					Name:   "mla_combine_4",
 				},
 				{
-					Chunks: 8,
-					Name:   "mla_combine_8",
+					Chunks: 5,
+					Name:   "mla_combine_5",
 				},
 				{
-					Chunks: 16,
-					Name:   "mla_combine_16",
+					Chunks: 7,
+					Name:   "mla_combine_7",
+				},
+				{
+					Chunks: 10,
+					Name:   "mla_combine_10",
 				},
 				{
 					Chunks: 20,
@@ -677,7 +748,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					Tiles:        10,
 				},
 			},
-			MaxSplit:     32,
+			MaxSplit:     64,
 			SMs:          0,
 			SmallDen:     4,
 			SmallNum:     5,
@@ -751,15 +822,16 @@ func NewMLADecode(dev *runtime.Device) (*MLADecode, error) {
 }
 
 // Launch queues the kernels (mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_combine_2, mla_combine_4, mla_combine_8, mla_combine_16,
-// mla_combine_20 (sm_120); mla_decode_h16, mla_decode_h16_small, mla_decode_h16_split,
-// mla_decode_h16_split_small, mla_decode_h64, mla_decode_h64_split, mla_combine_2,
-// mla_combine_4, mla_combine_8, mla_combine_16, mla_combine_20 (sm_90)) on the device's
-// default stream, in order, and returns without waiting: errors inside a kernel surface at
-// the next Device.Sync or copy. Before the first launch it checks every kernel's arguments
-// against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes,
-// alignment, divisibility of integers), so a bad argument launches nothing. MLADecode passes
-// its own workspace buffers (ws_o, ws_lse) between the kernels.
+// mla_decode_h16_split_small, mla_combine_2, mla_combine_3, mla_combine_4, mla_combine_5,
+// mla_combine_7, mla_combine_10, mla_combine_20 (sm_120); mla_decode_h16,
+// mla_decode_h16_small, mla_decode_h16_split, mla_decode_h16_split_small, mla_decode_h64,
+// mla_decode_h64_split, mla_combine_2, mla_combine_3, mla_combine_4, mla_combine_5,
+// mla_combine_7, mla_combine_10, mla_combine_20 (sm_90)) on the device's default stream, in
+// order, and returns without waiting: errors inside a kernel surface at the next Device.Sync
+// or copy. Before the first launch it checks every kernel's arguments against that kernel's
+// launch facts for the loaded target (runtime.CheckArgs: buffer sizes, alignment,
+// divisibility of integers), so a bad argument launches nothing. MLADecode passes its own
+// workspace buffers (ws_o, ws_lse) between the kernels.
 //
 // Arguments:
 //
