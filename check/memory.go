@@ -194,16 +194,21 @@ func EmulatorSeconds(v any) (float64, string) {
 }
 
 // CheckEmulatorTime refuses a configuration whose emulation is estimated to take more
-// than MaxEmulatorSeconds, as a *kernels.ConfigError naming the flags.
-func CheckEmulatorTime(v any) error {
+// than maxSeconds (ptxgen check: MaxEmulatorSeconds), as a *kernels.ConfigError naming
+// the flags.
+func CheckEmulatorTime(v any, maxSeconds float64) error {
 	secs, flags := EmulatorSeconds(v)
-	if secs <= MaxEmulatorSeconds {
+	if secs <= maxSeconds {
 		return nil
 	}
 	flag, _, _ := strings.Cut(strings.TrimPrefix(flags, "-"), " ")
+	limit := fmt.Sprintf("the %g-second limit", maxSeconds)
+	if maxSeconds >= 60 {
+		limit = fmt.Sprintf("the %g-minute limit", maxSeconds/60)
+	}
 	return &kernels.ConfigError{Flag: flag, Value: flagValue(v, flag),
-		Want: fmt.Sprintf("a configuration the emulator finishes: this one needs %s of emulation (%s), over the %d-minute limit; use ptxgen-gpu check -gpu for it, or smaller flags",
-			duration(secs), flags, MaxEmulatorSeconds/60)}
+		Want: fmt.Sprintf("a configuration the emulator finishes: this one needs %s of emulation (%s), over %s; use ptxgen-gpu check -gpu for it, or smaller flags",
+			duration(secs), flags, limit)}
 }
 
 func duration(s float64) string {

@@ -14,8 +14,8 @@ import (
 // or 2 (1 is a check that ran and failed, and the emulator is replaced by a pass
 // here). An iteration stays short: it runs in a fresh temporary directory and
 // arguments naming other directories are skipped; check's case is built for real
-// (configuration, inputs, reference, lowering) under a 64 MB host-memory bound and
-// with numbers above 64, but not run. Seeds: testdata/fuzz/FuzzCLI.
+// (configuration, inputs, reference, lowering) under a 64 MB host-memory bound, 2 s
+// of estimated emulation and with numbers above 64, but not run. Seeds: testdata/fuzz/FuzzCLI.
 func FuzzCLI(f *testing.F) {
 	for _, s := range []string{
 		"", "list", "help", "dump -kernel gemm -m 17 -n 9 -k 33", "dump -ir -kernel gemm", "dump -after layout -kernel gemm -m 3",
@@ -38,11 +38,17 @@ func FuzzCLI(f *testing.F) {
 		}
 		t.Chdir(t.TempDir())
 		t.Setenv("GOPACKAGE", "")
-		defer func(r func(*pcheck.Case) (*pcheck.Result, error), m int64) { runCase, maxHostBytes = r, m }(runCase, maxHostBytes)
+		defer func(r func(*pcheck.Case) (*pcheck.Result, error), m int64, s float64) {
+			runCase, maxHostBytes, maxEmulatorSeconds = r, m, s
+		}(runCase, maxHostBytes, maxEmulatorSeconds)
 		runCase = func(c *pcheck.Case) (*pcheck.Result, error) {
 			return &pcheck.Result{Case: c.Name, Reports: []golden.Report{{Name: "not run"}}}, nil
 		}
-		maxHostBytes = 64 << 20
+		// A fuzz input may take at most 10 s in an instrumented worker, or the fuzzer
+		// stops ("hung or terminated unexpectedly"): check -emu -tokens 55 built a
+		// reference of 1 s uninstrumented, 43 s of estimated emulation. 2 s of
+		// emulation is about 0.05 s of reference.
+		maxHostBytes, maxEmulatorSeconds = 64<<20, 2
 		code, _, errOut := runCLI(args...)
 		if code != 0 && code != 2 {
 			t.Fatalf("ptxgen %q: exit %d, want 0 or 2; stderr:\n%s", args, code, errOut)
