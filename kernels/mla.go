@@ -26,7 +26,7 @@ type MLAConfig struct {
 	Scale      float64 // softmax scale; 0 means 1/sqrt(Nope+Rope)
 	Segments   []MLASegment
 	// Split is the number of chunks the candidate list is split into across CTAs
-	// (each writes a partial result that mla_combine merges); 0 picks it from the
+	// (each writes a partial result that a combine kernel merges); 0 picks it from the
 	// shape and SMs.
 	Split int
 	// SMs is the SM count the split is planned for; 0 means the target's.
@@ -283,8 +283,8 @@ func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
 
 // MLA builds the mla_decode program for targetName: the decode kernels a call may
 // run and the launch plan that picks one per call (plan.Rule, see mlaPlan), and when
-// a call may split the candidates, the mla_combine kernel and the partial-result
-// workspace.
+// a call may split the candidates, one mla_combine_N kernel per split a call may have
+// and the partial-result workspace.
 func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 // (latency-bound) launches.
 type mlaVariant struct {
 	name     string
-	partial  bool // writes a chunk's partial result for mla_combine; grid z is the split
+	partial  bool // writes a chunk's partial result for the combine; grid z is the split
 	small    bool // for launches of about a wave: replicated score tiles
 	maxSplit int  // the largest split a launch may have
 }
@@ -641,7 +641,7 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 		lseNat := b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1)))
 		b.Store1(lse, b.Add(b.Mul(row64, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK, lseNat)
 	} else {
-		// Partial output for mla_combine: o / l and the log2 LSE (-inf when empty).
+		// Partial output for the combine: o / l and the log2 LSE (-inf when empty).
 		part := b.Add(b.Mul(row64, b.Cast(split, ir.I64)), b.Cast(b.ProgramID(2), ir.I64))
 		wsRows := b.Add(b.Mul(part, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {

@@ -68,7 +68,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
-	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (mla_combine on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
+	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
 	}
