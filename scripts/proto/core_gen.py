@@ -1,0 +1,551 @@
+"""Core-loop prototypes of the 16-head sparse MLA decode (issue 20, item 0), written as PTX.
+
+One CTA = 16 heads; its W warps split the 512 dims (split-D: warp w owns DPW = 512/W dims of
+q.k and of O). Per tile of NC candidates, each warp:
+  raw e4m3 words (LDS.128 from its own ring rows) -> K B-fragments (dequantized in registers)
+  -> partial scores by mma.sync against Q held in registers (loaded once)
+  -> partial scores all-reduced through shared memory (one bar.sync per tile, double-buffered)
+  -> online softmax (running max, ex2, partial row sums kept per warp)
+  -> O *= alpha, P packed as bf16 hi + lo (exact) -> V B-fragments by movmatrix.trans of the K
+     fragments -> P.V mma.sync into the warp's O columns.
+Reduction order of q.k is permuted so that one 32-bit raw word of a candidate is one k-step's two
+B registers (lane (g,q) of k-step k takes dims 32q' + 4k + 0..3 of its block; Q is loaded with the
+same permutation). The fake shared addresses are conflict-free, as a ring whose 16-byte chunks are
+XOR-swizzled by candidate row would be.
+
+Options (name=value on the command line):
+  W=4|8          warps per CTA (DPW = 128 | 64 dims per warp)
+  NC=16|32       candidates per tile
+  DEQ=f32|int|none
+                 f32: cvt e4m3x2->f16x2, f16->f32, fmul by the f32 scale, cvt to bf16x2 (ptxgen today)
+                 int: bytes placed by prmt (sign replicated into the next byte), shl 4, and with
+                      0x87f087f0 -> bf16 bits of e4m3 * 2^-120, then mul.rn.bf16x2 by 2^(e-7)
+                 none: raw words used as fragments (wrong values, same data flow)
+  PIPE=0|1       1: q.k of tile j+1 is issued in the same block as softmax tail and P.V of tile j
+                 (software pipelining inside the warp; the exchange of j+1 is written before the
+                 barrier that ends iteration j)
+  GATHER=0|1     1: each warp cp.async-gathers its own slice of every candidate of tile j+S-1 from
+                 a pool of 584-byte records (random record ids from a hash) into an S-stage ring;
+                 its visibility is the warp's own cp.async.wait_group + bar.warp.sync
+  S=2|3|4        ring stages for GATHER=1
+  EXACT=1|0      P as bf16 hi + lo (1) or one bf16 term (0)
+  REG=N          .maxnreg N (0: none), to buy CTAs per SM
+Writes core_<name>.ptx; prints the name.
+"""
+import sys
+
+opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0")
+for a in sys.argv[1:]:
+    k, v = a.split("=")
+    opt[k] = v
+W, NC, PIPE, GATHER, S, EXACT = (int(opt[k]) for k in ("W", "NC", "PIPE", "GATHER", "S", "EXACT"))
+DEQ = opt["DEQ"]
+DPW = 512 // W          # dims per warp
+KS = DPW // 16          # q.k k-steps per warp
+NT = NC // 8            # candidate n8 tiles
+NB = max(DPW // 64, 1)  # scale blocks per warp
+ON = DPW // 8           # O n8 tiles per warp
+REC = 584
+# 16-byte chunks of a record each warp gathers (nope 448 B = 28 chunks, rope 128 B = 8, scales 8 B).
+if W == 4:
+    CHUNKS = [8, 8, 8, 12]
+else:
+    CHUNKS = [4, 4, 4, 4, 4, 4, 4, 8]
+# ring slot bytes of each warp: its chunks of NC candidates, then their 8-byte scale words
+SLOTS = [NC * 16 * c + NC * 8 for c in CHUNKS]
+ROW = 576               # bytes of a record's nope + rope part; its scales are in a separate array
+STAGES = S if GATHER else 1
+EXCH = 16 * NC * 4 * 2              # a warp's partial scores, x2 buffers (bytes: 16 heads x NC x f32)
+EXCH_BASE = 0
+RING_BASE = EXCH_BASE + W * EXCH
+SMEM = RING_BASE + STAGES * sum(SLOTS)
+
+REG = int(opt["REG"])
+name = (f"w{W}_n{NC}_{DEQ}_p{PIPE}" + (f"_g{S}" if GATHER else "") + ("" if EXACT else "_bf16p")
+        + (f"_r{REG}" if REG else ""))
+L = []
+
+
+def e(s):
+    L.append("\t" + s)
+
+
+cnt = {"r": 0, "f": 0, "h": 0, "p": 10}
+
+
+def R():
+    cnt["r"] += 1
+    return f"%r{cnt['r']}"
+
+
+def F():
+    cnt["f"] += 1
+    return f"%f{cnt['f']}"
+
+
+def H():
+    cnt["h"] += 1
+    return f"%h{cnt['h']}"
+
+
+def P_():
+    cnt["p"] += 1
+    return f"%p{cnt['p']}"
+
+
+# ---- prologue: lane, warp, bases
+e("mov.u32 %x00, %tid.x;")
+e("and.b32 %x01, %x00, 31;")        # lane
+e("shr.u32 %x02, %x00, 5;")         # warp
+e("mov.u32 %x03, smem;")
+e(f"mad.lo.u32 %x04, %x02, {EXCH}, %x03;")          # this warp's exchange buffer
+e(f"shl.b32 %x05, %x01, 4;")
+# this warp's ring: base and slot size, by a select chain over the warp index
+e(f"mov.u32 %x40, {SLOTS[0]};")
+e(f"mov.u32 %x41, {RING_BASE};")
+for i in range(1, W):
+    p = P_()
+    e(f"setp.eq.u32 {p}, %x02, {i};")
+    e(f"selp.u32 %x40, {SLOTS[i]}, %x40, {p};")
+    e(f"selp.u32 %x41, {RING_BASE + STAGES * sum(SLOTS[:i])}, %x41, {p};")
+e("add.u32 %x06, %x03, %x41;")
+e("add.u32 %x07, %x06, %x05;")     # this lane's raw read base (slot 0)
+e(f"mad.lo.u32 %x08, %x01, 16, %x03;")              # lane offset for exchange reads
+e("ld.param.u32 %x10, [ntiles];")
+if GATHER:
+    e("ld.param.u64 %rd1, [pool];")
+    e("ld.param.u32 %x11, [nrec];")
+    e(f"mul.wide.u32 %rd7, %x11, {ROW};")      # the scale array follows the records
+    e("add.u64 %rd7, %rd7, %rd1;")
+    e("mov.u32 %x12, %ctaid.x;")
+    # chunks of this warp: lookup table by warp (per-warp chunk count and byte offset in a record)
+    offs = [sum(CHUNKS[:i]) * 16 for i in range(W)]
+    e(f"mov.u32 %x13, {CHUNKS[0]};")
+    e(f"mov.u32 %x14, 0;")
+    for i in range(1, W):
+        p = P_()
+        e(f"setp.eq.u32 {p}, %x02, {i};")
+        e(f"selp.u32 %x13, {CHUNKS[i]}, %x13, {p};")
+        e(f"selp.u32 %x14, {offs[i]}, %x14, {p};")
+
+# Q fragments (permuted k) held in registers: KS k-steps x 4 registers, loaded once.
+Q = [[R() for _ in range(4)] for _ in range(KS)]
+for k in range(KS):
+    e(f"ld.shared.v4.b32 {{{Q[k][0]},{Q[k][1]},{Q[k][2]},{Q[k][3]}}}, [%x08+{k * 512}];")
+O0 = [[f"%o{n * 4 + i}" for i in range(4)] for n in range(ON)]
+for n in range(ON):
+    for i in range(4):
+        e(f"mov.f32 {O0[n][i]}, 0f00000000;")
+M0 = ["%m0", "%m1"]   # running max of rows g and g+8
+L0 = ["%m2", "%m3"]   # partial row sums
+for r in M0:
+    e(f"mov.f32 {r}, 0fFF800000;")
+for r in L0:
+    e(f"mov.f32 {r}, 0f00000000;")
+e("mov.u32 %x20, 0;")  # tile counter j
+
+
+def gather(tile_reg, slot_expr_reg):
+    """cp.async this warp's chunks of every candidate of tile `tile_reg` into the ring slot at
+    `slot_expr_reg` (a register holding the slot's byte base for this warp)."""
+    total = NC * max(CHUNKS)
+    for it in range((total + 31) // 32):
+        cid = R()
+        e(f"add.u32 {cid}, %x01, {it * 32};")          # chunk id within the tile
+        cand = R()
+        ch = R()
+        # cand = cid / maxchunks, ch = cid % maxchunks (maxchunks is a power of two or 12)
+        mc = max(CHUNKS)
+        e(f"div.u32 {cand}, {cid}, {mc};") if mc & (mc - 1) else e(f"shr.u32 {cand}, {cid}, {mc.bit_length() - 1};")
+        e(f"rem.u32 {ch}, {cid}, {mc};") if mc & (mc - 1) else e(f"and.b32 {ch}, {cid}, {mc - 1};")
+        ok = P_()
+        e(f"setp.lt.u32 {ok}, {ch}, %x13;")
+        if total - it * 32 < 32:
+            ok2 = P_()
+            e(f"setp.lt.u32 {ok2}, {cid}, {total};")
+            e(f"and.pred {ok}, {ok}, {ok2};")
+        # record id = hash(cta, tile, cand) % nrec
+        h = R()
+        e(f"mad.lo.u32 {h}, %x12, 1000003, {tile_reg};")
+        e(f"mad.lo.u32 {h}, {h}, 7919, {cand};")
+        e(f"mul.lo.u32 {h}, {h}, -1640531535;")
+        h2 = R()
+        e(f"shr.u32 {h2}, {h}, 15;")
+        e(f"xor.b32 {h}, {h}, {h2};")
+        e(f"rem.u32 {h}, {h}, %x11;")
+        ga = f"%rd{10 + it * 3}"
+        gb = f"%rd{11 + it * 3}"
+        e(f"mul.wide.u32 {ga}, {h}, {ROW};")
+        off = R()
+        e(f"mad.lo.u32 {off}, {ch}, 16, %x14;")
+        e(f"cvt.u64.u32 {gb}, {off};")
+        e(f"add.u64 {ga}, {ga}, {gb};")
+        e(f"add.u64 {ga}, {ga}, %rd1;")
+        sa = R()
+        e(f"mad.lo.u32 {sa}, {cid}, 16, {slot_expr_reg};")
+        e(f"@{ok} cp.async.cg.shared.global [{sa}], [{ga}], 16;")
+    # the scale words of the NC candidates (lanes 0..NC-1), after the chunks in the slot
+    ok = P_()
+    e(f"setp.lt.u32 {ok}, %x01, {NC};")
+    h = R()
+    e(f"mad.lo.u32 {h}, %x12, 1000003, {tile_reg};")
+    e(f"mad.lo.u32 {h}, {h}, 7919, %x01;")
+    e(f"mul.lo.u32 {h}, {h}, -1640531535;")
+    h2 = R()
+    e(f"shr.u32 {h2}, {h}, 15;")
+    e(f"xor.b32 {h}, {h}, {h2};")
+    e(f"rem.u32 {h}, {h}, %x11;")
+    e(f"mul.wide.u32 %rd8, {h}, 8;")
+    e("add.u64 %rd8, %rd8, %rd7;")
+    sa = R()
+    e(f"mad.lo.u32 {sa}, %x13, {NC * 16}, {slot_expr_reg};")
+    e(f"mad.lo.u32 {sa}, %x01, 8, {sa};")
+    e(f"@{ok} cp.async.ca.shared.global [{sa}], [%rd8], 8;")
+    e("cp.async.commit_group;")
+
+
+def load_and_dequant(slot_reg):
+    """Raw words of the tile in this warp's slot -> K fragments KF[(t,k,h)]."""
+    W_ = {}
+    for t in range(NT):
+        for v in range(KS // 4):
+            r = [R() for _ in range(4)]
+            e(f"ld.shared.v4.b32 {{{r[0]},{r[1]},{r[2]},{r[3]}}}, [{slot_reg}+{(t * (KS // 4) + v) * 512}];")
+            for i in range(4):
+                W_[(t, 4 * v + i)] = r[i]
+    sc = {}
+    for t in range(NT):
+        for b in range(NB):
+            x = R()
+            e(f"ld.shared.u8 {x}, [{slot_reg}+{t * 8 + b}];")
+            if DEQ == "f32":
+                s = R()
+                e(f"shl.b32 {s}, {x}, 23;")
+                sc[(t, b)] = s
+            elif DEQ == "int":
+                y = R()
+                e(f"add.u32 {y}, {x}, 120;")          # 2^(e-7) in bf16: exponent field e + 120
+                z = R()
+                e(f"mul.lo.u32 {z}, {y}, 8388736;")  # (y << 7) | (y << 23): bf16x2 pair
+                sc[(t, b)] = z
+    KF = {}
+    for k in range(KS):
+        blk = (k * 16) // 64 if DPW >= 64 else 0
+        for t in range(NT):
+            w = W_[(t, k)]
+            if DEQ == "none":
+                KF[(t, k, 0)] = w
+                kr = R()
+                e(f"xor.b32 {kr}, {w}, 0x10001;")
+                KF[(t, k, 1)] = kr
+                continue
+            if DEQ == "int":
+                for hh, sel in ((0, "0x9180"), (1, "0xb3a2")):
+                    # bytes: byte0 = 0, byte1 = b (sign replicated in byte1's top via sel bit 3?)
+                    # sel nibbles (d.b0..b3): 0 -> take a.b0, 8|1 -> sign-replicate a.b1 ...
+                    x = R()
+                    e(f"prmt.b32 {x}, {w}, 0, {sel};")
+                    y = R()
+                    e(f"shl.b32 {y}, {x}, 4;")
+                    e(f"and.b32 {y}, {y}, 0x87f087f0;")
+                    kr = R()
+                    e(f"mul.rn.bf16x2 {kr}, {y}, {sc[(t, blk % NB)]};")
+                    KF[(t, k, hh)] = kr
+                continue
+            lo = H()
+            hi = H()
+            e(f"mov.b32 {{{lo},{hi}}}, {w};")
+            for hh, src in enumerate((lo, hi)):
+                p = R()
+                e(f"cvt.rn.f16x2.e4m3x2 {p}, {src};")
+                a = H()
+                b = H()
+                e(f"mov.b32 {{{a},{b}}}, {p};")
+                fa = F()
+                fb = F()
+                e(f"cvt.f32.f16 {fa}, {a};")
+                e(f"cvt.f32.f16 {fb}, {b};")
+                ma = F()
+                mb = F()
+                e(f"mul.rn.f32 {ma}, {fa}, {sc[(t, blk % NB)]};")
+                e(f"mul.rn.f32 {mb}, {fb}, {sc[(t, blk % NB)]};")
+                kr = R()
+                e(f"cvt.rn.bf16x2.f32 {kr}, {mb}, {ma};")
+                KF[(t, k, hh)] = kr
+    return KF
+
+
+def qk(KF):
+    Sr = [[F() for _ in range(4)] for _ in range(NT)]
+    for t in range(NT):
+        for i in range(4):
+            e(f"mov.f32 {Sr[t][i]}, 0f00000000;")
+    for k in range(KS):
+        for t in range(NT):
+            d = [F() for _ in range(4)]
+            e(f"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d[0]},{d[1]},{d[2]},{d[3]}}}, "
+              f"{{{Q[k][0]},{Q[k][1]},{Q[k][2]},{Q[k][3]}}}, {{{KF[(t, k, 0)]},{KF[(t, k, 1)]}}}, "
+              f"{{{Sr[t][0]},{Sr[t][1]},{Sr[t][2]},{Sr[t][3]}}};")
+            Sr[t] = d
+    return Sr
+
+
+def write_partial(Sr, buf_reg):
+    for t in range(NT):
+        e(f"st.shared.v4.f32 [{buf_reg}+{t * 512}], {{{Sr[t][0]},{Sr[t][1]},{Sr[t][2]},{Sr[t][3]}}};")
+
+
+def read_sum(Sr, par_reg):
+    """Sum the partial scores of all W warps (this warp's own included, from registers)."""
+    out = [row[:] for row in Sr]
+    for ow in range(1, W):
+        for t in range(NT):
+            nv = [F() for _ in range(4)]
+            a = R()
+            # the other warp's buffer: ((warp + ow) % W) * EXCH + parity
+            e(f"add.u32 {a}, %x02, {ow};")
+            e(f"and.b32 {a}, {a}, {W - 1};")
+            e(f"mad.lo.u32 {a}, {a}, {EXCH}, {par_reg};")
+            e(f"ld.shared.v4.f32 {{{nv[0]},{nv[1]},{nv[2]},{nv[3]}}}, [{a}+{t * 512}];")
+            for i in range(4):
+                s = F()
+                e(f"add.rn.f32 {s}, {out[t][i]}, {nv[i]};")
+                out[t][i] = s
+    return out
+
+
+def softmax(Ssum):
+    """Online softmax on full scores (already in log2 units). Returns P, alpha per row half."""
+    alpha = []
+    P = [[None] * 4 for _ in range(NT)]
+    for half in range(2):
+        m = F()
+        e(f"max.f32 {m}, {Ssum[0][2 * half]}, {Ssum[0][2 * half + 1]};")
+        for t in range(1, NT):
+            m2 = F()
+            e(f"max.f32 {m2}, {m}, {Ssum[t][2 * half]};")
+            m3 = F()
+            e(f"max.f32 {m3}, {m2}, {Ssum[t][2 * half + 1]};")
+            m = m3
+        for sh in (1, 2):
+            o = F()
+            e(f"shfl.sync.bfly.b32 {o}, {m}, {sh}, 31, -1;")
+            m2 = F()
+            e(f"max.f32 {m2}, {m}, {o};")
+            m = m2
+        mn = F()
+        e(f"max.f32 {mn}, {M0[half]}, {m};")
+        d = F()
+        e(f"sub.f32 {d}, {M0[half]}, {mn};")
+        a = F()
+        e(f"ex2.approx.ftz.f32 {a}, {d};")
+        alpha.append(a)
+        e(f"mov.f32 {M0[half]}, {mn};")
+        acc = F()
+        e(f"mul.f32 {acc}, {L0[half]}, {a};")
+        for t in range(NT):
+            for i in (2 * half, 2 * half + 1):
+                x = F()
+                e(f"sub.f32 {x}, {Ssum[t][i]}, {mn};")
+                p = F()
+                e(f"ex2.approx.ftz.f32 {p}, {x};")
+                P[t][i] = p
+                acc2 = F()
+                e(f"add.f32 {acc2}, {acc}, {p};")
+                acc = acc2
+        e(f"mov.f32 {L0[half]}, {acc};")
+    return P, alpha
+
+
+def pv(P, alpha, KF, O):
+    for n in range(ON):
+        for i in range(4):
+            nf = F()
+            e(f"mul.f32 {nf}, {O[n][i]}, {alpha[0] if i < 2 else alpha[1]};")
+            O[n][i] = nf
+
+    def packA(kk, lo_term):
+        regs = []
+        for (t, i0) in ((2 * kk, 0), (2 * kk, 2), (2 * kk + 1, 0), (2 * kk + 1, 2)):
+            a, b = P[t][i0], P[t][i0 + 1]
+            hi = R()
+            e(f"cvt.rn.bf16x2.f32 {hi}, {b}, {a};")
+            if not lo_term:
+                regs.append(hi)
+                continue
+            ha = H()
+            hb = H()
+            e(f"mov.b32 {{{ha},{hb}}}, {hi};")
+            fa = F()
+            fb = F()
+            e(f"cvt.f32.bf16 {fa}, {ha};")
+            e(f"cvt.f32.bf16 {fb}, {hb};")
+            ra = F()
+            rb = F()
+            e(f"sub.rn.f32 {ra}, {a}, {fa};")
+            e(f"sub.rn.f32 {rb}, {b}, {fb};")
+            lo = R()
+            e(f"cvt.rn.bf16x2.f32 {lo}, {rb}, {ra};")
+            regs.append(lo)
+        return regs
+
+    for kk in range(NC // 16):
+        Ah = packA(kk, False)
+        Al = packA(kk, True) if EXACT else None
+        for k in range(KS):
+            for hh in range(2):
+                n = k * 2 + hh
+                v0 = R()
+                v1 = R()
+                e(f"movmatrix.sync.aligned.m8n8.trans.b16 {v0}, {KF[(2 * kk, k, hh)]};")
+                e(f"movmatrix.sync.aligned.m8n8.trans.b16 {v1}, {KF[(2 * kk + 1, k, hh)]};")
+                for A in ([Ah, Al] if EXACT else [Ah]):
+                    d = [F() for _ in range(4)]
+                    e(f"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{d[0]},{d[1]},{d[2]},{d[3]}}}, "
+                      f"{{{A[0]},{A[1]},{A[2]},{A[3]}}}, {{{v0},{v1}}}, "
+                      f"{{{O[n][0]},{O[n][1]},{O[n][2]},{O[n][3]}}};")
+                    O[n] = d
+
+
+def slot_reg_for(tile_reg):
+    """Register with this warp's ring slot base (lane offset included) for tile `tile_reg`."""
+    if not GATHER:
+        return "%x07"
+    s = R()
+    e(f"rem.u32 {s}, {tile_reg}, {S};")
+    a = R()
+    e(f"mad.lo.u32 {a}, {s}, %x40, %x07;")
+    return a
+
+
+def raw_slot_base(tile_reg):
+    s = R()
+    e(f"rem.u32 {s}, {tile_reg}, {S};")
+    a = R()
+    e(f"mad.lo.u32 {a}, {s}, %x40, %x06;")
+    return a
+
+
+def par_reg(tile_reg, own):
+    """Exchange buffer parity base for tile `tile_reg` (own warp's, or the CTA base for reads)."""
+    p = R()
+    e(f"and.b32 {p}, {tile_reg}, 1;")
+    a = R()
+    e(f"mad.lo.u32 {a}, {p}, {EXCH // 2}, {'%x04' if own else '%x03'};")
+    b = R()
+    e(f"add.u32 {b}, {a}, %x05;")
+    return b
+
+
+def wait_tile():
+    if GATHER:
+        e(f"cp.async.wait_group {S - 1};")
+        e("bar.warp.sync -1;")
+
+
+# ---- gather prologue
+if GATHER:
+    for j in range(S - 1):
+        tr = R()
+        e(f"mov.u32 {tr}, {j};")
+        gather(tr, raw_slot_base(tr))
+
+if not PIPE:
+    L.append("$LOOP:")
+    if GATHER:
+        nt = R()
+        e(f"add.u32 {nt}, %x20, {S - 1};")
+        gather(nt, raw_slot_base(nt))
+    wait_tile()
+    KF = load_and_dequant(slot_reg_for("%x20"))
+    Sr = qk(KF)
+    own = par_reg("%x20", True)
+    write_partial(Sr, own)
+    e(f"bar.sync 1, {W * 32};")
+    Ssum = read_sum(Sr, par_reg("%x20", False))
+    Pm, alpha = softmax(Ssum)
+    O = [row[:] for row in O0]
+    pv(Pm, alpha, KF, O)
+    for n in range(ON):
+        for i in range(4):
+            e(f"mov.f32 {O0[n][i]}, {O[n][i]};")
+else:
+    # prologue: q.k of tile 0, its partial written, barrier
+    if GATHER:
+        nt = R()
+        e(f"mov.u32 {nt}, {S - 1};")
+        gather(nt, raw_slot_base(nt))
+    wait_tile()
+    KF0 = load_and_dequant(slot_reg_for("%x20"))
+    S0 = qk(KF0)
+    write_partial(S0, par_reg("%x20", True))
+    e(f"bar.sync 1, {W * 32};")
+    KFc = {key: f"%kc{i}" for i, key in enumerate(sorted(KF0))}
+    Sc = [[f"%sc{t * 4 + i}" for i in range(4)] for t in range(NT)]
+    for key in KF0:
+        e(f"mov.b32 {KFc[key]}, {KF0[key]};")
+    for t in range(NT):
+        for i in range(4):
+            e(f"mov.f32 {Sc[t][i]}, {S0[t][i]};")
+    L.append("$LOOP:")
+    nxt = R()
+    e("add.u32 %x21, %x20, 1;")
+    if GATHER:
+        e(f"add.u32 {nxt}, %x20, {S};")
+        gather(nxt, raw_slot_base(nxt))
+    Ssum = read_sum(Sc, par_reg("%x20", False))
+    Pm, alpha = softmax(Ssum)
+    wait_tile()
+    KFn = load_and_dequant(slot_reg_for("%x21"))
+    Sn = qk(KFn)
+    O = [row[:] for row in O0]
+    pv(Pm, alpha, KFc, O)
+    write_partial(Sn, par_reg("%x21", True))
+    e(f"bar.sync 1, {W * 32};")
+    for n in range(ON):
+        for i in range(4):
+            e(f"mov.f32 {O0[n][i]}, {O[n][i]};")
+    for key in KFn:
+        e(f"mov.b32 {KFc[key]}, {KFn[key]};")
+    for t in range(NT):
+        for i in range(4):
+            e(f"mov.f32 {Sc[t][i]}, {Sn[t][i]};")
+
+e("add.u32 %x20, %x20, 1;")
+e("setp.lt.u32 %p1, %x20, %x10;")
+e("@%p1 bra.uni $LOOP;")
+if GATHER:
+    e("cp.async.wait_all;")
+e("ld.param.u64 %rd2, [pout];")
+e("cvta.to.global.u64 %rd3, %rd2;")
+e("mov.u32 %x30, %ctaid.x;")
+e(f"mad.lo.u32 %x31, %x30, {W * 32}, %x00;")
+e(f"mul.wide.u32 %rd4, %x31, {ON * 16 + 16};")
+e("add.u64 %rd5, %rd3, %rd4;")
+for n in range(ON):
+    e(f"st.global.v4.f32 [%rd5+{n * 16}], {{{O0[n][0]},{O0[n][1]},{O0[n][2]},{O0[n][3]}}};")
+e(f"st.global.v2.f32 [%rd5+{ON * 16}], {{{L0[0]},{L0[1]}}};")
+e("ret;")
+
+params = ".param .u64 pout, .param .u32 ntiles"
+if GATHER:
+    params += ", .param .u64 pool, .param .u32 nrec"
+hdr = f""".version 7.8
+.target {opt['TARGET']}
+.address_size 64
+.extern .shared .align 128 .b8 smem[];
+.visible .entry core({params}){f" .maxnreg {REG}" if REG else ""}
+{{
+\t.reg .b32 %r<20000>;
+\t.reg .b16 %h<20000>;
+\t.reg .f32 %f<20000>;
+\t.reg .b64 %rd<400>;
+\t.reg .b32 %x<100>;
+\t.reg .b32 %kc<200>;
+\t.reg .f32 %o<200>;
+\t.reg .f32 %m<4>;
+\t.reg .f32 %sc<64>;
+\t.reg .pred %p<1000>;
+"""
+open(f"core_{name}.ptx", "w").write(hdr + "\n".join(L) + "\n}\n")
+print(name, SMEM, W * 32, NC, 16 * sum(CHUNKS), GATHER)
