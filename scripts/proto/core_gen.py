@@ -30,11 +30,17 @@ Options (name=value on the command line):
   S=2|3|4        ring stages for GATHER=1
   EXACT=1|0      P as bf16 hi + lo (1) or one bf16 term (0)
   REG=N          .maxnreg N (0: none), to buy CTAs per SM
+  GATHER=2       as 1, but the records come from a paged pool as in the cache (pages of 64 records,
+                 584 B each: 576-byte records then 8-byte scale words), the token ids from an index
+                 array (one ld.global.nc per chunk, L1 hits), and each warp runs a loop of exactly
+                 its own chunk count (8 or 12 at W=4) instead of predicating to the largest
+  COMPUTE=0      only the gathers: each warp waits for its slot and folds one word of it into a
+                 checksum (the gather ceiling through the same ring, for GATHER=1|2)
 Writes core_<name>.ptx; prints the name.
 """
 import sys
 
-opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0")
+opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0", COMPUTE="1")
 for a in sys.argv[1:]:
     k, v = a.split("=")
     opt[k] = v
@@ -61,7 +67,11 @@ RING_BASE = EXCH_BASE + W * EXCH
 SMEM = RING_BASE + STAGES * sum(SLOTS)
 
 REG = int(opt["REG"])
-name = (f"w{W}_n{NC}_{DEQ}_p{PIPE}" + (f"_g{S}" if GATHER else "") + ("" if EXACT else "_bf16p")
+COMPUTE = int(opt["COMPUTE"])
+PAGE = 64
+PAGE_STRIDE = PAGE * REC
+name = (f"w{W}_n{NC}_{DEQ}_p{PIPE}" + (f"_g{S}" if GATHER == 1 else f"_pg{S}" if GATHER == 2 else "")
+        + ("" if COMPUTE else "_gatheronly") + ("" if EXACT else "_bf16p")
         + (f"_r{REG}" if REG else ""))
 L = []
 
@@ -118,6 +128,11 @@ if GATHER:
     e(f"mul.wide.u32 %rd7, %x11, {ROW};")      # the scale array follows the records
     e("add.u64 %rd7, %rd7, %rd1;")
     e("mov.u32 %x12, %ctaid.x;")
+    if GATHER == 2:
+        e("ld.param.u64 %rd20, [pidx];")
+        e(f"mul.wide.u32 %rd21, %x12, {NC * 4};")
+        e("mul.lo.u64 %rd21, %rd21, 2048;")        # 2048 tiles of indices per CTA
+        e("add.u64 %rd20, %rd20, %rd21;")
     # chunks of this warp: lookup table by warp (per-warp chunk count and byte offset in a record)
     offs = [sum(CHUNKS[:i]) * 16 for i in range(W)]
     e(f"mov.u32 %x13, {CHUNKS[0]};")
@@ -202,6 +217,81 @@ def gather(tile_reg, slot_expr_reg):
     e(f"mad.lo.u32 {sa}, %x01, 8, {sa};")
     e(f"@{ok} cp.async.ca.shared.global [{sa}], [%rd8], 8;")
     e("cp.async.commit_group;")
+
+
+glabel = [0]
+
+
+def gather_paged(tile_reg, slot_expr_reg):
+    """GATHER=2: this warp's chunks of tile `tile_reg`'s records from the paged pool, token ids
+    from the index array; a warp-uniform branch picks the loop of this warp's chunk count."""
+    glabel[0] += 1
+    n = glabel[0]
+    tb = R()
+    e(f"mul.lo.u32 {tb}, {tile_reg}, {NC};")
+    counts = sorted(set(CHUNKS))
+    for ci, c in enumerate(counts):
+        if ci + 1 < len(counts):
+            pb = P_()
+            e(f"setp.ne.u32 {pb}, %x13, {c};")
+            e(f"@{pb} bra $G{n}_{ci + 1};")
+        for it in range(NC * c // 32):
+            cid = R()
+            e(f"add.u32 {cid}, %x01, {it * 32};")
+            cand = R()
+            e(f"div.u32 {cand}, {cid}, {c};")
+            ch = R()
+            e(f"mad.lo.u32 {ch}, {cand}, -{c}, {cid};")
+            tok = R()
+            ia = R()
+            e(f"add.u32 {ia}, {tb}, {cand};")
+            e(f"mul.wide.u32 %rd22, {ia}, 4;")
+            e("add.u64 %rd22, %rd22, %rd20;")
+            e(f"ld.global.nc.u32 {tok}, [%rd22];")
+            pg = R()
+            e(f"shr.u32 {pg}, {tok}, 6;")
+            off = R()
+            e(f"and.b32 {off}, {tok}, 63;")
+            e(f"mul.wide.u32 %rd23, {pg}, {PAGE_STRIDE};")
+            bo = R()
+            e(f"mad.lo.u32 {bo}, {off}, {ROW}, %x14;")
+            e(f"mad.lo.u32 {bo}, {ch}, 16, {bo};")
+            e(f"cvt.u64.u32 %rd24, {bo};")
+            e("add.u64 %rd23, %rd23, %rd24;")
+            e("add.u64 %rd23, %rd23, %rd1;")
+            sa = R()
+            e(f"mad.lo.u32 {sa}, {cid}, 16, {slot_expr_reg};")
+            e(f"cp.async.cg.shared.global [{sa}], [%rd23], 16;")
+        e(f"bra.uni $G{n}_end;")
+        L.append(f"$G{n}_{ci + 1}:")
+    L.append(f"$G{n}_end:")
+    ok = P_()
+    e(f"setp.lt.u32 {ok}, %x01, {NC};")
+    ia = R()
+    e(f"add.u32 {ia}, {tb}, %x01;")
+    e(f"mul.wide.u32 %rd22, {ia}, 4;")
+    e("add.u64 %rd22, %rd22, %rd20;")
+    tok = R()
+    e(f"@{ok} ld.global.nc.u32 {tok}, [%rd22];")
+    pg = R()
+    e(f"shr.u32 {pg}, {tok}, 6;")
+    off = R()
+    e(f"and.b32 {off}, {tok}, 63;")
+    e(f"mul.wide.u32 %rd23, {pg}, {PAGE_STRIDE};")
+    bo = R()
+    e(f"mad.lo.u32 {bo}, {off}, 8, {PAGE * ROW};")
+    e(f"cvt.u64.u32 %rd24, {bo};")
+    e("add.u64 %rd23, %rd23, %rd24;")
+    e("add.u64 %rd23, %rd23, %rd1;")
+    sa = R()
+    e(f"mad.lo.u32 {sa}, %x13, {NC * 16}, {slot_expr_reg};")
+    e(f"mad.lo.u32 {sa}, %x01, 8, {sa};")
+    e(f"@{ok} cp.async.ca.shared.global [{sa}], [%rd23], 8;")
+    e("cp.async.commit_group;")
+
+
+if GATHER == 2:
+    gather = gather_paged  # noqa: F811
 
 
 def load_and_dequant(slot_reg):
@@ -450,7 +540,19 @@ if GATHER:
         e(f"mov.u32 {tr}, {j};")
         gather(tr, raw_slot_base(tr))
 
-if not PIPE:
+if not COMPUTE:
+    e("mov.u32 %x50, 0;")
+    L.append("$LOOP:")
+    nt = R()
+    e(f"add.u32 {nt}, %x20, {S - 1};")
+    gather(nt, raw_slot_base(nt))
+    wait_tile()
+    sr = slot_reg_for("%x20")
+    w = R()
+    e(f"ld.shared.b32 {w}, [{sr}];")
+    e(f"xor.b32 %x50, %x50, {w};")
+    e("mov.b32 %m2, %x50;")
+elif not PIPE:
     L.append("$LOOP:")
     if GATHER:
         nt = R()
@@ -522,7 +624,7 @@ e("mov.u32 %x30, %ctaid.x;")
 e(f"mad.lo.u32 %x31, %x30, {W * 32}, %x00;")
 e(f"mul.wide.u32 %rd4, %x31, {ON * 16 + 16};")
 e("add.u64 %rd5, %rd3, %rd4;")
-for n in range(ON):
+for n in range(ON if COMPUTE else 0):
     e(f"st.global.v4.f32 [%rd5+{n * 16}], {{{O0[n][0]},{O0[n][1]},{O0[n][2]},{O0[n][3]}}};")
 e(f"st.global.v2.f32 [%rd5+{ON * 16}], {{{L0[0]},{L0[1]}}};")
 e("ret;")
@@ -530,6 +632,8 @@ e("ret;")
 params = ".param .u64 pout, .param .u32 ntiles"
 if GATHER:
     params += ", .param .u64 pool, .param .u32 nrec"
+if GATHER == 2:
+    params += ", .param .u64 pidx"
 hdr = f""".version 7.8
 .target {opt['TARGET']}
 .address_size 64
@@ -548,4 +652,4 @@ hdr = f""".version 7.8
 \t.reg .pred %p<1000>;
 """
 open(f"core_{name}.ptx", "w").write(hdr + "\n".join(L) + "\n}\n")
-print(name, SMEM, W * 32, NC, 16 * sum(CHUNKS), GATHER)
+print(name, SMEM, W * 32, NC, 16 * sum(CHUNKS) + 8, GATHER)

@@ -54,6 +54,10 @@ def run(name, smem, threads, nc, rec, gather, per_sm, ntiles, pool, nrec, reps=5
     grid = sms * per_sm
     out = cp.zeros(grid * threads * 80, dtype=cp.float32)
     args = (out, cp.uint32(ntiles)) + ((pool, cp.uint32(nrec)) if gather else ())
+    if gather == 2:
+        npages = pool.size // (64 * 584)
+        idx = cp.random.randint(0, npages * 64, size=grid * 2048 * nc, dtype=cp.int32)
+        args = args + (idx,)
     k((grid,), (threads,), args, shared_mem=smem)
     dev.synchronize()
     ts = []
@@ -86,7 +90,7 @@ if __name__ == "__main__":
         if name != want:
             continue
         smem, threads, nc, rec, gather = int(smem), int(threads), int(nc), int(rec), int(gather)
-        for per_sm in ((1,) if mode == "once" else (1, 2, 3, 4)):
+        for per_sm in ((2,) if mode == "once" else (1, 2, 3, 4)):
             ntiles = (600 if gather else 1500) * (32 // nc)
             r = run(name, smem, threads, nc, rec, gather, per_sm, ntiles, pool, nrec, reps=(1 if mode == "once" else 5))
             print(f"{name:26s} {per_sm} CTA/SM regs {r['regs']:3d}: {r['us']:9.1f} us  {r['ns_per_32c_tile']:7.0f} ns SM-time per 16h x 32c tile"

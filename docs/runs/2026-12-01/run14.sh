@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# GPU run 14 (issue 20, item 0): run 13's harness on the paged-gather prototypes (GATHER=2: page
+# and index addressing as in the cache, per-warp chunk loops) and the gather-only kernels through
+# the same ring (the ceiling of the same records), timed in one run.
+set -uo pipefail
+REPO=$PWD; P=/tmp/proto; mkdir -p $P; cd $P
+bash $REPO/scripts/proto/variants.sh > /dev/null
+T=$REPO/scripts/proto/time_core.py
+: > $OUT/time.txt
+for n in $(cut -d' ' -f1 variants.txt | grep -E '_pg|gatheronly|w4_n32_int_p0_g3$|w4_n32_int_p0$'); do
+	timeout 60 python3 $T time $n 2>&1 | grep -v Traceback | tail -8 >> $OUT/time.txt
+done
+grep -v '^JSON' $OUT/time.txt
+timeout 90 ncu --clock-control none --kernel-name core --launch-count 1 --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis python3 $T once w4_n32_int_p0_pg3 > $OUT/ncu_pg3.txt 2>&1; echo "ncu rc=$?"
