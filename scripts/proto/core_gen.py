@@ -34,13 +34,15 @@ Options (name=value on the command line):
                  584 B each: 576-byte records then 8-byte scale words), the token ids from an index
                  array (one ld.global.nc per chunk, L1 hits), and each warp runs a loop of exactly
                  its own chunk count (8 or 12 at W=4) instead of predicating to the largest
+  IDXPF=1        GATHER=2: each lane loads the token id of candidate `lane` one tile ahead and the
+                 chunk loops take ids by shfl.sync, so no index load sits in the address chain
   COMPUTE=0      only the gathers: each warp waits for its slot and folds one word of it into a
                  checksum (the gather ceiling through the same ring, for GATHER=1|2)
 Writes core_<name>.ptx; prints the name.
 """
 import sys
 
-opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0", COMPUTE="1")
+opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0", COMPUTE="1", IDXPF="0")
 for a in sys.argv[1:]:
     k, v = a.split("=")
     opt[k] = v
@@ -68,10 +70,11 @@ SMEM = RING_BASE + STAGES * sum(SLOTS)
 
 REG = int(opt["REG"])
 COMPUTE = int(opt["COMPUTE"])
+IDXPF = int(opt["IDXPF"])
 PAGE = 64
 PAGE_STRIDE = PAGE * REC
 name = (f"w{W}_n{NC}_{DEQ}_p{PIPE}" + (f"_g{S}" if GATHER == 1 else f"_pg{S}" if GATHER == 2 else "")
-        + ("" if COMPUTE else "_gatheronly") + ("" if EXACT else "_bf16p")
+        + ("_ipf" if IDXPF else "") + ("" if COMPUTE else "_gatheronly") + ("" if EXACT else "_bf16p")
         + (f"_r{REG}" if REG else ""))
 L = []
 
@@ -133,6 +136,12 @@ if GATHER:
         e(f"mul.wide.u32 %rd21, %x12, {NC * 4};")
         e("mul.lo.u64 %rd21, %rd21, 2048;")        # 2048 tiles of indices per CTA
         e("add.u64 %rd20, %rd20, %rd21;")
+        if IDXPF:   # tile 0's id of candidate `lane`
+            e("mov.u32 %x60, 0;")
+            e(f"setp.lt.u32 %p9, %x01, {NC};")
+            e("mul.wide.u32 %rd22, %x01, 4;")
+            e("add.u64 %rd22, %rd22, %rd20;")
+            e("@%p9 ld.global.nc.u32 %x60, [%rd22];")
     # chunks of this warp: lookup table by warp (per-warp chunk count and byte offset in a record)
     offs = [sum(CHUNKS[:i]) * 16 for i in range(W)]
     e(f"mov.u32 %x13, {CHUNKS[0]};")
@@ -243,11 +252,14 @@ def gather_paged(tile_reg, slot_expr_reg):
             ch = R()
             e(f"mad.lo.u32 {ch}, {cand}, -{c}, {cid};")
             tok = R()
-            ia = R()
-            e(f"add.u32 {ia}, {tb}, {cand};")
-            e(f"mul.wide.u32 %rd22, {ia}, 4;")
-            e("add.u64 %rd22, %rd22, %rd20;")
-            e(f"ld.global.nc.u32 {tok}, [%rd22];")
+            if IDXPF:
+                e(f"shfl.sync.idx.b32 {tok}, %x60, {cand}, 31, -1;")
+            else:
+                ia = R()
+                e(f"add.u32 {ia}, {tb}, {cand};")
+                e(f"mul.wide.u32 %rd22, {ia}, 4;")
+                e("add.u64 %rd22, %rd22, %rd20;")
+                e(f"ld.global.nc.u32 {tok}, [%rd22];")
             pg = R()
             e(f"shr.u32 {pg}, {tok}, 6;")
             off = R()
@@ -267,12 +279,22 @@ def gather_paged(tile_reg, slot_expr_reg):
     L.append(f"$G{n}_end:")
     ok = P_()
     e(f"setp.lt.u32 {ok}, %x01, {NC};")
-    ia = R()
-    e(f"add.u32 {ia}, {tb}, %x01;")
-    e(f"mul.wide.u32 %rd22, {ia}, 4;")
-    e("add.u64 %rd22, %rd22, %rd20;")
     tok = R()
-    e(f"@{ok} ld.global.nc.u32 {tok}, [%rd22];")
+    if IDXPF:
+        e(f"mov.b32 {tok}, %x60;")
+        # the next tile's id of candidate `lane`, for the next call
+        ia = R()
+        e(f"add.u32 {ia}, {tb}, {NC};")
+        e(f"add.u32 {ia}, {ia}, %x01;")
+        e(f"mul.wide.u32 %rd22, {ia}, 4;")
+        e("add.u64 %rd22, %rd22, %rd20;")
+        e(f"@{ok} ld.global.nc.u32 %x60, [%rd22];")
+    else:
+        ia = R()
+        e(f"add.u32 {ia}, {tb}, %x01;")
+        e(f"mul.wide.u32 %rd22, {ia}, 4;")
+        e("add.u64 %rd22, %rd22, %rd20;")
+        e(f"@{ok} ld.global.nc.u32 {tok}, [%rd22];")
     pg = R()
     e(f"shr.u32 {pg}, {tok}, 6;")
     off = R()
