@@ -36,24 +36,31 @@ Options (name=value on the command line):
                  its own chunk count (8 or 12 at W=4) instead of predicating to the largest
   IDXPF=1        GATHER=2: each lane loads the token id of candidate `lane` one tile ahead and the
                  chunk loops take ids by shfl.sync, so no index load sits in the address chain
+  PROD=1         GATHER=2 with a producer warp: one more warp gathers whole records (consecutive
+                 lanes take consecutive 16-byte chunks; lane l also the scale word of candidate l)
+                 into an S-slot ring and hands
+                 slots over by named barriers (FULL: producer bar.arrive, math warps bar.sync;
+                 EMPTY: math warps bar.arrive after dequantizing, producer bar.sync)
   COMPUTE=0      only the gathers: each warp waits for its slot and folds one word of it into a
                  checksum (the gather ceiling through the same ring, for GATHER=1|2)
 Writes core_<name>.ptx; prints the name.
 """
 import sys
 
-opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0", COMPUTE="1", IDXPF="0")
+opt = dict(W="4", NC="32", DEQ="int", PIPE="0", GATHER="0", S="3", EXACT="1", TARGET="sm_90", REG="0", COMPUTE="1", IDXPF="0", PROD="0")
 for a in sys.argv[1:]:
     k, v = a.split("=")
     opt[k] = v
 W, NC, PIPE, GATHER, S, EXACT = (int(opt[k]) for k in ("W", "NC", "PIPE", "GATHER", "S", "EXACT"))
 DEQ = opt["DEQ"]
+PROD = int(opt["PROD"])
 DPW = 512 // W          # dims per warp
 KS = DPW // 16          # q.k k-steps per warp
 NT = NC // 8            # candidate n8 tiles
 NB = max(DPW // 64, 1)  # scale blocks per warp
 ON = DPW // 8           # O n8 tiles per warp
 REC = 584
+PSLOT = NC * REC        # a producer slot (PROD=1): NC records of 576 B, then their scale words
 # 16-byte chunks of a record each warp gathers (nope 448 B = 28 chunks, rope 128 B = 8, scales 8 B).
 if W == 4:
     CHUNKS = [8, 8, 8, 12]
@@ -66,15 +73,16 @@ STAGES = S if GATHER else 1
 EXCH = 16 * NC * 4 * 2              # a warp's partial scores, x2 buffers (bytes: 16 heads x NC x f32)
 EXCH_BASE = 0
 RING_BASE = EXCH_BASE + W * EXCH
-SMEM = RING_BASE + STAGES * sum(SLOTS)
+SMEM = RING_BASE + (S * PSLOT if PROD else STAGES * sum(SLOTS))
 
 REG = int(opt["REG"])
 COMPUTE = int(opt["COMPUTE"])
 IDXPF = int(opt["IDXPF"])
+
 PAGE = 64
 PAGE_STRIDE = PAGE * REC
 name = (f"w{W}_n{NC}_{DEQ}_p{PIPE}" + (f"_g{S}" if GATHER == 1 else f"_pg{S}" if GATHER == 2 else "")
-        + ("_ipf" if IDXPF else "") + ("" if COMPUTE else "_gatheronly") + ("" if EXACT else "_bf16p")
+        + ("_ipf" if IDXPF else "") + ("_prod" if PROD else "") + ("" if COMPUTE else "_gatheronly") + ("" if EXACT else "_bf16p")
         + (f"_r{REG}" if REG else ""))
 L = []
 
@@ -523,6 +531,14 @@ def slot_reg_for(tile_reg):
     """Register with this warp's ring slot base (lane offset included) for tile `tile_reg`."""
     if not GATHER:
         return "%x07"
+    if PROD:
+        s_ = R()
+        e(f"rem.u32 {s_}, {tile_reg}, {S};")
+        a = R()
+        e(f"mad.lo.u32 {a}, {s_}, {PSLOT}, %x03;")
+        e(f"add.u32 {a}, {a}, {RING_BASE};")
+        e(f"add.u32 {a}, {a}, %x05;")
+        return a
     s = R()
     e(f"rem.u32 {s}, {tile_reg}, {S};")
     a = R()
@@ -555,8 +571,20 @@ def wait_tile():
         e("bar.warp.sync -1;")
 
 
+if PROD:
+    e(f"setp.eq.u32 %p8, %x02, {W};")
+    e("@%p8 bra.uni $PRODUCER;")
+
+
+def bar_id(tile_reg, base):
+    b = R()
+    e(f"rem.u32 {b}, {tile_reg}, {S};")
+    e(f"add.u32 {b}, {b}, {base};")
+    return b
+
+
 # ---- gather prologue
-if GATHER:
+if GATHER and not PROD:
     for j in range(S - 1):
         tr = R()
         e(f"mov.u32 {tr}, {j};")
@@ -574,6 +602,26 @@ if not COMPUTE:
     e(f"ld.shared.b32 {w}, [{sr}];")
     e(f"xor.b32 %x50, %x50, {w};")
     e("mov.b32 %m2, %x50;")
+elif PROD:
+    L.append("$LOOP:")
+    e(f"bar.sync {bar_id('%x20', 2)}, {(W + 1) * 32};")           # FULL: tile j is in its slot
+    KF = load_and_dequant(slot_reg_for("%x20"))
+    nt = R()
+    e(f"add.u32 {nt}, %x20, {S};")
+    pe = P_()
+    e(f"setp.lt.u32 {pe}, {nt}, %x10;")
+    e(f"@{pe} bar.arrive {bar_id('%x20', 2 + S)}, {(W + 1) * 32};")  # EMPTY: the slot may be refilled
+    Sr = qk(KF)
+    own = par_reg("%x20", True)
+    write_partial(Sr, own)
+    e(f"bar.sync 1, {W * 32};")
+    Ssum = read_sum(Sr, par_reg("%x20", False))
+    Pm, alpha = softmax(Ssum)
+    O = [row[:] for row in O0]
+    pv(Pm, alpha, KF, O)
+    for n in range(ON):
+        for i in range(4):
+            e(f"mov.f32 {O0[n][i]}, {O[n][i]};")
 elif not PIPE:
     L.append("$LOOP:")
     if GATHER:
@@ -651,6 +699,91 @@ for n in range(ON if COMPUTE else 0):
 e(f"st.global.v2.f32 [%rd5+{ON * 16}], {{{L0[0]},{L0[1]}}};")
 e("ret;")
 
+
+def producer():
+    """The producer warp: lane l gathers candidate l of every tile (ids a tile ahead)."""
+    L.append("$PRODUCER:")
+    nb = (W + 1) * 32
+    e("mov.u32 %x20, 0;")
+    e("mul.wide.u32 %rd22, %x01, 4;")
+    e("add.u64 %rd22, %rd22, %rd20;")
+    e("ld.global.nc.u32 %x60, [%rd22];")                  # tile 0's id of candidate `lane`
+    L.append("$PLOOP:")
+    pw = P_()
+    e(f"setp.ge.u32 {pw}, %x20, {S};")
+    e(f"@{pw} bar.sync {bar_id('%x20', 2 + S)}, {nb};")     # EMPTY: the slot of tile j - S is free
+    tok = R()
+    e(f"mov.b32 {tok}, %x60;")
+    ia = R()
+    e("add.u32 %x61, %x20, 1;")
+    e(f"mad.lo.u32 {ia}, %x61, {NC}, %x01;")
+    e(f"mul.wide.u32 %rd22, {ia}, 4;")
+    e("add.u64 %rd22, %rd22, %rd20;")
+    e("ld.global.nc.u32 %x60, [%rd22];")                  # the next tile's id
+    slot = R()
+    e(f"rem.u32 {slot}, %x20, {S};")
+    e(f"mad.lo.u32 {slot}, {slot}, {PSLOT}, %x03;")
+    e(f"add.u32 {slot}, {slot}, {RING_BASE};")
+    # consecutive lanes take consecutive 16-byte chunks of a record (coalesced), ids by shfl
+    nch = ROW // 16
+    for it in range(NC * nch // 32):
+        cid = R()
+        e(f"add.u32 {cid}, %x01, {it * 32};")
+        cand = R()
+        e(f"div.u32 {cand}, {cid}, {nch};")
+        t2 = R()
+        e(f"shfl.sync.idx.b32 {t2}, {tok}, {cand}, 31, -1;")
+        p2 = R()
+        e(f"shr.u32 {p2}, {t2}, 6;")
+        o2 = R()
+        e(f"and.b32 {o2}, {t2}, 63;")
+        e(f"mul.wide.u32 %rd27, {p2}, {PAGE_STRIDE};")
+        b2 = R()
+        e(f"mad.lo.u32 {b2}, {o2}, {ROW}, 0;")
+        ch = R()
+        e(f"mad.lo.u32 {ch}, {cand}, -{nch}, {cid};")
+        e(f"mad.lo.u32 {b2}, {ch}, 16, {b2};")
+        e(f"cvt.u64.u32 %rd28, {b2};")
+        e("add.u64 %rd27, %rd27, %rd28;")
+        e("add.u64 %rd27, %rd27, %rd1;")
+        dst = R()
+        e(f"mad.lo.u32 {dst}, {cid}, 16, {slot};")
+        e(f"cp.async.cg.shared.global [{dst}], [%rd27], 16;")
+    pg = R()
+    e(f"shr.u32 {pg}, {tok}, 6;")
+    off = R()
+    e(f"and.b32 {off}, {tok}, 63;")
+    e(f"mul.wide.u32 %rd23, {pg}, {PAGE_STRIDE};")
+    e("add.u64 %rd23, %rd23, %rd1;")                      # page base of candidate `lane`
+    e(f"mul.wide.u32 %rd24, {off}, 8;")
+    e("add.u64 %rd26, %rd23, %rd24;")
+    e(f"add.u64 %rd26, %rd26, {PAGE * ROW};")
+    sd = R()
+    e(f"mad.lo.u32 {sd}, %x01, 8, {slot};")
+    e(f"cp.async.ca.shared.global [{sd}+{NC * ROW}], [%rd26], 8;")
+    e("cp.async.commit_group;")
+    # signal tile j - S + 2 once it has landed (keeps S - 1 tiles in flight)
+    if S >= 2:
+        e(f"cp.async.wait_group {S - 2};")
+        t = R()
+        e(f"add.u32 {t}, %x20, {2 - S + 3 * S};")          # j - S + 2, kept non-negative mod S
+        pf = P_()
+        e(f"setp.ge.u32 {pf}, %x20, {S - 2};")
+        e(f"@{pf} bar.arrive {bar_id(t, 2)}, {nb};")
+    e("add.u32 %x20, %x20, 1;")
+    e("setp.lt.u32 %p2, %x20, %x10;")
+    e("@%p2 bra.uni $PLOOP;")
+    e("cp.async.wait_all;")
+    for k in range(S - 2):   # the last S - 2 tiles
+        t = R()
+        e(f"add.u32 {t}, %x10, {k + 2 - S + 3 * S};")
+        e(f"bar.arrive {bar_id(t, 2)}, {nb};")
+    e("ret;")
+
+
+if PROD:
+    producer()
+
 params = ".param .u64 pout, .param .u32 ntiles"
 if GATHER:
     params += ", .param .u64 pool, .param .u32 nrec"
@@ -674,4 +807,4 @@ hdr = f""".version 7.8
 \t.reg .pred %p<1000>;
 """
 open(f"core_{name}.ptx", "w").write(hdr + "\n".join(L) + "\n}\n")
-print(name, SMEM, W * 32, NC, 16 * sum(CHUNKS) + 8, GATHER)
+print(name, SMEM, (W + PROD) * 32, NC, 16 * sum(CHUNKS) + 8, GATHER)
