@@ -281,9 +281,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		return layout{kind: lExpr}, nil
 	case ir.OpReduce:
-		src := f.layouts[o.Args[0]]
-		if src.kind != lAcc {
-			return layout{}, fmt.Errorf("reductions run on mma fragments (operand is %v)", src)
+		src, err := f.reduceSource(o)
+		if err != nil {
+			return layout{}, err
 		}
 		if o.Int == 1 {
 			return layout{kind: lRows, wm: src.wm, wn: src.wn, rep: src.rep}, nil
@@ -327,6 +327,28 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 	}
 	return res, nil
+}
+
+// reduceSource is the split a reduction reads its operand in: the operand's own
+// when it is in mma fragments; for a recomputed or shared tile, the split
+// chooseWarpGrid gives its padded extents (legalize padded them so that one
+// exists), and each thread reads the elements at its fragment coordinates. The
+// reduction then runs like one over fragments: in the thread, across the quad or
+// column lanes, across warps through scratch.
+func (f *fn) reduceSource(o *ir.Op) (layout, error) {
+	x := o.Args[0]
+	l := f.layouts[x]
+	switch l.kind {
+	case lAcc:
+		return l, nil
+	case lExpr, lShared:
+		wm, wn, err := chooseWarpGrid(x.Type.Shape[0]/granuleM, x.Type.Shape[1]/granuleN, f.k.Warps)
+		if err != nil {
+			return layout{}, err
+		}
+		return layout{kind: lAcc, wm: wm, wn: wn}, nil
+	}
+	return layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
 }
 
 // latencyBound reports whether the launch is about one wave of CTAs (at most

@@ -233,8 +233,8 @@ func (f *fn) setHome(v *ir.Value, h layout) {
 // across warps (0 when the reduced axis is inside one warp).
 func (f *fn) reduceScratch(o *ir.Op) int {
 	x := o.Args[0]
-	l := f.layouts[x]
-	if l.kind != lAcc {
+	l, err := f.reduceSource(o)
+	if err != nil {
 		return 0
 	}
 	if o.Int == 1 && l.wn > 1 {

@@ -1,0 +1,362 @@
+package lower
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/emu"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// The kernels of this file are written the way a user writes them (issue 22): a
+// block of rows per CTA, a tile load, reductions of the loaded tile, loops over
+// column chunks with the row statistics carried, the new math ops, and no dot to
+// force a layout. They run in the emulator against float64 references on seeded
+// random inputs over odd shapes and warp counts.
+
+// userShape is one case: rows x width f32, blockRows rows per CTA, warps per CTA.
+type userShape struct {
+	rows, width, blockRows, warps int
+}
+
+func (s userShape) String() string {
+	return fmt.Sprintf("rows%d_w%d_br%d_warps%d", s.rows, s.width, s.blockRows, s.warps)
+}
+
+func (s userShape) ctas() int { return (s.rows + s.blockRows - 1) / s.blockRows }
+
+// rowBlock returns the CTA's row offsets (element offsets of each row's start) and
+// the mask of rows that exist.
+func rowBlock(b *ir.Builder, s userShape) (offs, ok *ir.Value) {
+	r := b.Add(b.Mul(b.ProgramID(0), b.I32(int64(s.blockRows))), b.Iota(s.blockRows))
+	ok = b.Cmp(ir.CmpLT, r, b.I32(int64(s.rows)))
+	return b.Mul(b.Cast(r, ir.I64), b.I64(int64(s.width))), ok
+}
+
+func f32Param(b *ir.Builder, name string, n int) *ir.Value {
+	return b.Param(name, ir.PtrTo(ir.F32), 4, int64(4*n))
+}
+
+// scaleKernel: y = x * alpha over [rows x width], a grid of (row block, column
+// block) CTAs of blockRows x cols.
+func scaleKernel(s userShape, cols int) *ir.Builder {
+	b := ir.NewBuilder("scale")
+	x := f32Param(b, "x", s.rows*s.width)
+	y := f32Param(b, "y", s.rows*s.width)
+	alpha := b.Param("alpha", ir.ScalarOf(ir.F32), 0, 0)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), (s.width+cols-1)/cols, 1)
+	offs, ok := rowBlock(b, s)
+	c0 := b.Mul(b.ProgramID(1), b.I32(int64(cols)))
+	bound := b.Sub(b.I32(int64(s.width)), c0)
+	t := b.Load2(x, offs, b.Cast(c0, ir.I64), cols, ok, bound)
+	b.Store2(y, offs, b.Cast(c0, ir.I64), ok, bound, b.Mul(t, alpha))
+	return b
+}
+
+// softmaxKernel: each row of y is softmax(x's row), whole rows in one tile.
+func softmaxKernel(s userShape) *ir.Builder {
+	b := ir.NewBuilder("softmax")
+	x := f32Param(b, "x", s.rows*s.width)
+	y := f32Param(b, "y", s.rows*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	offs, ok := rowBlock(b, s)
+	t := b.Load2(x, offs, b.I64(0), s.width, ok, nil)
+	m := b.Reduce("max", t, 1)
+	e := b.Exp(b.Sub(t, b.Broadcast(m, 1, s.blockRows, s.width)))
+	sum := b.Reduce("sum", e, 1)
+	b.Store2(y, offs, b.I64(0), ok, nil, b.Div(e, b.Broadcast(sum, 1, s.blockRows, s.width)))
+	return b
+}
+
+// softmaxChunked: rows too wide for one tile. A first loop over column chunks
+// carries each row's running max and sum (online softmax); a second writes
+// exp(x - max) / sum chunk by chunk.
+func softmaxChunked(s userShape, chunk int) *ir.Builder {
+	b := ir.NewBuilder("softmax_chunked")
+	x := f32Param(b, "x", s.rows*s.width)
+	y := f32Param(b, "y", s.rows*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	offs, ok := rowBlock(b, s)
+	br := s.blockRows
+	chunks := b.I32(int64((s.width + chunk - 1) / chunk))
+	load := func(c *ir.Value) (*ir.Value, *ir.Value, *ir.Value) {
+		c0 := b.Mul(c, b.I32(int64(chunk)))
+		bound := b.Sub(b.I32(int64(s.width)), c0)
+		return b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, bound), c0, bound
+	}
+	stats := b.For(b.I32(0), chunks, 1, []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, br)), b.ConstFloat(0, ir.TileOf(ir.F32, br))},
+		func(c *ir.Value, st []*ir.Value) []*ir.Value {
+			t, _, bound := load(c)
+			// Columns past the row's end are out of the softmax.
+			in := b.Broadcast(b.Cmp(ir.CmpLT, b.Iota(chunk), bound), 0, br, chunk)
+			t = b.Select(in, t, b.F32(ir.NegInf))
+			m := b.Max(st[0], b.Reduce("max", t, 1))
+			p := b.Exp(b.Sub(t, b.Broadcast(m, 1, br, chunk)))
+			l := b.Add(b.Mul(st[1], b.Exp(b.Sub(st[0], m))), b.Reduce("sum", p, 1))
+			return []*ir.Value{m, l}
+		})
+	inv := b.Rcp(stats[1])
+	b.For(b.I32(0), chunks, 1, nil, func(c *ir.Value, _ []*ir.Value) []*ir.Value {
+		t, c0, bound := load(c)
+		p := b.Exp(b.Sub(t, b.Broadcast(stats[0], 1, br, chunk)))
+		b.Store2(y, offs, b.Cast(c0, ir.I64), ok, bound, b.Mul(p, b.Broadcast(inv, 1, br, chunk)))
+		return nil
+	})
+	return b
+}
+
+// rmsnormKernel: y = x / sqrt(mean(x^2) + eps) * w, whole rows in one tile.
+func rmsnormKernel(s userShape, eps float64) *ir.Builder {
+	b := ir.NewBuilder("rmsnorm")
+	x := f32Param(b, "x", s.rows*s.width)
+	w := f32Param(b, "w", s.width)
+	y := f32Param(b, "y", s.rows*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	offs, ok := rowBlock(b, s)
+	t := b.Load2(x, offs, b.I64(0), s.width, ok, nil)
+	ss := b.Reduce("sum", b.Mul(t, t), 1)
+	inv := b.Rsqrt(b.Add(b.Mul(ss, b.F32(1/float64(s.width))), b.F32(eps)))
+	wt := b.Load1(w, b.Cast(b.Iota(s.width), ir.I64), nil)
+	shape := []int{s.blockRows, s.width}
+	b.Store2(y, offs, b.I64(0), ok, nil, b.Mul(b.Mul(t, b.Broadcast(inv, 1, shape...)), b.Broadcast(wt, 0, shape...)))
+	return b
+}
+
+// rmsnormChunked: the sum of squares is carried over column chunks, then a
+// second loop scales each chunk.
+func rmsnormChunked(s userShape, chunk int, eps float64) *ir.Builder {
+	b := ir.NewBuilder("rmsnorm_chunked")
+	x := f32Param(b, "x", s.rows*s.width)
+	w := f32Param(b, "w", s.width)
+	y := f32Param(b, "y", s.rows*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	offs, ok := rowBlock(b, s)
+	br := s.blockRows
+	chunks := b.I32(int64((s.width + chunk - 1) / chunk))
+	load := func(c *ir.Value) (*ir.Value, *ir.Value, *ir.Value) {
+		c0 := b.Mul(c, b.I32(int64(chunk)))
+		bound := b.Sub(b.I32(int64(s.width)), c0)
+		return b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, bound), c0, bound
+	}
+	ss := b.For(b.I32(0), chunks, 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, br))}, func(c *ir.Value, st []*ir.Value) []*ir.Value {
+		t, _, _ := load(c) // columns past the end read as 0
+		return []*ir.Value{b.Add(st[0], b.Reduce("sum", b.Mul(t, t), 1))}
+	})[0]
+	inv := b.Rsqrt(b.Add(b.Mul(ss, b.F32(1/float64(s.width))), b.F32(eps)))
+	b.For(b.I32(0), chunks, 1, nil, func(c *ir.Value, _ []*ir.Value) []*ir.Value {
+		t, c0, bound := load(c)
+		j := b.Add(b.Iota(chunk), c0)
+		wt := b.Load1(w, b.Cast(j, ir.I64), b.Cmp(ir.CmpLT, j, b.I32(int64(s.width))))
+		shape := []int{br, chunk}
+		b.Store2(y, offs, b.Cast(c0, ir.I64), ok, bound, b.Mul(b.Mul(t, b.Broadcast(inv, 1, shape...)), b.Broadcast(wt, 0, shape...)))
+		return nil
+	})
+	return b
+}
+
+// userCase compiles a kernel and runs it in the emulator on args, returning the
+// output buffer y.
+func runUserKernel(t *testing.T, b *ir.Builder, target string, bufs map[string][]float32, scalars map[string]float32) ([]float32, *ptx.Kernel) {
+	t.Helper()
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile(k, target, Options{Check: true})
+	if err != nil {
+		t.Fatalf("compile %s: %v", k.Name, err)
+	}
+	pk := res.Kernel
+	mem := emu.NewMemory()
+	var args []any
+	for _, p := range k.Params {
+		name := p.Value.Name
+		if p.Value.Type.Kind == ir.Ptr {
+			data := bufs[name]
+			raw := make([]byte, 4*len(data))
+			for i, v := range data {
+				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+			}
+			args = append(args, mem.Alloc(name, raw))
+			continue
+		}
+		args = append(args, scalars[name])
+	}
+	if err := emu.RunKernel(pk, args, mem); err != nil {
+		t.Fatalf("%s: %v", k.Name, err)
+	}
+	raw := mem.Bytes("y")
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, pk
+}
+
+func randomRows(rng *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * scale)
+	}
+	return x
+}
+
+// compare checks got against the float64 reference within abs + rel*|want|.
+func compare(t *testing.T, what string, seed uint64, got []float32, want []float64, abs, rel float64) {
+	t.Helper()
+	bad := 0
+	for i := range want {
+		g := float64(got[i])
+		if d := math.Abs(g - want[i]); !(d <= abs+rel*math.Abs(want[i])) {
+			if bad < 5 {
+				t.Errorf("%s (seed %d): element %d = %g, want %g (difference %.3g)", what, seed, i, g, want[i], d)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%s (seed %d): %d of %d elements outside %g + %g x |want|", what, seed, bad, len(want), abs, rel)
+	}
+}
+
+func softmaxRef(x []float32, rows, width int) []float64 {
+	y := make([]float64, len(x))
+	for r := 0; r < rows; r++ {
+		row := x[r*width : (r+1)*width]
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = math.Max(m, float64(v))
+		}
+		s := 0.0
+		for _, v := range row {
+			s += math.Exp(float64(v) - m)
+		}
+		for j, v := range row {
+			y[r*width+j] = math.Exp(float64(v)-m) / s
+		}
+	}
+	return y
+}
+
+func rmsnormRef(x, w []float32, rows, width int, eps float64) []float64 {
+	y := make([]float64, len(x))
+	for r := 0; r < rows; r++ {
+		row := x[r*width : (r+1)*width]
+		ss := 0.0
+		for _, v := range row {
+			ss += float64(v) * float64(v)
+		}
+		inv := 1 / math.Sqrt(ss/float64(width)+eps)
+		for j, v := range row {
+			y[r*width+j] = float64(v) * inv * float64(w[j])
+		}
+	}
+	return y
+}
+
+// userShapes are the odd shapes of issue 22: rows 1, 7, 33; widths 8, 100, 1000,
+// 4096; 1, 3 (no even split of anything) and 4 warps.
+func userShapes(maxWidth int) []userShape {
+	var out []userShape
+	for _, rows := range []int{1, 7, 33} {
+		for _, width := range []int{8, 100, 1000, 4096} {
+			if width > maxWidth {
+				continue
+			}
+			for _, warps := range []int{1, 3, 4} {
+				out = append(out, userShape{rows: rows, width: width, blockRows: 16, warps: warps})
+			}
+		}
+	}
+	return out
+}
+
+func TestUserScale(t *testing.T) {
+	for i, s := range userShapes(4096) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(100 + i)
+			rng := rand.New(rand.NewPCG(seed, 1))
+			x := randomRows(rng, s.rows*s.width, 2)
+			alpha := float32(rng.Float64()*4 - 2)
+			got, _ := runUserKernel(t, scaleKernel(s, min(s.width, 256)), "sm_90",
+				map[string][]float32{"x": x, "y": make([]float32, len(x))}, map[string]float32{"alpha": alpha})
+			want := make([]float64, len(x))
+			for j, v := range x {
+				want[j] = float64(float32(float64(v) * float64(alpha))) // one rounded multiply
+			}
+			compare(t, "scale", seed, got, want, 0, 0)
+		})
+	}
+}
+
+// softmax tolerances: exp is ex2.approx (2 ulp) of a rounded product (|x|/2 ulp
+// for |x| up to about 30 here), summed over up to 4096 terms in f32.
+const softmaxRel, softmaxAbs = 2e-5, 1e-9
+
+func TestUserSoftmax(t *testing.T) {
+	for i, s := range userShapes(1000) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(200 + i)
+			rng := rand.New(rand.NewPCG(seed, 2))
+			x := randomRows(rng, s.rows*s.width, 3)
+			got, _ := runUserKernel(t, softmaxKernel(s), "sm_90", map[string][]float32{"x": x, "y": make([]float32, len(x))}, nil)
+			compare(t, "softmax", seed, got, softmaxRef(x, s.rows, s.width), softmaxAbs, softmaxRel)
+		})
+	}
+}
+
+func TestUserSoftmaxChunked(t *testing.T) {
+	for i, s := range userShapes(4096) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(300 + i)
+			rng := rand.New(rand.NewPCG(seed, 3))
+			x := randomRows(rng, s.rows*s.width, 3)
+			got, _ := runUserKernel(t, softmaxChunked(s, 256), "sm_90", map[string][]float32{"x": x, "y": make([]float32, len(x))}, nil)
+			compare(t, "softmax (chunked)", seed, got, softmaxRef(x, s.rows, s.width), softmaxAbs, softmaxRel)
+		})
+	}
+}
+
+// rmsnorm tolerance: rsqrt.approx (2^-22.9 relative) and f32 sums of up to 4096
+// squares.
+const rmsRel, rmsAbs = 1e-5, 1e-6
+
+func TestUserRMSNorm(t *testing.T) {
+	const eps = 1e-6
+	for i, s := range userShapes(1000) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(400 + i)
+			rng := rand.New(rand.NewPCG(seed, 4))
+			x := randomRows(rng, s.rows*s.width, 1)
+			w := randomRows(rng, s.width, 1)
+			got, _ := runUserKernel(t, rmsnormKernel(s, eps), "sm_90", map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}, nil)
+			compare(t, "rmsnorm", seed, got, rmsnormRef(x, w, s.rows, s.width, eps), rmsAbs, rmsRel)
+		})
+	}
+}
+
+func TestUserRMSNormChunked(t *testing.T) {
+	const eps = 1e-6
+	for i, s := range userShapes(4096) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(500 + i)
+			rng := rand.New(rand.NewPCG(seed, 5))
+			x := randomRows(rng, s.rows*s.width, 1)
+			w := randomRows(rng, s.width, 1)
+			got, _ := runUserKernel(t, rmsnormChunked(s, 256, eps), "sm_90", map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}, nil)
+			compare(t, "rmsnorm (chunked)", seed, got, rmsnormRef(x, w, s.rows, s.width, eps), rmsAbs, rmsRel)
+		})
+	}
+}
+
+var _ = ptxas.Require
