@@ -138,6 +138,21 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
+	case l.kind == lThreads && m.col0 == nil:
+		// Element tid + k x threads by its thread; threads past the end store nothing.
+		n := v.Type.Shape[0]
+		for k := 0; k < e.threadElems(n); k++ {
+			rc := e.runCoordsOf(k, n, 1)
+			var live ptx.Operand
+			if (k+1)*e.nthreads > n {
+				live = e.reg(ir.I1)
+				e.ins("setp.lt.u32", live, rc.run, ptx.Imm(n))
+			}
+			if err := e.storeElem(o, m, rc.row, live, func() (ptx.Operand, error) { return e.threadElem(v, k, n) }); err != nil {
+				return err
+			}
+		}
+		return nil
 	case (l.kind == lExpr || l.kind == lShared) && m.col0 != nil:
 		return e.storeTile(m)
 	case (l.kind == lExpr || l.kind == lScalar) && m.col0 == nil:

@@ -2,6 +2,8 @@ package lower
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/target"
@@ -25,6 +27,11 @@ const (
 	// the threads that hold those rows / columns.
 	lRows
 	lCols
+	// lThreads: a rank-1 tile carried through a loop that is not a row or column
+	// vector of fragments: element i is held in a register of thread i mod the
+	// CTA's threads (ceil(n / threads) registers each). Only elementwise ops, loop
+	// carries and rank-1 stores use it.
+	lThreads
 )
 
 // layout is a tile's placement.
@@ -63,6 +70,8 @@ func (l layout) String() string {
 		return fmt.Sprintf("rows of mma fragments, %dx%d warps", l.wm, l.wn)
 	case lCols:
 		return fmt.Sprintf("columns of mma fragments, %dx%d warps", l.wm, l.wn)
+	case lThreads:
+		return "per-thread elements"
 	}
 	return "?"
 }
@@ -84,7 +93,13 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 			return warps / wn, wn, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps", mt, nt, warps)
+	var fit []string
+	for w := 1; w <= 32; w++ {
+		if nt%(w/gcd(mt, w)) == 0 {
+			fit = append(fit, strconv.Itoa(w))
+		}
+	}
+	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps (warp counts that split it: %s)", mt, nt, warps, strings.Join(fit, ", "))
 }
 
 // assignLayouts is the layout pass.
@@ -156,6 +171,11 @@ func (f *fn) layoutLoop(o *ir.Op) error {
 			if err != nil {
 				return fmt.Errorf("loop-carried value %s: %v", arg, err)
 			}
+			if j.kind == lExpr && arg.Type.Rank() == 1 && y != arg {
+				// A rank-1 tile that changes from one iteration to the next and is no
+				// row or column vector of fragments: each thread holds its elements.
+				j = layout{kind: lThreads}
+			}
 			if j != f.layouts[arg] {
 				f.layouts[arg] = j
 				changed = true
@@ -187,6 +207,8 @@ func joinLayouts(a, b layout) (layout, error) {
 	switch {
 	case a.kind == lScalar && b.kind == lScalar:
 		return a, nil
+	case a.kind == lExpr && b.kind == lThreads || a.kind == lThreads && b.kind == lExpr:
+		return layout{kind: lThreads}, nil
 	case a.kind == lExpr && b.accFamily():
 		return b, nil
 	case b.kind == lExpr && a.accFamily():
@@ -206,6 +228,13 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			}
 		}
 		return layout{kind: lScalar}, nil
+	}
+	if !o.Kind.IsElementwise() {
+		for i, a := range o.Args {
+			if f.layouts[a].kind == lThreads {
+				return layout{}, fmt.Errorf("operand %d (%s) is a loop-carried rank-1 tile held per thread: only elementwise ops, loops and stores take it", i, a)
+			}
+		}
 	}
 	switch o.Kind {
 	case ir.OpIota, ir.OpConst:
@@ -299,6 +328,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		l := f.layouts[a]
 		switch {
 		case l.kind == lScalar || l.kind == lExpr || l.kind == lShared:
+		case l.kind == lThreads:
+			if res.kind != lExpr && res.kind != lThreads {
+				return layout{}, fmt.Errorf("operand %d (%s) is held per thread, another operand is in %v", i, a, res)
+			}
+			res = l
 		case f.isRowView(a):
 			rowViews = append(rowViews, l)
 		case l.accFamily():
@@ -310,6 +344,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 				return layout{}, fmt.Errorf("operand %d rank differs from the result", i)
 			}
 			if res.kind != lExpr && res != want {
+				if res.kind == lThreads {
+					return layout{}, fmt.Errorf("operand %d (%v) meets a loop-carried rank-1 tile held per thread", i, l)
+				}
 				return layout{}, fmt.Errorf("operand %d (%v) is split differently from another operand (%v)", i, l, res)
 			}
 			res = want
@@ -404,9 +441,19 @@ func largestDivisor(n, limit int) int {
 // checkStore accepts the stores the emitter knows how to write.
 func (f *fn) checkStore(o *ir.Op) error {
 	v := o.Args[len(o.Args)-1]
+	for _, a := range o.Args[:len(o.Args)-1] {
+		if f.layouts[a].kind == lThreads {
+			return opError(o, fmt.Errorf("the address or mask %s is a loop-carried tile held per thread", a))
+		}
+	}
 	switch l := f.layouts[v]; l.kind {
 	case lAcc, lRows, lExpr, lScalar, lShared:
 		return nil
+	case lThreads:
+		if len(memOperands(o).val.Type.Shape) == 1 && memOperands(o).col0 == nil {
+			return nil
+		}
+		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
 	default:
 		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
 	}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
@@ -164,9 +165,45 @@ func rmsnormChunked(s userShape, chunk int, eps float64) *ir.Builder {
 	return b
 }
 
+// columnStats: per column, the mean and the max over the rows, walking the rows
+// in a loop that carries a rank-1 sum, a rank-1 max (tiles of the CTA's columns,
+// no row vectors of any fragment) and a scalar count. y holds the means, then the
+// maxima.
+func columnStats(s userShape, cols int) *ir.Builder {
+	b := ir.NewBuilder("column_stats")
+	x := f32Param(b, "x", s.rows*s.width)
+	y := f32Param(b, "y", 2*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid((s.width+cols-1)/cols, 1, 1)
+	j := b.Add(b.Mul(b.ProgramID(0), b.I32(int64(cols))), b.Iota(cols))
+	ok := b.Cmp(ir.CmpLT, j, b.I32(int64(s.width)))
+	jl := b.Cast(j, ir.I64)
+	inits := []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, cols)), b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, cols)), b.F32(0)}
+	st := b.For(b.I32(0), b.I32(int64(s.rows)), 1, inits, func(r *ir.Value, c []*ir.Value) []*ir.Value {
+		v := b.Load1(x, b.Add(b.Mul(b.Cast(r, ir.I64), b.I64(int64(s.width))), jl), ok)
+		return []*ir.Value{b.Add(c[0], v), b.Max(c[1], v), b.Add(c[2], b.F32(1))}
+	})
+	b.Store1(y, jl, ok, b.Div(st[0], st[2]))
+	b.Store1(y, b.Add(jl, b.I64(int64(s.width))), ok, st[1])
+	return b
+}
+
 // userCase compiles a kernel and runs it in the emulator on args, returning the
 // output buffer y.
 func runUserKernel(t *testing.T, b *ir.Builder, target string, bufs map[string][]float32, scalars map[string]float32) ([]float32, *ptx.Kernel) {
+	t.Helper()
+	raw := map[string][]byte{}
+	for name, data := range bufs {
+		raw[name] = make([]byte, 4*len(data))
+		for i, v := range data {
+			binary.LittleEndian.PutUint32(raw[name][4*i:], math.Float32bits(v))
+		}
+	}
+	return runUserKernelBytes(t, b, target, raw, scalars)
+}
+
+// runUserKernelBytes is runUserKernel with buffers as bytes.
+func runUserKernelBytes(t *testing.T, b *ir.Builder, target string, bufs map[string][]byte, scalars map[string]float32) ([]float32, *ptx.Kernel) {
 	t.Helper()
 	k, err := b.Finish()
 	if err != nil {
@@ -182,12 +219,7 @@ func runUserKernel(t *testing.T, b *ir.Builder, target string, bufs map[string][
 	for _, p := range k.Params {
 		name := p.Value.Name
 		if p.Value.Type.Kind == ir.Ptr {
-			data := bufs[name]
-			raw := make([]byte, 4*len(data))
-			for i, v := range data {
-				binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-			}
-			args = append(args, mem.Alloc(name, raw))
+			args = append(args, mem.Alloc(name, bufs[name]))
 			continue
 		}
 		args = append(args, scalars[name])
@@ -355,6 +387,80 @@ func TestUserRMSNormChunked(t *testing.T) {
 			w := randomRows(rng, s.width, 1)
 			got, _ := runUserKernel(t, rmsnormChunked(s, 256, eps), "sm_90", map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}, nil)
 			compare(t, "rmsnorm (chunked)", seed, got, rmsnormRef(x, w, s.rows, s.width, eps), rmsAbs, rmsRel)
+		})
+	}
+}
+
+func TestUserColumnStats(t *testing.T) {
+	for i, s := range userShapes(4096) {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(600 + i)
+			rng := rand.New(rand.NewPCG(seed, 6))
+			x := randomRows(rng, s.rows*s.width, 1)
+			got, _ := runUserKernel(t, columnStats(s, min(s.width, 512)), "sm_90", map[string][]float32{"x": x, "y": make([]float32, 2*s.width)}, nil)
+			want := make([]float64, 2*s.width)
+			for j := 0; j < s.width; j++ {
+				sum, mx := float32(0), float32(math.Inf(-1))
+				for r := 0; r < s.rows; r++ {
+					v := x[r*s.width+j]
+					sum += v // the kernel's order: one f32 add per row
+					mx = max(mx, v)
+				}
+				want[j] = float64(sum / float32(s.rows))
+				want[s.width+j] = float64(mx)
+			}
+			compare(t, "column stats", seed, got, want, 0, 0)
+		})
+	}
+}
+
+// matmulKernel: y[m x n] = a[m x k] · b[k x n] (bf16 in, f32 out), blockRows rows
+// of y per CTA, the whole n and k in one dot. With 3 warps, or 4 and n = 100 (13
+// n8 tiles), the m16 x n8 grid does not split evenly: legalize pads the columns
+// and masks them.
+func matmulKernel(s userShape, k int) *ir.Builder {
+	b := ir.NewBuilder("matmul")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 2, int64(2*s.rows*k))
+	bm := b.Param("b", ir.PtrTo(ir.BF16), 2, int64(2*k*s.width))
+	y := f32Param(b, "y", s.rows*s.width)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	r := b.Add(b.Mul(b.ProgramID(0), b.I32(int64(s.blockRows))), b.Iota(s.blockRows))
+	ok := b.Cmp(ir.CmpLT, r, b.I32(int64(s.rows)))
+	at := b.Load2(a, b.Mul(b.Cast(r, ir.I64), b.I64(int64(k))), b.I64(0), k, ok, nil)
+	bt := b.Load2(bm, b.Mul(b.Cast(b.Iota(k), ir.I64), b.I64(int64(s.width))), b.I64(0), s.width, nil, nil)
+	acc := b.Dot(at, bt, b.ConstFloat(0, ir.TileOf(ir.F32, s.blockRows, s.width)))
+	b.Store2(y, b.Mul(b.Cast(r, ir.I64), b.I64(int64(s.width))), b.I64(0), ok, nil, acc)
+	return b
+}
+
+func TestUserMatmulAnyWarps(t *testing.T) {
+	const k = 40
+	for i, s := range []userShape{{7, 100, 16, 4}, {7, 100, 16, 3}, {33, 24, 32, 3}, {33, 8, 32, 8}, {1, 1000, 16, 3}} {
+		t.Run(s.String(), func(t *testing.T) {
+			seed := uint64(700 + i)
+			rng := rand.New(rand.NewPCG(seed, 7))
+			bf := func(n int) ([]byte, []float64) {
+				raw, vals := make([]byte, 2*n), make([]float64, n)
+				for j := range vals {
+					h := dtype.BF16FromF64(rng.NormFloat64())
+					binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
+					vals[j] = h.F64()
+				}
+				return raw, vals
+			}
+			ab, av := bf(s.rows * k)
+			bb, bv := bf(k * s.width)
+			got, _ := runUserKernelBytes(t, matmulKernel(s, k), "sm_90", map[string][]byte{"a": ab, "b": bb, "y": make([]byte, 4*s.rows*s.width)}, nil)
+			want := make([]float64, s.rows*s.width)
+			for m := 0; m < s.rows; m++ {
+				for n := 0; n < s.width; n++ {
+					for j := 0; j < k; j++ {
+						want[m*s.width+n] += av[m*k+j] * bv[j*s.width+n]
+					}
+				}
+			}
+			compare(t, "matmul", seed, got, want, 1e-5, 1e-6)
 		})
 	}
 }
