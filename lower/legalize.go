@@ -172,8 +172,8 @@ func legalize(f *fn) error {
 	return f.insertPaddingMasks()
 }
 
-// padForWarps pads the columns of tiles that may live in mma fragments until
-// their m16 x n8 grid splits evenly over the warps. A tile of mt m16 rows is split
+// padForWarps pads tiles that may live in mma fragments to whole m16 x n8 tiles
+// and their columns until that grid splits evenly over the warps. A tile of mt m16 rows is split
 // wm = gcd(mt, warps) ways by rows and wn = warps/wm by columns (the only split
 // chooseWarpGrid can find for mt rows), so its n8 columns must be a multiple of
 // wn; where they are not, the column class is padded (and masked, like any
@@ -184,13 +184,13 @@ func (c *dimClasses) padForWarps(tiles []*ir.Value, warps int) {
 	for round := 0; round < 8; round++ {
 		changed := false
 		for _, v := range tiles {
-			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
-			cols := roundUp(v.Type.Shape[1], c.gran(dimRef{v, 1}))
-			if mt == 0 || cols%granuleN != 0 {
-				continue
+			if c.gran(dimRef{v, 0})%granuleM != 0 {
+				c.need(v, 0, granuleM)
+				changed = true
 			}
+			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
 			wn := warps / gcd(mt, warps)
-			if cols/granuleN%wn != 0 {
+			if g := c.gran(dimRef{v, 1}); g%(granuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(granuleN*wn) != 0 {
 				c.need(v, 1, granuleN*wn)
 				changed = true
 			}

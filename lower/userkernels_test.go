@@ -40,7 +40,7 @@ func rowBlock(b *ir.Builder, s userShape) (offs, ok *ir.Value) {
 }
 
 func f32Param(b *ir.Builder, name string, n int) *ir.Value {
-	return b.Param(name, ir.PtrTo(ir.F32), 4, int64(4*n))
+	return b.Param(name, ir.PtrTo(ir.F32), 16, int64(4*n))
 }
 
 // scaleKernel: y = x * alpha over [rows x width], a grid of (row block, column
@@ -347,13 +347,17 @@ func TestUserSoftmax(t *testing.T) {
 	}
 }
 
+// chunkFor varies the column chunk over the cases: wider than the row, dividing
+// no width, the whole row (up to 512); not in step with the warp counts.
+func chunkFor(i, width int) int { return [...]int{256, 96, min(width, 512)}[(i+i/3)%3] }
+
 func TestUserSoftmaxChunked(t *testing.T) {
 	for i, s := range userShapes(4096) {
 		t.Run(s.String(), func(t *testing.T) {
 			seed := uint64(300 + i)
 			rng := rand.New(rand.NewPCG(seed, 3))
 			x := randomRows(rng, s.rows*s.width, 3)
-			got, _ := runUserKernel(t, softmaxChunked(s, 256), "sm_90", map[string][]float32{"x": x, "y": make([]float32, len(x))}, nil)
+			got, _ := runUserKernel(t, softmaxChunked(s, chunkFor(i, s.width)), "sm_90", map[string][]float32{"x": x, "y": make([]float32, len(x))}, nil)
 			compare(t, "softmax (chunked)", seed, got, softmaxRef(x, s.rows, s.width), softmaxAbs, softmaxRel)
 		})
 	}
@@ -385,7 +389,7 @@ func TestUserRMSNormChunked(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 5))
 			x := randomRows(rng, s.rows*s.width, 1)
 			w := randomRows(rng, s.width, 1)
-			got, _ := runUserKernel(t, rmsnormChunked(s, 256, eps), "sm_90", map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}, nil)
+			got, _ := runUserKernel(t, rmsnormChunked(s, chunkFor(i, s.width), eps), "sm_90", map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}, nil)
 			compare(t, "rmsnorm (chunked)", seed, got, rmsnormRef(x, w, s.rows, s.width, eps), rmsAbs, rmsRel)
 		})
 	}
@@ -420,8 +424,8 @@ func TestUserColumnStats(t *testing.T) {
 // and masks them.
 func matmulKernel(s userShape, k int) *ir.Builder {
 	b := ir.NewBuilder("matmul")
-	a := b.Param("a", ir.PtrTo(ir.BF16), 2, int64(2*s.rows*k))
-	bm := b.Param("b", ir.PtrTo(ir.BF16), 2, int64(2*k*s.width))
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, int64(2*s.rows*k))
+	bm := b.Param("b", ir.PtrTo(ir.BF16), 16, int64(2*k*s.width))
 	y := f32Param(b, "y", s.rows*s.width)
 	b.SetWarps(s.warps)
 	b.SetGrid(s.ctas(), 1, 1)
@@ -465,4 +469,54 @@ func TestUserMatmulAnyWarps(t *testing.T) {
 	}
 }
 
-var _ = ptxas.Require
+// TestUserKernelsAssemble: ptxas 11.8 assembles the user kernels for sm_80 and
+// sm_90 with no warning, and all but the whole-row softmax and RMSNorm with no
+// spill (whole rows of 1000 columns hold 125 values per thread and tile in
+// registers at 4 warps: wide rows want the chunked form).
+func TestUserKernelsAssemble(t *testing.T) {
+	ptxas.Require(t)
+	type tc struct {
+		name    string
+		build   func(userShape) *ir.Builder
+		noSpill bool
+	}
+	cases := []tc{
+		{"scale", func(s userShape) *ir.Builder { return scaleKernel(s, min(s.width, 256)) }, true},
+		{"softmax", softmaxKernel, false},
+		{"softmax_chunked", func(s userShape) *ir.Builder { return softmaxChunked(s, min(s.width, 256)) }, true},
+		{"rmsnorm", func(s userShape) *ir.Builder { return rmsnormKernel(s, 1e-6) }, false},
+		{"rmsnorm_chunked", func(s userShape) *ir.Builder { return rmsnormChunked(s, min(s.width, 256), 1e-6) }, true},
+		{"column_stats", func(s userShape) *ir.Builder { return columnStats(s, min(s.width, 512)) }, true},
+		{"matmul", func(s userShape) *ir.Builder { return matmulKernel(s, 40) }, true},
+	}
+	for _, c := range cases {
+		for _, s := range []userShape{{33, 100, 16, 3}, {33, 1000, 16, 4}, {7, 4096, 16, 4}} {
+			if (c.name == "softmax" || c.name == "rmsnorm" || c.name == "matmul") && s.width > 1000 {
+				continue // whole rows of 4096 do not fit shared memory: the chunked kernels are for them
+			}
+			for _, arch := range []string{"sm_80", "sm_90"} {
+				k, err := c.build(s).Finish()
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := Compile(k, arch, Options{})
+				if err != nil {
+					t.Fatalf("%s %v %s: %v", c.name, s, arch, err)
+				}
+				out, err := ptxas.Assemble(res.Kernel.Module.Print(), arch)
+				if err != nil {
+					t.Errorf("%s %v %s: %v", c.name, s, arch, err)
+					continue
+				}
+				if len(out.Warnings) > 0 {
+					t.Errorf("%s %v %s: ptxas warnings %q", c.name, s, arch, out.Warnings)
+				}
+				spill := out.SpillStores + out.SpillLoads + out.LocalBytes
+				t.Logf("%s %v %s: spills %d+%d bytes, local %d", c.name, s, arch, out.SpillStores, out.SpillLoads, out.LocalBytes)
+				if c.noSpill && spill > 0 {
+					t.Errorf("%s %v %s: spills %d+%d bytes, local memory %d bytes", c.name, s, arch, out.SpillStores, out.SpillLoads, out.LocalBytes)
+				}
+			}
+		}
+	}
+}
