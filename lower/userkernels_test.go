@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/dtype"
@@ -517,6 +518,21 @@ func TestUserKernelsAssemble(t *testing.T) {
 					t.Errorf("%s %v %s: spills %d+%d bytes, local memory %d bytes", c.name, s, arch, out.SpillStores, out.SpillLoads, out.LocalBytes)
 				}
 			}
+		}
+	}
+}
+
+// TestUserWholeRowTooWide: whole rows of 4096 f32 in 16-row blocks do not fit
+// shared memory; the error names the tile and the chunked form.
+func TestUserWholeRowTooWide(t *testing.T) {
+	k, err := softmaxKernel(userShape{33, 4096, 16, 4}).Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(k, "sm_90", Options{})
+	for _, want := range []string{"262144 bytes", "tile<16x4096xf32>", "column chunks inside a loop"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("want an error with %q, got %v", want, err)
 		}
 	}
 }
