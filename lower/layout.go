@@ -176,6 +176,16 @@ func (f *fn) layoutLoop(o *ir.Op) error {
 				// row or column vector of fragments: each thread holds its elements.
 				j = layout{kind: lThreads}
 			}
+			if (j.kind == lExpr || j.kind == lShared) && arg.Type.Rank() == 2 && y != arg {
+				// A rank-2 tile that changes from one iteration to the next (a sum of
+				// loaded tiles): held in mma fragments, split as a dot's result would be
+				// (legalize padded it for that).
+				wm, wn, err := chooseWarpGrid(arg.Type.Shape[0]/granuleM, arg.Type.Shape[1]/granuleN, f.k.Warps)
+				if err != nil {
+					return fmt.Errorf("loop-carried value %s: %v", arg, err)
+				}
+				j = layout{kind: lAcc, wm: wm, wn: wn}
+			}
 			if j != f.layouts[arg] {
 				f.layouts[arg] = j
 				changed = true
@@ -209,6 +219,12 @@ func joinLayouts(a, b layout) (layout, error) {
 		return a, nil
 	case a.kind == lExpr && b.kind == lThreads || a.kind == lThreads && b.kind == lExpr:
 		return layout{kind: lThreads}, nil
+	case a.kind == lShared && b.accFamily():
+		return b, nil
+	case b.kind == lShared && a.accFamily():
+		return a, nil
+	case a.kind == lShared && b.kind == lExpr || a.kind == lExpr && b.kind == lShared:
+		return layout{kind: lExpr}, nil
 	case a.kind == lExpr && b.accFamily():
 		return b, nil
 	case b.kind == lExpr && a.accFamily():
@@ -447,7 +463,7 @@ func (f *fn) checkStore(o *ir.Op) error {
 		}
 	}
 	switch l := f.layouts[v]; l.kind {
-	case lAcc, lRows, lExpr, lScalar, lShared:
+	case lAcc, lRows, lCols, lExpr, lScalar, lShared:
 		return nil
 	case lThreads:
 		if len(memOperands(o).val.Type.Shape) == 1 && memOperands(o).col0 == nil {

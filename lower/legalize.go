@@ -202,9 +202,9 @@ func (c *dimClasses) padForWarps(tiles []*ir.Value, warps int) {
 }
 
 // fragmentTiles lists the rank-2 tiles that may be placed in mma fragments: dot
-// results, reduction operands, broadcasts of reduction results (row and column
-// statistics, through elementwise ops and loops), and elementwise results of any
-// of these.
+// results, reduction operands, rank-2 tiles a loop changes, broadcasts of
+// reduction results (row and column statistics, through elementwise ops and
+// loops), and elementwise results of any of these.
 func fragmentTiles(k *ir.Kernel) []*ir.Value {
 	vec := map[*ir.Value]bool{}  // rank-1 values derived from reductions
 	frag := map[*ir.Value]bool{} // rank-2 values that may be fragments
@@ -241,7 +241,9 @@ func fragmentTiles(k *ir.Kernel) []*ir.Value {
 				}
 			case o.Kind == ir.OpFor:
 				for i, in := range o.Args[2:] {
-					if vs := []*ir.Value{in, o.Body.Args[i+1], o.Body.Yield[i], o.Results[i]}; frag[vs[0]] || frag[vs[2]] || vec[vs[0]] || vec[vs[2]] {
+					// A rank-2 tile that changes across iterations is carried in fragments.
+					changing := in.Type.Rank() == 2 && o.Body.Yield[i] != o.Body.Args[i+1]
+					if vs := []*ir.Value{in, o.Body.Args[i+1], o.Body.Yield[i], o.Results[i]}; changing || frag[vs[0]] || frag[vs[2]] || vec[vs[0]] || vec[vs[2]] {
 						for _, v := range vs {
 							changed = mark(v) || changed
 						}

@@ -536,3 +536,65 @@ func TestUserWholeRowTooWide(t *testing.T) {
 		}
 	}
 }
+
+// foldChunks: y[r, j] = sum over c of x[r, c*chunk + j], a rank-2 tile carried
+// through the chunk loop (held in fragments), then each column's max over the
+// CTA's rows (a reduction along axis 0) into z. y is [rows x chunk], z the
+// maxima of each row block, [ctas x chunk].
+func foldChunks(s userShape, chunk int) *ir.Builder {
+	b := ir.NewBuilder("fold_chunks")
+	x := f32Param(b, "x", s.rows*s.width)
+	y := f32Param(b, "y", s.rows*chunk+s.ctas()*chunk)
+	b.SetWarps(s.warps)
+	b.SetGrid(s.ctas(), 1, 1)
+	offs, ok := rowBlock(b, s)
+	br := s.blockRows
+	chunks := (s.width + chunk - 1) / chunk
+	acc := b.For(b.I32(0), b.I32(int64(chunks)), 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, br, chunk))}, func(c *ir.Value, st []*ir.Value) []*ir.Value {
+		c0 := b.Mul(c, b.I32(int64(chunk)))
+		t := b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, b.Sub(b.I32(int64(s.width)), c0))
+		return []*ir.Value{b.Add(st[0], t)}
+	})[0]
+	yrows := b.Mul(b.Cast(b.Add(b.Mul(b.ProgramID(0), b.I32(int64(br))), b.Iota(br)), ir.I64), b.I64(int64(chunk)))
+	b.Store2(y, yrows, b.I64(0), ok, nil, acc)
+	// Rows past the end hold zeros: out of the max.
+	masked := b.Select(b.Broadcast(ok, 1, br, chunk), acc, b.F32(ir.NegInf))
+	colMax := b.Reduce("max", masked, 0)
+	j := b.Iota(chunk)
+	zoff := b.Add(b.Cast(j, ir.I64), b.Cast(b.Add(b.Mul(b.ProgramID(0), b.I32(int64(chunk))), b.I32(int64(s.rows*chunk))), ir.I64))
+	b.Store1(y, zoff, nil, colMax)
+	return b
+}
+
+func TestUserFoldChunks(t *testing.T) {
+	for i, s := range []userShape{{7, 100, 16, 3}, {33, 1000, 32, 4}, {33, 4096, 32, 8}, {1, 8, 16, 1}, {40, 300, 48, 3}} {
+		chunk := [...]int{24, 96, 256, 8, 100}[i]
+		t.Run(fmt.Sprintf("%v_chunk%d", s, chunk), func(t *testing.T) {
+			seed := uint64(800 + i)
+			rng := rand.New(rand.NewPCG(seed, 8))
+			x := randomRows(rng, s.rows*s.width, 1)
+			n := s.rows*chunk + s.ctas()*chunk
+			got, _ := runUserKernel(t, foldChunks(s, chunk), "sm_90", map[string][]float32{"x": x, "y": make([]float32, n)}, nil)
+			want := make([]float64, n)
+			sums := make([]float32, s.rows*chunk)
+			for r := 0; r < s.rows; r++ {
+				for j := 0; j < chunk; j++ {
+					for c := j; c < s.width; c += chunk {
+						sums[r*chunk+j] += x[r*s.width+c] // the kernel's order
+					}
+					want[r*chunk+j] = float64(sums[r*chunk+j])
+				}
+			}
+			for cta := 0; cta < s.ctas(); cta++ {
+				for j := 0; j < chunk; j++ {
+					m := math.Inf(-1)
+					for r := cta * s.blockRows; r < min(s.rows, (cta+1)*s.blockRows); r++ {
+						m = math.Max(m, float64(sums[r*chunk+j]))
+					}
+					want[s.rows*chunk+cta*chunk+j] = m
+				}
+			}
+			compare(t, "fold chunks", seed, got, want, 0, 0)
+		})
+	}
+}
