@@ -598,3 +598,36 @@ func TestUserFoldChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestUserRandomShapes: the softmax and RMSNorm kernels, whole-row and chunked,
+// over seeded random shapes (any rows per CTA, warps 1..8, any chunk): each
+// compiles and matches float64.
+func TestUserRandomShapes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(900, 9))
+	for i := 0; i < 24; i++ {
+		s := userShape{rows: 1 + rng.IntN(40), width: 1 + rng.IntN(300), blockRows: 1 + rng.IntN(40), warps: 1 + rng.IntN(8)}
+		chunk := 1 + rng.IntN(300)
+		kind := i % 4
+		t.Run(fmt.Sprintf("%d_%v_chunk%d", kind, s, chunk), func(t *testing.T) {
+			seed := uint64(1000 + i)
+			r := rand.New(rand.NewPCG(seed, 10))
+			x := randomRows(r, s.rows*s.width, 2)
+			w := randomRows(r, s.width, 1)
+			bufs := map[string][]float32{"x": x, "w": w, "y": make([]float32, len(x))}
+			switch kind {
+			case 0:
+				got, _ := runUserKernel(t, softmaxKernel(s), "sm_80", bufs, nil)
+				compare(t, "softmax", seed, got, softmaxRef(x, s.rows, s.width), softmaxAbs, softmaxRel)
+			case 1:
+				got, _ := runUserKernel(t, softmaxChunked(s, chunk), "sm_80", bufs, nil)
+				compare(t, "softmax (chunked)", seed, got, softmaxRef(x, s.rows, s.width), softmaxAbs, softmaxRel)
+			case 2:
+				got, _ := runUserKernel(t, rmsnormKernel(s, 1e-6), "sm_80", bufs, nil)
+				compare(t, "rmsnorm", seed, got, rmsnormRef(x, w, s.rows, s.width, 1e-6), rmsAbs, rmsRel)
+			case 3:
+				got, _ := runUserKernel(t, rmsnormChunked(s, chunk, 1e-6), "sm_80", bufs, nil)
+				compare(t, "rmsnorm (chunked)", seed, got, rmsnormRef(x, w, s.rows, s.width, 1e-6), rmsAbs, rmsRel)
+			}
+		})
+	}
+}
