@@ -159,12 +159,22 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 				return nil, err
 			}
 			r := e.reg(elem)
-			e.ins(mov, r, x)
+			e.movElem(r, x, elem)
 			out.elems[k] = r
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("cannot carry a value in %v", l)
+}
+
+// movElem copies x into the register dst (predicates have no mov: and with itself).
+func (e *emitter) movElem(dst, x ptx.Operand, elem ir.Elem) {
+	if elem == ir.I1 {
+		p := e.inReg(x, ir.I1)
+		e.ins("and.pred", dst, p, p)
+		return
+	}
+	e.ins("mov."+bitsSuffix(elem), dst, x)
 }
 
 // threadElems is the number of elements of a rank-1 lThreads tile of n elements
@@ -242,7 +252,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 				return err
 			}
 			if x != dst.elems[k] {
-				e.ins(mov, dst.elems[k], x)
+				e.movElem(dst.elems[k], x, y.Type.Elem)
 			}
 		}
 	case lRows, lCols:

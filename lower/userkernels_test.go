@@ -631,3 +631,37 @@ func TestUserRandomShapes(t *testing.T) {
 		})
 	}
 }
+
+// TestUserCarriedPredicate: an i1 tile carried per thread (does any row of a
+// column exceed a threshold?), stored as 0 or 1.
+func TestUserCarriedPredicate(t *testing.T) {
+	const rows, width, warps = 9, 300, 2
+	b := ir.NewBuilder("any_above")
+	x := f32Param(b, "x", rows*width)
+	y := f32Param(b, "y", width)
+	b.SetWarps(warps)
+	j := b.Cast(b.Iota(width), ir.I64)
+	no := b.Cmp(ir.CmpLT, b.Iota(width), b.I32(0)) // all false
+	anyAbove := b.For(b.I32(0), b.I32(rows), 1, []*ir.Value{no}, func(r *ir.Value, c []*ir.Value) []*ir.Value {
+		v := b.Load1(x, b.Add(j, b.Mul(b.Cast(r, ir.I64), b.I64(width))), nil)
+		return []*ir.Value{b.Or(c[0], b.Cmp(ir.CmpGT, v, b.F32(1.5)))}
+	})[0]
+	b.Store1(y, j, nil, b.Select(anyAbove, b.F32(1), b.F32(0)))
+	rng := rand.New(rand.NewPCG(31, 32))
+	xs := randomRows(rng, rows*width, 1)
+	got, _ := runUserKernel(t, b, "sm_80", map[string][]float32{"x": xs, "y": make([]float32, width)}, nil)
+	want := make([]float64, width)
+	ones := 0
+	for c := 0; c < width; c++ {
+		for r := 0; r < rows; r++ {
+			if xs[r*width+c] > 1.5 {
+				want[c] = 1
+			}
+		}
+		ones += int(want[c])
+	}
+	if ones == 0 || ones == width {
+		t.Fatalf("seed 31,32: %d of %d columns above: the inputs do not test both outcomes", ones, width)
+	}
+	compare(t, "any above", 31, got, want, 0, 0)
+}
