@@ -125,7 +125,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 						return nil, err
 					}
 					r := e.reg(elem)
-					e.ins(mov, r, x)
+					e.movElem(r, x, elem)
 					out.acc[mi][ni][c] = r
 				}
 			}
@@ -145,7 +145,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 					return nil, err
 				}
 				r := e.reg(elem)
-				e.ins(mov, r, x)
+				e.movElem(r, x, elem)
 				out.vec[i][h] = r
 			}
 		}
@@ -240,7 +240,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 						return err
 					}
 					if x != dst.acc[mi][ni][c] {
-						e.ins(mov, dst.acc[mi][ni][c], x)
+						e.movElem(dst.acc[mi][ni][c], x, y.Type.Elem)
 					}
 				}
 			}
@@ -263,7 +263,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 					return err
 				}
 				if x != dst.vec[i][h] {
-					e.ins(mov, dst.vec[i][h], x)
+					e.movElem(dst.vec[i][h], x, y.Type.Elem)
 				}
 			}
 		}
