@@ -81,12 +81,14 @@ cuda-vet: tools-cuda
 	bash scripts/check-cuda-deps.sh
 
 # gpu-bin builds the binaries to carry to a GPU machine (which has no Go toolchain):
-# ptxgen-gpu (check -gpu, dump) and the runtime's GPU tests, against CUDA 11.8 headers.
+# ptxgen-gpu (check -gpu, dump), the runtime's GPU tests and lower's (user kernels, math
+# ops), against CUDA 11.8 headers.
 # Carry build/ and run `make gpu-check` (or `bash scripts/gpu-check.sh`) there.
 gpu-bin: tools-cuda
 	mkdir -p build
 	$(CUDA_ENV) $(GO) build -tags cuda -o build/ptxgen-gpu ./cmd/ptxgen-gpu
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/runtime.test ./runtime
+	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/lower.test ./lower
 
 # gpu-check runs on the GPU machine, with build/ from gpu-bin: the runtime tests, the gemm and
 # mla_decode shape matrices (GPU vs reference vs emulator), CUDA 13 ptxas on the sm_120

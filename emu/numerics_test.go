@@ -156,6 +156,12 @@ func TestInstructionTable(t *testing.T) {
 		{"mov.f32 %f1, 0f80000000;", "rcp.approx.f32 %f9, %f1;", "%f9", 0xFF800000},
 		{"mov.f32 %f1, " + fimm(4) + ";", "rcp.rn.f32 %f9, %f1;", "%f9", uint64(math.Float32bits(0.25))},
 		{"mov.f32 %f1, " + fimm(2) + ";", "sqrt.rn.f32 %f9, %f1;", "%f9", uint64(math.Float32bits(float32(math.Sqrt2)))},
+		{"mov.f32 %f1, 0f80000000;", "sqrt.rn.f32 %f9, %f1;", "%f9", 0x80000000},
+		{"mov.f32 %f1, " + pinf + ";", "sqrt.rn.f32 %f9, %f1;", "%f9", 0x7F800000},
+		{"mov.f32 %f1, " + sub + ";", "sqrt.rn.f32 %f9, %f1;", "%f9", uint64(math.Float32bits(float32(math.Sqrt(0x1p-149))))},
+		{"mov.f32 %f1, " + fimm(4) + ";", "rsqrt.approx.f32 %f9, %f1;", "%f9", uint64(math.Float32bits(0.5))},
+		{"mov.f32 %f1, 0f00000000;", "rsqrt.approx.f32 %f9, %f1;", "%f9", 0x7F800000},
+		{"mov.f32 %f1, " + pinf + ";", "rsqrt.approx.f32 %f9, %f1;", "%f9", 0},
 		{"mov.f32 %f1, " + fimm(2) + "; mov.f32 %f2, " + fimm(3) + "; mov.f32 %f3, " + fimm(1) + ";", "fma.rn.f32 %f9, %f1, %f2, %f3;", "%f9", uint64(math.Float32bits(7))},
 		// compares with NaN
 		{"mov.f32 %f1, " + nan + "; mov.f32 %f2, " + fimm(1) + ";", "setp.lt.f32 %p1, %f1, %f2;", "%p1", 0},
@@ -209,5 +215,52 @@ func TestCvtBF16x2Order(t *testing.T) {
 	got := op(t, "mov.f32 %f1, "+fimm(-3)+"; mov.f32 %f2, "+fimm(0.5)+";", "cvt.rn.bf16x2.f32 %r9, %f1, %f2;", "%r9")
 	if got != 0xC0403F00 {
 		t.Errorf("got %#x", got)
+	}
+}
+
+// TestSqrtRNExact: sqrt.rn.f32 is IEEE correctly rounded on the GPU, so the
+// emulator must be bit-exact: compared with big.Float's square root rounded once
+// to 24 bits, over random bit patterns (normal and subnormal) in one launch.
+func TestSqrtRNExact(t *testing.T) {
+	const n = 64 * 256
+	rng := rand.New(rand.NewPCG(11, 12))
+	in := make([]byte, 4*n)
+	xs := make([]float32, n)
+	for i := range xs {
+		bits := rng.Uint32() & 0x7FFFFFFF // non-negative
+		if i%4 == 0 {
+			bits %= 0x00800000 // subnormal
+		}
+		if x := math.Float32frombits(bits); math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			bits = 0x3F800000 + uint32(i)
+		}
+		xs[i] = math.Float32frombits(bits)
+		binary.LittleEndian.PutUint32(in[4*i:], bits)
+	}
+	src := kernel(".param .u64 in, .param .u64 out", `	ld.param.u64 %rd0, [in];
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %tid.x;
+	mad.lo.s32 %r3, %r1, 256, %r2;
+	mul.wide.u32 %rd2, %r3, 4;
+	add.s64 %rd3, %rd0, %rd2;
+	add.s64 %rd4, %rd1, %rd2;
+	ld.global.f32 %f1, [%rd3];
+	sqrt.rn.f32 %f2, %f1;
+	st.global.f32 [%rd4], %f2;`)
+	mem := NewMemory()
+	pin := mem.Alloc("in", in)
+	pout := mem.Alloc("out", make([]byte, 4*n))
+	if err := run(t, src, Launch{Grid: [3]int{n / 256}, Block: 256, Args: []any{pin, pout}}, mem); err != nil {
+		t.Fatal(err)
+	}
+	out := mem.Bytes("out")
+	for i, x := range xs {
+		z := new(big.Float).SetPrec(24).SetMode(big.ToNearestEven)
+		z.Sqrt(new(big.Float).SetFloat64(float64(x)))
+		want, _ := z.Float32()
+		if got := binary.LittleEndian.Uint32(out[4*i:]); got != math.Float32bits(want) {
+			t.Fatalf("sqrt.rn.f32(%g = %#x) = %#x, want %#x (seed 11,12)", x, math.Float32bits(x), got, math.Float32bits(want))
+		}
 	}
 }

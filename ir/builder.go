@@ -302,6 +302,25 @@ func (b *Builder) Log2(x *Value) *Value { return b.unary(OpLog2, x) }
 // scheduled before it.
 func (b *Builder) Rcp(x *Value) *Value { return b.unary(OpRcp, x) }
 
+// Sqrt returns the square root of x (f32), correctly rounded (IEEE, sqrt.rn.f32);
+// NaN for x < 0.
+func (b *Builder) Sqrt(x *Value) *Value { return b.unary(OpSqrt, x) }
+
+// Rsqrt returns an approximation of 1/sqrt(x) (f32, rsqrt.approx.f32: relative
+// error at most 2^-22.9; +inf at +0, NaN for x < 0).
+func (b *Builder) Rsqrt(x *Value) *Value { return b.unary(OpRsqrt, x) }
+
+// Exp returns an approximation of e^x (f32): exp2(x * log2 e), the product rounded
+// once (mul.rn.f32), then ex2.approx.f32 (2 ulp, PTX ISA). Rounding the product
+// adds a relative error of at most |x| * 2^-24 (|x| * 2^-24 of e^x for |x| < 88, so
+// 2 ulp plus |x|/2 ulp in all); exp(-inf) = 0, exp(+inf) = +inf.
+func (b *Builder) Exp(x *Value) *Value { return b.unary(OpExp, x) }
+
+// Log returns an approximation of ln x (f32): lg2.approx.f32 (absolute error
+// 2^-22.6 in log2, PTX ISA), then one rounded multiply by ln 2 (half an ulp more);
+// log(0) = -inf, NaN for x < 0.
+func (b *Builder) Log(x *Value) *Value { return b.unary(OpLog, x) }
+
 // Neg returns -x.
 func (b *Builder) Neg(x *Value) *Value { return b.unary(OpNeg, x) }
 

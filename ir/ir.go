@@ -114,7 +114,11 @@ const (
 	OpShr       OpKind = "shr" // arithmetic for i32/i64, logical for u8
 	OpExp2      OpKind = "exp2"
 	OpLog2      OpKind = "log2"
-	OpRcp       OpKind = "rcp" // approximate 1/x (within 1 ulp), as exp2 and log2 are approximate
+	OpRcp       OpKind = "rcp"   // approximate 1/x (within 1 ulp), as exp2 and log2 are approximate
+	OpSqrt      OpKind = "sqrt"  // IEEE square root, correctly rounded (sqrt.rn.f32)
+	OpRsqrt     OpKind = "rsqrt" // approximate 1/sqrt(x) (rsqrt.approx.f32, relative error 2^-22.9)
+	OpExp       OpKind = "exp"   // e^x as exp2(x * log2 e): ex2.approx.f32 (2 ulp) of the rounded product
+	OpLog       OpKind = "log"   // ln x as log2(x) * ln 2: lg2.approx.f32 (2^-22.6 absolute), then one rounding
 	OpNeg       OpKind = "neg"
 	OpCmp       OpKind = "cmp"     // Pred names the comparison; result i1
 	OpSelect    OpKind = "select"  // select c, a, b = c ? a : b

@@ -34,6 +34,7 @@ func everyOp(t testing.TB) *Kernel {
 		l := b.Reduce("sum", p, 1)
 		lg := b.Log2(b.Max(l, b.F32(1e-30)))
 		_ = b.Neg(lg)
+		_ = b.Log(b.Exp(b.Rsqrt(b.Sqrt(l))))
 		sh := b.Shr(b.Shl(b.Xor(b.Or(iv, b.I32(1)), b.I32(2)), b.I32(1)), b.I32(1))
 		_ = b.Min(b.Div(sh, b.I32(3)), b.I32(9))
 		_ = b.Bitcast(b.Cast(p, BF16), F16)
@@ -60,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := Print(k2); got != text {
 		t.Errorf("round trip changed the text:\n--- printed\n%s\n--- reparsed\n%s", text, got)
 	}
-	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "column ", "slice ", "-inf", "div 16 bytes 4096"} {
+	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "= sqrt ", "= rsqrt ", "= exp ", "= log ", "column ", "slice ", "-inf", "div 16 bytes 4096"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text form lacks %q", s)
 		}
@@ -131,6 +132,22 @@ func TestVerifierErrors(t *testing.T) {
   %a = const 1 : i32
   %b = rcp %a : i32
 }`, []string{"rcp %a", "rcp is not defined on i32"}},
+		{"sqrt on ints", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : i32
+  %b = sqrt %a : i32
+}`, []string{"sqrt %a", "sqrt is not defined on i32"}},
+		{"exp on bf16", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : bf16
+  %b = exp %a : bf16
+}`, []string{"exp %a", "exp is not defined on bf16"}},
+		{"log result type", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = const 1 : f32
+  %b = log %a : i32
+}`, []string{"log %a", "want f32, have i32"}},
+		{"rsqrt on a tile of i32", `kernel k() grid(1, 1, 1) warps 1 {
+  %a = iota : tile<8xi32>
+  %b = rsqrt %a : tile<8xi32>
+}`, []string{"rsqrt %a", "rsqrt is not defined on i32"}},
 		{"mask shape", `kernel k(%p: ptr<f32>) grid(1, 1, 1) warps 1 {
   %r = iota : tile<8xi32>
   %m = iota : tile<4xi32>

@@ -110,7 +110,7 @@ func checkOp(o *Op) error {
 		if !res.Equal(broadcastType(x, y, e)) {
 			return opErr(o, -1, "want %s, have %s", broadcastType(x, y, e), res)
 		}
-	case OpExp2, OpLog2, OpRcp, OpNeg:
+	case OpExp2, OpLog2, OpRcp, OpSqrt, OpRsqrt, OpExp, OpLog, OpNeg:
 		e := o.Args[0].Type.Elem
 		if o.Kind != OpNeg && e != F32 || o.Kind == OpNeg && e != F32 && e != I32 && e != I64 {
 			return opErr(o, 0, "%s is not defined on %s", o.Kind, e)

@@ -56,7 +56,7 @@ func checkLayouts(f *fn) error {
 			fail("tile %s is placed as a scalar", v)
 		case l.kind != lScalar && !isTile:
 			fail("scalar %s is placed as %v", v, l)
-		case (l.kind == lRows || l.kind == lCols) && v.Type.Rank() != 1:
+		case (l.kind == lRows || l.kind == lCols || l.kind == lThreads) && v.Type.Rank() != 1:
 			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)
 		case (l.kind == lAcc || l.kind == lShared) && v.Type.Rank() != 2:
 			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)

@@ -86,6 +86,8 @@ func (f *fn) carriedRegs() int {
 				n += a.Type.Shape[0] / granuleM / l.wm * 2
 			case lCols:
 				n += a.Type.Shape[0] / granuleN / l.wn * 2
+			case lThreads:
+				n += (a.Type.Shape[0] + 32*f.k.Warps - 1) / (32 * f.k.Warps)
 			}
 		}
 		most = max(most, n)

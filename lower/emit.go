@@ -20,6 +20,7 @@ type vals struct {
 	scalar ptx.Operand
 	acc    [][][4]ptx.Operand // [mi][ni][c] for this warp's m16n8 tiles
 	vec    [][2]ptx.Operand   // lRows: [mi][row half]; lCols: [ni][column parity]
+	elems  []ptx.Operand      // lThreads: element tid + k x threads in elems[k]
 }
 
 type emitter struct {
@@ -278,6 +279,8 @@ func (e *emitter) opCompute(o *ir.Op) error {
 			return e.reduce(o)
 		}
 		return e.vecElementwise(o)
+	case lThreads:
+		return e.threadElementwise(o)
 	}
 	return nil
 }

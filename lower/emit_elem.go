@@ -94,6 +94,26 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		name := map[ir.OpKind]string{ir.OpExp2: "ex2.approx.f32", ir.OpLog2: "lg2.approx.f32", ir.OpRcp: "rcp.approx.f32"}[o.Kind]
 		e.ins(name, r, e.inReg(args[0], ir.F32))
 		return r, nil
+	case ir.OpSqrt:
+		r := e.reg(re)
+		e.ins("sqrt.rn.f32", r, e.inReg(args[0], ir.F32))
+		return r, nil
+	case ir.OpRsqrt:
+		r := e.reg(re)
+		e.ins("rsqrt.approx.f32", r, e.inReg(args[0], ir.F32))
+		return r, nil
+	case ir.OpExp:
+		// e^x = 2^(x log2 e): the product rounded once, then ex2.approx.
+		t, r := e.reg(re), e.reg(re)
+		e.ins("mul.rn.f32", t, e.inReg(args[0], ir.F32), ptx.F32(math.Log2E))
+		e.ins("ex2.approx.f32", r, t)
+		return r, nil
+	case ir.OpLog:
+		// ln x = log2(x) ln 2.
+		t, r := e.reg(re), e.reg(re)
+		e.ins("lg2.approx.f32", t, e.inReg(args[0], ir.F32))
+		e.ins("mul.rn.f32", r, t, ptx.F32(math.Ln2))
+		return r, nil
 	case ir.OpCmp:
 		r := e.reg(ir.I1)
 		a, b := args[0], args[1]

@@ -202,7 +202,10 @@ func (e *emitter) vecElementwise(o *ir.Op) error {
 // the lanes that share a row (xor 1, 2) or a column (xor 4, 8, 16) with shfl.sync.
 func (e *emitter) reduce(o *ir.Op) error {
 	x := o.Args[0]
-	sl := e.layout(x)
+	sl, err := e.f.reduceSource(o)
+	if err != nil {
+		return err
+	}
 	r := o.Result()
 	mt, nt := x.Type.Shape[0]/granuleM/sl.wm, x.Type.Shape[1]/granuleN/sl.wn
 	combine := func(a, b ptx.Operand) ptx.Operand {
@@ -264,7 +267,10 @@ func (e *emitter) reduce(o *ir.Op) error {
 // warps hold the same result.
 func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 	x, r := o.Args[0], o.Result()
-	sl := e.layout(x)
+	sl, err := e.f.reduceSource(o)
+	if err != nil {
+		return err
+	}
 	extent := x.Type.Shape[1-int(o.Int)]
 	var c *coords
 	var parts int

@@ -125,7 +125,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 						return nil, err
 					}
 					r := e.reg(elem)
-					e.ins(mov, r, x)
+					e.movElem(r, x, elem)
 					out.acc[mi][ni][c] = r
 				}
 			}
@@ -145,13 +145,75 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 					return nil, err
 				}
 				r := e.reg(elem)
-				e.ins(mov, r, x)
+				e.movElem(r, x, elem)
 				out.vec[i][h] = r
 			}
 		}
 		return out, nil
+	case lThreads:
+		n := v.Type.Shape[0]
+		out.elems = make([]ptx.Operand, e.threadElems(n))
+		for k := range out.elems {
+			x, err := e.threadElem(v, k, n)
+			if err != nil {
+				return nil, err
+			}
+			r := e.reg(elem)
+			e.movElem(r, x, elem)
+			out.elems[k] = r
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("cannot carry a value in %v", l)
+}
+
+// movElem copies x into the register dst (predicates have no mov: and with itself).
+func (e *emitter) movElem(dst, x ptx.Operand, elem ir.Elem) {
+	if elem == ir.I1 {
+		p := e.inReg(x, ir.I1)
+		e.ins("and.pred", dst, p, p)
+		return
+	}
+	e.ins("mov."+bitsSuffix(elem), dst, x)
+}
+
+// threadElems is the number of elements of a rank-1 lThreads tile of n elements
+// each thread holds.
+func (e *emitter) threadElems(n int) int { return (n + e.nthreads - 1) / e.nthreads }
+
+// threadElem returns this thread's k-th element (element tid + k x threads,
+// clamped to the last) of v, used by an op on a rank-1 lThreads tile of n elements.
+func (e *emitter) threadElem(v *ir.Value, k, n int) (ptx.Operand, error) {
+	if x, ok := e.v[v]; ok && x.elems != nil {
+		return x.elems[k], nil
+	}
+	if v.Type.Kind != ir.Tile {
+		return e.scalar(v), nil
+	}
+	return e.at(v, []ptx.Operand{e.runCoordsOf(k, n, 1).row})
+}
+
+// threadElementwise computes an elementwise op whose result is held per thread.
+func (e *emitter) threadElementwise(o *ir.Op) error {
+	r := o.Result()
+	n := r.Type.Shape[0]
+	out := &vals{elems: make([]ptx.Operand, e.threadElems(n))}
+	for k := range out.elems {
+		args := make([]ptx.Operand, len(o.Args))
+		for i, a := range o.Args {
+			var err error
+			if args[i], err = e.threadElem(a, k, n); err != nil {
+				return err
+			}
+		}
+		x, err := e.elem(o, args)
+		if err != nil {
+			return err
+		}
+		out.elems[k] = e.inReg(x, r.Type.Elem)
+	}
+	e.v[r] = out
+	return nil
 }
 
 // copyInto moves y's elements into the carried registers dst.
@@ -178,9 +240,19 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 						return err
 					}
 					if x != dst.acc[mi][ni][c] {
-						e.ins(mov, dst.acc[mi][ni][c], x)
+						e.movElem(dst.acc[mi][ni][c], x, y.Type.Elem)
 					}
 				}
+			}
+		}
+	case lThreads:
+		for k := range dst.elems {
+			x, err := e.threadElem(y, k, y.Type.Shape[0])
+			if err != nil {
+				return err
+			}
+			if x != dst.elems[k] {
+				e.movElem(dst.elems[k], x, y.Type.Elem)
 			}
 		}
 	case lRows, lCols:
@@ -191,7 +263,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 					return err
 				}
 				if x != dst.vec[i][h] {
-					e.ins(mov, dst.vec[i][h], x)
+					e.movElem(dst.vec[i][h], x, y.Type.Elem)
 				}
 			}
 		}

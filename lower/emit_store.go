@@ -138,6 +138,40 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
+	case l.kind == lThreads && m.col0 == nil:
+		// Element tid + k x threads by its thread; threads past the end store nothing.
+		n := v.Type.Shape[0]
+		for k := 0; k < e.threadElems(n); k++ {
+			rc := e.runCoordsOf(k, n, 1)
+			var live ptx.Operand
+			if (k+1)*e.nthreads > n {
+				live = e.reg(ir.I1)
+				e.ins("setp.lt.u32", live, rc.run, ptx.Imm(n))
+			}
+			if err := e.storeElem(o, m, rc.row, live, func() (ptx.Operand, error) { return e.threadElem(v, k, n) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	case l.kind == lCols && m.col0 == nil:
+		// Every row lane (g) and every row group holds the column; lane g = 0 of
+		// the first row group's warps writes it.
+		cols := e.colsOf(v.Type.Shape[0], l)
+		writer := e.reg(ir.I1)
+		e.ins("setp.eq.s32", writer, e.g, ptx.Imm(0))
+		if l.wm*l.copies() > 1 {
+			first := e.reg(ir.I1)
+			e.ins("setp.lt.u32", first, e.warp, ptx.Imm(l.wn))
+			e.ins("and.pred", writer, writer, first)
+		}
+		for ni := 0; ni < cols.n; ni++ {
+			for h := 0; h < 2; h++ {
+				if err := e.storeElem(o, m, cols.idx[ni][h], writer, func() (ptx.Operand, error) { return e.vecElem(v, l, ni, h) }); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	case (l.kind == lExpr || l.kind == lShared) && m.col0 != nil:
 		return e.storeTile(m)
 	case (l.kind == lExpr || l.kind == lScalar) && m.col0 == nil:

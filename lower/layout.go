@@ -2,6 +2,8 @@ package lower
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/target"
@@ -25,6 +27,11 @@ const (
 	// the threads that hold those rows / columns.
 	lRows
 	lCols
+	// lThreads: a rank-1 tile carried through a loop that is not a row or column
+	// vector of fragments: element i is held in a register of thread i mod the
+	// CTA's threads (ceil(n / threads) registers each). Only elementwise ops, loop
+	// carries and rank-1 stores use it.
+	lThreads
 )
 
 // layout is a tile's placement.
@@ -63,6 +70,8 @@ func (l layout) String() string {
 		return fmt.Sprintf("rows of mma fragments, %dx%d warps", l.wm, l.wn)
 	case lCols:
 		return fmt.Sprintf("columns of mma fragments, %dx%d warps", l.wm, l.wn)
+	case lThreads:
+		return "per-thread elements"
 	}
 	return "?"
 }
@@ -84,7 +93,13 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 			return warps / wn, wn, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps", mt, nt, warps)
+	var fit []string
+	for w := 1; w <= 32; w++ {
+		if nt%(w/gcd(mt, w)) == 0 {
+			fit = append(fit, strconv.Itoa(w))
+		}
+	}
+	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps (warp counts that split it: %s)", mt, nt, warps, strings.Join(fit, ", "))
 }
 
 // assignLayouts is the layout pass.
@@ -156,6 +171,21 @@ func (f *fn) layoutLoop(o *ir.Op) error {
 			if err != nil {
 				return fmt.Errorf("loop-carried value %s: %v", arg, err)
 			}
+			if j.kind == lExpr && arg.Type.Rank() == 1 && y != arg {
+				// A rank-1 tile that changes from one iteration to the next and is no
+				// row or column vector of fragments: each thread holds its elements.
+				j = layout{kind: lThreads}
+			}
+			if (j.kind == lExpr || j.kind == lShared) && arg.Type.Rank() == 2 && y != arg {
+				// A rank-2 tile that changes from one iteration to the next (a sum of
+				// loaded tiles): held in mma fragments, split as a dot's result would be
+				// (legalize padded it for that).
+				wm, wn, err := chooseWarpGrid(arg.Type.Shape[0]/granuleM, arg.Type.Shape[1]/granuleN, f.k.Warps)
+				if err != nil {
+					return fmt.Errorf("loop-carried value %s: %v", arg, err)
+				}
+				j = layout{kind: lAcc, wm: wm, wn: wn}
+			}
 			if j != f.layouts[arg] {
 				f.layouts[arg] = j
 				changed = true
@@ -187,6 +217,14 @@ func joinLayouts(a, b layout) (layout, error) {
 	switch {
 	case a.kind == lScalar && b.kind == lScalar:
 		return a, nil
+	case a.kind == lExpr && b.kind == lThreads || a.kind == lThreads && b.kind == lExpr:
+		return layout{kind: lThreads}, nil
+	case a.kind == lShared && b.accFamily():
+		return b, nil
+	case b.kind == lShared && a.accFamily():
+		return a, nil
+	case a.kind == lShared && b.kind == lExpr || a.kind == lExpr && b.kind == lShared:
+		return layout{kind: lExpr}, nil
 	case a.kind == lExpr && b.accFamily():
 		return b, nil
 	case b.kind == lExpr && a.accFamily():
@@ -206,6 +244,13 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			}
 		}
 		return layout{kind: lScalar}, nil
+	}
+	if !o.Kind.IsElementwise() {
+		for i, a := range o.Args {
+			if f.layouts[a].kind == lThreads {
+				return layout{}, fmt.Errorf("operand %d (%s) is a loop-carried rank-1 tile held per thread: only elementwise ops, loops and stores take it", i, a)
+			}
+		}
 	}
 	switch o.Kind {
 	case ir.OpIota, ir.OpConst:
@@ -281,9 +326,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		return layout{kind: lExpr}, nil
 	case ir.OpReduce:
-		src := f.layouts[o.Args[0]]
-		if src.kind != lAcc {
-			return layout{}, fmt.Errorf("reductions run on mma fragments (operand is %v)", src)
+		src, err := f.reduceSource(o)
+		if err != nil {
+			return layout{}, err
 		}
 		if o.Int == 1 {
 			return layout{kind: lRows, wm: src.wm, wn: src.wn, rep: src.rep}, nil
@@ -299,6 +344,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		l := f.layouts[a]
 		switch {
 		case l.kind == lScalar || l.kind == lExpr || l.kind == lShared:
+		case l.kind == lThreads:
+			if res.kind != lExpr && res.kind != lThreads {
+				return layout{}, fmt.Errorf("operand %d (%s) is held per thread, another operand is in %v", i, a, res)
+			}
+			res = l
 		case f.isRowView(a):
 			rowViews = append(rowViews, l)
 		case l.accFamily():
@@ -310,6 +360,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 				return layout{}, fmt.Errorf("operand %d rank differs from the result", i)
 			}
 			if res.kind != lExpr && res != want {
+				if res.kind == lThreads {
+					return layout{}, fmt.Errorf("operand %d (%v) meets a loop-carried rank-1 tile held per thread", i, l)
+				}
 				return layout{}, fmt.Errorf("operand %d (%v) is split differently from another operand (%v)", i, l, res)
 			}
 			res = want
@@ -327,6 +380,28 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 	}
 	return res, nil
+}
+
+// reduceSource is the split a reduction reads its operand in: the operand's own
+// when it is in mma fragments; for a recomputed or shared tile, the split
+// chooseWarpGrid gives its padded extents (legalize padded them so that one
+// exists), and each thread reads the elements at its fragment coordinates. The
+// reduction then runs like one over fragments: in the thread, across the quad or
+// column lanes, across warps through scratch.
+func (f *fn) reduceSource(o *ir.Op) (layout, error) {
+	x := o.Args[0]
+	l := f.layouts[x]
+	switch l.kind {
+	case lAcc:
+		return l, nil
+	case lExpr, lShared:
+		wm, wn, err := chooseWarpGrid(x.Type.Shape[0]/granuleM, x.Type.Shape[1]/granuleN, f.k.Warps)
+		if err != nil {
+			return layout{}, err
+		}
+		return layout{kind: lAcc, wm: wm, wn: wn}, nil
+	}
+	return layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
 }
 
 // latencyBound reports whether the launch is about one wave of CTAs (at most
@@ -382,9 +457,19 @@ func largestDivisor(n, limit int) int {
 // checkStore accepts the stores the emitter knows how to write.
 func (f *fn) checkStore(o *ir.Op) error {
 	v := o.Args[len(o.Args)-1]
+	for _, a := range o.Args[:len(o.Args)-1] {
+		if f.layouts[a].kind == lThreads {
+			return opError(o, fmt.Errorf("the address or mask %s is a loop-carried tile held per thread", a))
+		}
+	}
 	switch l := f.layouts[v]; l.kind {
-	case lAcc, lRows, lExpr, lScalar, lShared:
+	case lAcc, lRows, lCols, lExpr, lScalar, lShared:
 		return nil
+	case lThreads:
+		if len(memOperands(o).val.Type.Shape) == 1 && memOperands(o).col0 == nil {
+			return nil
+		}
+		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
 	default:
 		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
 	}

@@ -122,6 +122,9 @@ func legalize(f *fn) error {
 			}
 		case ir.OpReduce:
 			c.union(dimRef{o.Args[0], 1 - int(o.Int)}, dimRef{o.Result(), 0})
+			// A reduction reads its operand at mma fragment coordinates.
+			c.need(o.Args[0], 0, granuleM)
+			c.need(o.Args[0], 1, granuleN)
 		case ir.OpColumn:
 			c.union(dimRef{o.Args[0], 0}, dimRef{o.Result(), 0})
 		case ir.OpTrans:
@@ -153,6 +156,8 @@ func legalize(f *fn) error {
 		}
 	})
 
+	c.padForWarps(fragmentTiles(f.k), f.k.Warps)
+
 	// Every member of a class has the same logical extent (the verifier saw to that);
 	// the class's padded extent rounds it up to the class granule.
 	f.logical = map[*ir.Value][]int{}
@@ -165,6 +170,89 @@ func legalize(f *fn) error {
 		}
 	}
 	return f.insertPaddingMasks()
+}
+
+// padForWarps pads tiles that may live in mma fragments to whole m16 x n8 tiles
+// and their columns until that grid splits evenly over the warps. A tile of mt m16 rows is split
+// wm = gcd(mt, warps) ways by rows and wn = warps/wm by columns (the only split
+// chooseWarpGrid can find for mt rows), so its n8 columns must be a multiple of
+// wn; where they are not, the column class is padded (and masked, like any
+// padding) to the next multiple. Tiles that already split, as every built-in
+// kernel's do, are left alone. Padding a class can change another tile's rows
+// (a transpose ties columns to rows), so it repeats until nothing changes.
+func (c *dimClasses) padForWarps(tiles []*ir.Value, warps int) {
+	for round := 0; round < 8; round++ {
+		changed := false
+		for _, v := range tiles {
+			if c.gran(dimRef{v, 0})%granuleM != 0 {
+				c.need(v, 0, granuleM)
+				changed = true
+			}
+			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
+			wn := warps / gcd(mt, warps)
+			if g := c.gran(dimRef{v, 1}); g%(granuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(granuleN*wn) != 0 {
+				c.need(v, 1, granuleN*wn)
+				changed = true
+			}
+		}
+		if !changed {
+			return
+		}
+	}
+}
+
+// fragmentTiles lists the rank-2 tiles that may be placed in mma fragments: dot
+// results, reduction operands, rank-2 tiles a loop changes, broadcasts of
+// reduction results (row and column statistics, through elementwise ops and
+// loops), and elementwise results of any of these.
+func fragmentTiles(k *ir.Kernel) []*ir.Value {
+	vec := map[*ir.Value]bool{}  // rank-1 values derived from reductions
+	frag := map[*ir.Value]bool{} // rank-2 values that may be fragments
+	var order []*ir.Value
+	mark := func(v *ir.Value) bool {
+		if v.Type.Rank() == 2 && !frag[v] {
+			frag[v] = true
+			order = append(order, v)
+			return true
+		}
+		if v.Type.Rank() == 1 && !vec[v] {
+			vec[v] = true
+			return true
+		}
+		return false
+	}
+	for changed := true; changed; {
+		changed = false
+		walkOps(k.Body, func(o *ir.Op) {
+			switch {
+			case o.Kind == ir.OpDot:
+				changed = mark(o.Result()) || changed
+			case o.Kind == ir.OpReduce:
+				changed = mark(o.Args[0]) || changed
+				changed = mark(o.Result()) || changed
+			case o.Kind == ir.OpBroadcast && vec[o.Args[0]]:
+				changed = mark(o.Result()) || changed
+			case o.Kind.IsElementwise():
+				for _, a := range o.Args {
+					if frag[a] || vec[a] {
+						changed = mark(o.Result()) || changed
+						break
+					}
+				}
+			case o.Kind == ir.OpFor:
+				for i, in := range o.Args[2:] {
+					// A rank-2 tile that changes across iterations is carried in fragments.
+					changing := in.Type.Rank() == 2 && o.Body.Yield[i] != o.Body.Args[i+1]
+					if vs := []*ir.Value{in, o.Body.Args[i+1], o.Body.Yield[i], o.Results[i]}; changing || frag[vs[0]] || frag[vs[2]] || vec[vs[0]] || vec[vs[2]] {
+						for _, v := range vs {
+							changed = mark(v) || changed
+						}
+					}
+				}
+			}
+		})
+	}
+	return order
 }
 
 // memOps names the operands of a load or store.

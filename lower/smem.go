@@ -216,6 +216,14 @@ func (f *fn) allocShared() error {
 	})
 	f.smem = roundUp(top, 128)
 	if f.smem > f.target.MaxSharedPerBlock {
+		for _, it := range order {
+			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
+				// One tile alone is too large (whole rows of a wide row softmax):
+				// say which, and the way out.
+				return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; %s (%s) alone takes %d bytes: load it in column chunks inside a loop, carrying the row statistics (DESIGN.md, layouts)",
+					f.smem, f.target.Name, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
+			}
+		}
 		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target.Name, f.target.MaxSharedPerBlock)
 	}
 	return nil
@@ -233,8 +241,8 @@ func (f *fn) setHome(v *ir.Value, h layout) {
 // across warps (0 when the reduced axis is inside one warp).
 func (f *fn) reduceScratch(o *ir.Op) int {
 	x := o.Args[0]
-	l := f.layouts[x]
-	if l.kind != lAcc {
+	l, err := f.reduceSource(o)
+	if err != nil {
 		return 0
 	}
 	if o.Int == 1 && l.wn > 1 {

@@ -24,7 +24,8 @@ var Forms = []Form{
 	{Op: "{min|max}.f32", Args: "r rf rf"},
 	{Op: "neg.{s32|s64}", Args: "r ri"},
 	{Op: "neg.f32", Args: "r rf"},
-	{Op: "{ex2|lg2|rcp}.approx.f32", Args: "r rf"},
+	{Op: "{ex2|lg2|rcp|rsqrt}.approx.f32", Args: "r rf"},
+	{Op: "sqrt.rn.f32", Args: "r rf"},
 	// Logic and shifts (a shift amount is 32-bit).
 	{Op: "{and|or|xor}.{b16|b32|b64}", Args: "r ri ri"},
 	{Op: "{and|or|xor}.pred", Args: "r r r"},

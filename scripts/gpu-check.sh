@@ -7,7 +7,9 @@
 #   bash scripts/gpu-check.sh            # or: make gpu-check
 #
 # It runs
-#   1. build/runtime.test (the runtime's GPU tests);
+#   1. build/runtime.test (the runtime's GPU tests), and build/lower.test -test.run GPU
+#      (kernels written as users write them, and the math ops' errors, on the GPU against
+#      float64 and the emulator);
 #   2. the gemm and mla_decode shape matrices with `ptxgen-gpu check -gpu`, compiled for the
 #      GPU's own target (sm_90 on an H200): GPU against the float64 reference, the emulator
 #      against it, and GPU against emulator (bound: check.GPUEmuRel and friends);
@@ -19,7 +21,8 @@
 # when OUT is unset, build/gpu-check/: gpu-check.log (everything), summary.md (the
 # tables), cases.log, sanitizer.log, ptxas.log, runtime-test.log.
 #
-# Environment: BIN (default build/ptxgen-gpu), RUNTIME_TEST (build/runtime.test), PTXAS,
+# Environment: BIN (default build/ptxgen-gpu), RUNTIME_TEST (build/runtime.test),
+# LOWER_TEST (build/lower.test), PTXAS,
 # SANITIZER, CUOBJDUMP (default: found on PATH or under /usr/local/cuda), JOBS (parallel
 # cases, default 8), QUICK=1 (a few cases only, for rehearsals), CASES=REGEX (only the
 # matrix cases whose label matches, e.g. CASES='large pool' for the pools past 4 GiB),
@@ -35,6 +38,7 @@ root=$PWD
 
 BIN=${BIN:-$root/build/ptxgen-gpu}
 RUNTIME_TEST=${RUNTIME_TEST:-$root/build/runtime.test}
+LOWER_TEST=${LOWER_TEST:-$root/build/lower.test}
 RESULTS=${OUT:-$root/build/gpu-check}
 JOBS=${JOBS:-8}
 export PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer
@@ -75,6 +79,16 @@ if [ -x "$RUNTIME_TEST" ]; then
 	rc=$?
 	grep -E '^(--- |ok|PASS|FAIL)' "$RESULTS/runtime-test.log" | tee -a "$log"
 	if [ $rc = 0 ]; then rt="ok ($(grep -c '^--- PASS' "$RESULTS/runtime-test.log") passed, $(grep -c '^--- SKIP' "$RESULTS/runtime-test.log") skipped)"; else rt="FAIL (exit $rc)"; fail=1; fi
+fi
+
+lt=skipped
+if [ -x "$LOWER_TEST" ]; then
+	say ""
+	say "## lower.test -test.run GPU"
+	(cd lower && timeout 300 "$LOWER_TEST" -test.run GPU -test.v -test.count=1) >"$RESULTS/lower-test.log" 2>&1
+	rc=$?
+	grep -E '^(--- |ok|PASS|FAIL)|worst error' "$RESULTS/lower-test.log" | tee -a "$log"
+	if [ $rc = 0 ]; then lt="ok ($(grep -c -- '--- PASS' "$RESULTS/lower-test.log") passed)"; else lt="FAIL (exit $rc)"; fail=1; fi
 fi
 
 # ---------------------------------------------------------------- 2. shape matrix
@@ -286,6 +300,7 @@ fi
 	sort "$san_rows"
 	echo
 	echo "runtime.test: $rt"
+	echo "lower.test (user kernels, math ops): $lt"
 	echo
 	if [ $fail = 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL"; fi
 } >"$summary"
