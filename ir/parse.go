@@ -196,6 +196,10 @@ func (p *parser) kernel() (*Kernel, error) {
 			return nil, err
 		}
 		prm := &Param{Value: v}
+		if p.peek() == "split" {
+			p.next()
+			prm.Split = true
+		}
 		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" {
 			attr := p.next()
 			n, err := p.int()
@@ -303,6 +307,7 @@ func (p *parser) block(b *Block) error {
 }
 
 func (p *parser) op() (*Op, error) {
+	start := p.pos // errors of the whole op name its first line
 	var names []string
 	if strings.HasPrefix(p.peek(), "%") {
 		for {
@@ -370,7 +375,7 @@ func (p *parser) op() (*Op, error) {
 	case OpLoad, OpStore:
 		err = p.memory(o)
 	case OpFor:
-		return p.loop(o, names)
+		return p.loop(o, names, start)
 	default:
 		o.Args, err = p.uses(":")
 	}
@@ -382,6 +387,7 @@ func (p *parser) op() (*Op, error) {
 			return nil, p.errf("store has no result")
 		}
 		if err := checkOp(o); err != nil {
+			p.pos = start
 			return nil, p.errf("%v", err)
 		}
 		return o, nil
@@ -403,6 +409,7 @@ func (p *parser) op() (*Op, error) {
 	}
 	o.Results = []*Value{v}
 	if err := checkOp(o); err != nil {
+		p.pos = start
 		return nil, p.errf("%v", err)
 	}
 	return o, nil
@@ -469,7 +476,7 @@ func (p *parser) memory(o *Op) error {
 	return nil
 }
 
-func (p *parser) loop(o *Op, names []string) (*Op, error) {
+func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	ivTok := p.next()
 	if err := p.expect("="); err != nil {
 		return nil, err
@@ -543,6 +550,7 @@ func (p *parser) loop(o *Op, names []string) (*Op, error) {
 		o.Results = append(o.Results, v)
 	}
 	if err := checkOp(o); err != nil {
+		p.pos = start
 		return nil, p.errf("%v", err)
 	}
 	return o, nil
