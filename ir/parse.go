@@ -15,6 +15,12 @@ func Parse(src string) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.pos != len(p.toks) {
+		if p.peek() == "kernel" || p.peek() == "program" {
+			return nil, p.errf("a second kernel: this file is a program (ParseProgram reads it)")
+		}
+		return nil, p.errf("unexpected %q after the kernel", p.peek())
+	}
 	if err := Verify(k); err != nil {
 		return nil, err
 	}
@@ -273,9 +279,6 @@ func (p *parser) kernel() (*Kernel, error) {
 	}
 	if err := p.block(k.Body); err != nil {
 		return nil, err
-	}
-	if p.pos != len(p.toks) {
-		return nil, p.errf("unexpected %q after the kernel", p.peek())
 	}
 	return k, nil
 }
