@@ -34,8 +34,12 @@ func fromFlags(fs *flag.FlagSet, allowed ...string) error {
 		}
 	})
 	if len(bad) > 0 {
-		return &usageError{Msg: fmt.Sprintf("%s does not apply with -from (the IR file fixes the kernels; with -from give only %s)",
-			strings.Join(bad, ", "), "-"+strings.Join(allowed, ", -"))}
+		verb := "does"
+		if len(bad) > 1 {
+			verb = "do"
+		}
+		return &usageError{Msg: fmt.Sprintf("%s %s not apply with -from (the IR file fixes the kernels; with -from give only %s)",
+			strings.Join(bad, ", "), verb, "-"+strings.Join(allowed, ", -"))}
 	}
 	return nil
 }
