@@ -62,7 +62,7 @@ func TestParseRefusesUserIR(t *testing.T) {
 // builder reports it at the author's line.
 func TestStoreOfI1(t *testing.T) {
 	src := "kernel k(%x: ptr<i32> bytes 128) grid(1, 1, 1) warps 1 {\n  %i = iota : tile<32xi32>\n  %z = const 0 : i32\n  %c = cmp gt %i, %z : tile<32xi1>\n  store %x[%i], %c\n}\n"
-	want := `ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): element type i1 does not match the pointer's i32`
+	want := `ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)`
 	if _, err := Parse(src); err == nil || err.Error() != want {
 		t.Errorf("store of an i1 into an i32 buffer: Parse says %v, want %q", err, want)
 	}

@@ -405,6 +405,9 @@ func checkMemory(o *Op) error {
 	} else {
 		v = o.Results[0].Type
 	}
+	if v.Elem == I1 && o.Kind == OpStore {
+		return opErr(o, len(o.Args)-1, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
+	}
 	if v.Elem != p.Elem {
 		return opErr(o, len(o.Args)-1, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
 	}

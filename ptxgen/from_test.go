@@ -86,7 +86,7 @@ func TestFromBadUsage(t *testing.T) {
 		{[]string{"dump", "-from", filepath.Join(dir, "missing.ir")}, "-from " + filepath.Join(dir, "missing.ir") + ": no such file or directory"},
 		{[]string{"dump", "-from", dir}, "-from " + dir + ": not a regular file (a directory)"},
 		{[]string{"dump", "-from", bad}, "-from " + bad + `: ir: kernel name "9lives" is not a PTX identifier: want ASCII letters, digits and _, starting with a letter (or _ and at least one more character)`},
-		{[]string{"dump", "-from", i1}, "-from " + i1 + ": ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): element type i1 does not match the pointer's i32"},
+		{[]string{"dump", "-from", i1}, "-from " + i1 + ": ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)"},
 		{[]string{"dump", "-from", two}, "-from " + two + ": ir: parse: line 3: a second kernel needs a program header before the first (program NAME { workspace ... }): the kernels then launch in the order they appear"},
 		{[]string{"dump", "-from", scale, "-heads", "3", "-all"}, "-all, -heads do not apply with -from (the IR file fixes the kernels; with -from give only -target, -plan-target, -ir, -after, -check)"},
 		{[]string{"dump", "-from", scale, "-kernel", "gemm"}, "-kernel does not apply with -from"},
@@ -134,6 +134,12 @@ func TestCheckFrom(t *testing.T) {
 	code, out, errOut = runCLI("check", "-emu", "-from", filepath.Join("testdata", "from", "split.ir"))
 	if code != 0 || !strings.HasPrefix(out, "split_copy on seeded inputs (seed 1, 4 rows, split 4)\n") {
 		t.Fatalf("split program: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	// A parameter called split is an ordinary i32 (it used to be refused: "split 0, want 1..").
+	named := writeFile(t, t.TempDir(), "named.ir", "kernel k(%rows: i32, %split: i32, %y: ptr<i32> div 4 perrow 4) grid(1, %rows max 4, 1) warps 1 {\n  %r = program_id 1 : i32\n  store %y[%r], %split\n}\n")
+	if code, out, errOut := runCLI("check", "-emu", "-from", named, "-args", "rows=2,split=0"); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+		t.Errorf("a parameter named split, 0: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 
 	seed := uint64(11)
