@@ -29,12 +29,12 @@ type ProgramOptions struct {
 }
 
 // Bounds of an emulated program of one's own: the CTAs of all its launches, and the
-// warp instructions they may run together (about 80 s of emulation), shared out
-// evenly as each CTA's budget, so that a kernel that loops for long fails instead of
-// hanging.
+// warp instructions they may run together (about half a minute of emulation), shared
+// out evenly as each CTA's budget, so that a kernel that loops for long fails instead
+// of hanging.
 const (
 	MaxProgramCTAs       = 1 << 16
-	MaxProgramWarpInstrs = 1 << 30
+	MaxProgramWarpInstrs = 1 << 28
 )
 
 // programBuffer is a buffer argument of a program: every kernel that takes the name

@@ -117,6 +117,9 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err := fromFlags(fs.FlagSet, "emu", "target", "plan-target", "seed", "vectors", "args"); err != nil {
 		return err
 	}
+	if opts.Vectors != "" && setFlags(fs.FlagSet)["seed"] {
+		return &usageError{Msg: "-seed does not apply with -vectors (the folder holds the inputs)"}
+	}
 	values, err := parseArgs(args)
 	if err != nil {
 		return err

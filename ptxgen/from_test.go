@@ -187,6 +187,9 @@ func TestCheckFrom(t *testing.T) {
 			t.Errorf("%s = %q: exit %d, stdout %q, stderr %q; want exit 2 and %q", c.file, c.data, code, out, errOut, c.want)
 		}
 	}
+	if code, _, errOut := runCLI("check", "-emu", "-from", scale, "-vectors", dir, "-seed", "3"); code != 2 || !strings.Contains(errOut, "-seed does not apply with -vectors (the folder holds the inputs)") {
+		t.Errorf("-seed with -vectors: exit %d, %q", code, errOut)
+	}
 	noWant := t.TempDir()
 	writeFile(t, noWant, "meta.json", meta)
 	writeFile(t, noWant, "x.bin", string(x))
