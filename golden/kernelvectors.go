@@ -124,7 +124,8 @@ func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes 
 	}
 	for _, b := range buffers {
 		size := b.MinBytes
-		fi, err := os.Stat(filepath.Join(dir, b.Name+".bin"))
+		// Lstat: a link is not a file of the folder (it may lead anywhere).
+		fi, err := os.Lstat(filepath.Join(dir, b.Name+".bin"))
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && !b.Written:
 			return fail("%s.bin is missing: the initial contents of buffer %s, which the kernels read", b.Name, b.Name)
@@ -132,7 +133,7 @@ func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes 
 		case err != nil:
 			return fail("%v", err)
 		case !fi.Mode().IsRegular():
-			return fail("%s.bin is not a regular file", b.Name)
+			return fail("%s.bin is not a regular file (a link, a FIFO, a device or a folder)", b.Name)
 		case fi.Size()%b.ElemSize != 0 || fi.Size() < b.MinBytes:
 			return fail("%s.bin has %d bytes, want a multiple of %d (the element size) of at least %d (the size the kernels declare)", b.Name, fi.Size(), b.ElemSize, b.MinBytes)
 		default:
@@ -142,8 +143,12 @@ func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes 
 			}
 		}
 		want := filepath.Join(dir, b.Name+".want.f64")
-		if _, err := os.Stat(want); err != nil {
+		fi, err = os.Lstat(want)
+		if err != nil {
 			continue
+		}
+		if !fi.Mode().IsRegular() {
+			return fail("%s.want.f64 is not a regular file (a link, a FIFO, a device or a folder)", b.Name)
 		}
 		if !b.Written {
 			return fail("%s.want.f64: the kernels do not write %s", b.Name, b.Name)

@@ -190,6 +190,15 @@ func TestCheckFrom(t *testing.T) {
 	if code, _, errOut := runCLI("check", "-emu", "-from", scale, "-vectors", dir, "-seed", "3"); code != 2 || !strings.Contains(errOut, "-seed does not apply with -vectors (the folder holds the inputs)") {
 		t.Errorf("-seed with -vectors: exit %d, %q", code, errOut)
 	}
+	link := t.TempDir()
+	writeFile(t, link, "meta.json", meta)
+	writeFile(t, link, "y.want.f64", string(want))
+	if err := os.Symlink(filepath.Join(dir, "x.bin"), filepath.Join(link, "x.bin")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI("check", "-emu", "-from", scale, "-vectors", link); code != 2 || !strings.Contains(errOut, "x.bin is not a regular file (a link, a FIFO, a device or a folder)") {
+		t.Errorf("x.bin a link out of the folder: exit %d, %q", code, errOut)
+	}
 	noWant := t.TempDir()
 	writeFile(t, noWant, "meta.json", meta)
 	writeFile(t, noWant, "x.bin", string(x))
