@@ -249,6 +249,20 @@ func TestGenFrom(t *testing.T) {
 		t.Errorf("gen -from's sm_90 PTX is not dump -from's")
 	}
 
+	// The default mla_decode call (a split decode and its combine) as text: gen -from
+	// writes dump's PTX, and Launch takes the split as an argument (no plan).
+	_, text, _ := runCLI("dump", "-ir", "-target", "sm_90")
+	mla := writeFile(t, dir, "mla.ir", text)
+	if code, _, errOut := runCLI("gen", "-from", mla, "-targets", "sm_90", "-pkg", "dec", "-o", filepath.Join(dir, "dec.go")); code != 0 {
+		t.Fatalf("gen -from mla.ir: exit %d: %s", code, errOut)
+	}
+	if _, want, _ := runCLI("dump", "-target", "sm_90"); readFile(t, filepath.Join(dir, "dec_sm_90.ptx")) != want {
+		t.Errorf("gen -from of dump -ir's program does not write dump's PTX")
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, "dec.go")), "func (m *MLADecode) Launch(\n\trows int,\n\tsplit int32,\n\tq *runtime.Buffer,") {
+		t.Errorf("the launcher of the mla_decode program does not take rows and the split first")
+	}
+
 	split := writeFile(t, dir, "split.ir", readFile(t, filepath.Join("testdata", "from", "split.ir")))
 	manifest := filepath.Join(dir, "split.json")
 	if code, _, errOut := runCLI("gen", "-from", split, "-targets", "sm_90", "-manifest", manifest); code != 0 {
