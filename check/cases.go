@@ -264,7 +264,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),
 			"lse": poison(int64(cfg.T) * int64(cfg.H) * 4),
 		},
-		Scalars: map[string]any{"rows": int32(cfg.T), ir.SplitParam: int32(choice.Split), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
+		Scalars: map[string]any{"rows": int32(cfg.T), "split": int32(choice.Split), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
 	}
 	if cfg.Sink {
 		c.Buffers["sink"] = bytesOf(in.Sink)

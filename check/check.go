@@ -31,6 +31,9 @@ type Case struct {
 	// WriteVectors, when set, writes the case's inputs and reference outputs as a
 	// test-vector folder (for other implementations, such as the Triton baseline).
 	WriteVectors func(dir string) error
+	// MaxWarpInstrs bounds the warp instructions of each CTA in the emulator (0:
+	// emu.DefaultMaxWarpInstrs), so that a program of one's own cannot run for hours.
+	MaxWarpInstrs int64
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of

@@ -29,7 +29,7 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := emu.RunKernel(k, args, mem); err != nil {
+		if err := emu.RunKernelBudget(k, args, mem, c.MaxWarpInstrs); err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}

@@ -114,6 +114,12 @@ func Run(mod *ptx.Module, entry string, l Launch, mem *Memory) error {
 // after checking args against its parameter facts (kinds, pointer alignment and
 // reach). Buffers the kernel does not declare Written must come back unchanged.
 func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
+	return RunKernelBudget(k, args, mem, 0)
+}
+
+// RunKernelBudget is RunKernel with Launch.MaxWarpInstrs (0: the default), which
+// bounds each CTA's work.
+func RunKernelBudget(k *ptx.Kernel, args []any, mem *Memory, maxWarpInstrs int64) error {
 	if len(args) != len(k.Params) {
 		return fmt.Errorf("emu: %s: %d arguments for %d parameters", k.Name, len(args), len(k.Params))
 	}
@@ -177,7 +183,7 @@ func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
 	if err != nil {
 		return err
 	}
-	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args}
+	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args, MaxWarpInstrs: maxWarpInstrs}
 	if err := p.Run(k.Name, l, mem); err != nil {
 		return err
 	}

@@ -277,14 +277,14 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 		// same ones (the order in which its kernels name them may differ).
 		mine := map[string]bool{}
 		for _, k := range c.Kernels {
-			for _, kp := range k.Params {
+			for j, kp := range k.Params {
 				if _, ok := wsIndex[kp.Name]; ok {
 					if kp.Kind != "ptr" {
 						return nil, fmt.Errorf("gogen: %s: kernel %s: parameter %s names a workspace buffer but is a %s, not a pointer", isa(c), k.Name, kp.Name, kp.Kind)
 					}
 					continue
 				}
-				if kp.Name == ptx.SplitParam && c.Plan != nil {
+				if j == k.SplitParamIndex() && c.Plan != nil {
 					if kp.Kind != "i32" {
 						return nil, fmt.Errorf("gogen: %s: kernel %s: the plan's %s is a %s, want i32", isa(c), k.Name, kp.Name, kp.Kind)
 					}
@@ -325,10 +325,10 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 		var bind [][]int
 		for _, k := range c.Kernels {
 			var b []int
-			for _, kp := range k.Params {
+			for j, kp := range k.Params {
 				if w, ok := wsIndex[kp.Name]; ok {
 					b = append(b, len(pIndex)+w)
-				} else if kp.Name == ptx.SplitParam && c.Plan != nil {
+				} else if j == k.SplitParamIndex() && c.Plan != nil {
 					b = append(b, len(pIndex)+len(c.Workspace))
 				} else {
 					b = append(b, pIndex[kp.Name])

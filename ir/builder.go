@@ -136,8 +136,18 @@ func (b *Builder) ParamRows(name string, t Type, div int, perRow int64) *Value {
 	return v
 }
 
+// SplitParam adds the i32 parameter that holds the split (Param.Split); bind it to
+// the grid dimension after the rows (BindGrid).
+func (b *Builder) SplitParam(name string) *Value {
+	v := b.Param(name, ScalarOf(I32), 1, 0)
+	if b.err == nil {
+		b.k.Params[len(b.k.Params)-1].Split = true
+	}
+	return v
+}
+
 // ParamParts is Param for a buffer whose minimum size is perPart bytes per (row,
-// chunk) pair (Param.PerPart): rows x the value of the kernel's SplitParam.
+// chunk) pair (Param.PerPart): rows x the value of the kernel's split parameter.
 func (b *Builder) ParamParts(name string, t Type, div int, perPart int64) *Value {
 	v := b.Param(name, t, div, 0)
 	if b.err == nil {

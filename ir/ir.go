@@ -12,8 +12,9 @@ type Kernel struct {
 	// i32 parameter, a launch's extent in d is that argument's value and Grid[d] is the
 	// largest value accepted. The first bound dimension is the rows of the call
 	// (RowsParam; 0 launches nothing; its extent is the capacity the kernel was
-	// generated for); another may be bound to the split (SplitParam), the number of
-	// candidate chunks the launcher's plan chose. "" keeps Grid[d].
+	// generated for); another may be bound to the split (the parameter marked
+	// Param.Split), the number of candidate chunks the launcher's plan chose. "" keeps
+	// Grid[d].
 	GridParam [3]string
 	Warps     int // warps per CTA
 	// Latency tells the lowering whether the kernel's launches are latency-bound (a
@@ -32,10 +33,6 @@ const (
 	LatencySmall                // launches of about a wave: latency-bound
 	LatencyLarge                // launches of several waves
 )
-
-// SplitParam is the name of the i32 parameter that holds the number of candidate
-// chunks per row a launch plan chose; Param.PerPart sizes grow with it.
-const SplitParam = "split"
 
 // RowsParam is the parameter the first bound grid dimension names ("" when the grid
 // is fixed).
@@ -71,8 +68,23 @@ type Param struct {
 	PerRow int64
 	// PerPart is, for a pointer, what the minimum size grows by per (row, chunk) pair:
 	// the buffer must hold PerPart * rows * split more bytes, split being the value of
-	// the kernel's SplitParam parameter.
+	// the kernel's split parameter.
 	PerPart int64
+	// Split marks the i32 parameter that holds the split: the number of chunks per row
+	// a launch runs across CTAs (a launch plan's choice, or the caller's). It binds the
+	// grid dimension after the rows, and PerPart sizes grow with it. The flag, not the
+	// name, makes it the split: any parameter may be called "split".
+	Split bool
+}
+
+// SplitParam is the kernel's parameter marked Split, nil without one.
+func (k *Kernel) SplitParam() *Param {
+	for _, p := range k.Params {
+		if p.Split {
+			return p
+		}
+	}
+	return nil
 }
 
 // Value is an SSA value: a kernel parameter, a block argument or an op result.

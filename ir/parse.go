@@ -15,6 +15,12 @@ func Parse(src string) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p.pos != len(p.toks) {
+		if p.peek() == "kernel" || p.peek() == "program" {
+			return nil, p.errf("a second kernel: this file is a program (ParseProgram reads it)")
+		}
+		return nil, p.errf("unexpected %q after the kernel", p.peek())
+	}
 	if err := Verify(k); err != nil {
 		return nil, err
 	}
@@ -196,6 +202,10 @@ func (p *parser) kernel() (*Kernel, error) {
 			return nil, err
 		}
 		prm := &Param{Value: v}
+		if p.peek() == "split" {
+			p.next()
+			prm.Split = true
+		}
 		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" {
 			attr := p.next()
 			n, err := p.int()
@@ -270,9 +280,6 @@ func (p *parser) kernel() (*Kernel, error) {
 	if err := p.block(k.Body); err != nil {
 		return nil, err
 	}
-	if p.pos != len(p.toks) {
-		return nil, p.errf("unexpected %q after the kernel", p.peek())
-	}
 	return k, nil
 }
 
@@ -303,6 +310,7 @@ func (p *parser) block(b *Block) error {
 }
 
 func (p *parser) op() (*Op, error) {
+	start := p.pos // errors of the whole op name its first line
 	var names []string
 	if strings.HasPrefix(p.peek(), "%") {
 		for {
@@ -370,7 +378,7 @@ func (p *parser) op() (*Op, error) {
 	case OpLoad, OpStore:
 		err = p.memory(o)
 	case OpFor:
-		return p.loop(o, names)
+		return p.loop(o, names, start)
 	default:
 		o.Args, err = p.uses(":")
 	}
@@ -382,6 +390,7 @@ func (p *parser) op() (*Op, error) {
 			return nil, p.errf("store has no result")
 		}
 		if err := checkOp(o); err != nil {
+			p.pos = start
 			return nil, p.errf("%v", err)
 		}
 		return o, nil
@@ -403,6 +412,7 @@ func (p *parser) op() (*Op, error) {
 	}
 	o.Results = []*Value{v}
 	if err := checkOp(o); err != nil {
+		p.pos = start
 		return nil, p.errf("%v", err)
 	}
 	return o, nil
@@ -469,7 +479,7 @@ func (p *parser) memory(o *Op) error {
 	return nil
 }
 
-func (p *parser) loop(o *Op, names []string) (*Op, error) {
+func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	ivTok := p.next()
 	if err := p.expect("="); err != nil {
 		return nil, err
@@ -543,6 +553,7 @@ func (p *parser) loop(o *Op, names []string) (*Op, error) {
 		o.Results = append(o.Results, v)
 	}
 	if err := checkOp(o); err != nil {
+		p.pos = start
 		return nil, p.errf("%v", err)
 	}
 	return o, nil

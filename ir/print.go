@@ -23,6 +23,9 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s: %s", p.Value, p.Value.Type)
+		if p.Split {
+			b.WriteString(" split")
+		}
 		if p.Div > 1 {
 			fmt.Fprintf(&b, " div %d", p.Div)
 		}

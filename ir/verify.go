@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"math"
 )
 
 // OpError is a verifier error: it names the op, the operand and the problem.
@@ -80,8 +81,8 @@ func checkOp(o *Op) error {
 		if res.Elem.IsFloat() && o.Int != 0 {
 			return opErr(o, -1, "float constant with an integer value %d", o.Int)
 		}
-		if res.Elem == I1 && o.Int != 0 && o.Int != 1 {
-			return opErr(o, -1, "i1 constant %d is not 0 or 1", o.Int)
+		if lo, hi, ok := intRange(res.Elem); ok && (o.Int < lo || o.Int > hi) {
+			return opErr(o, -1, "%s constant %d out of range %d..%d", res.Elem, o.Int, lo, hi)
 		}
 	case OpIota:
 		if res.Kind != Tile || res.Rank() != 1 || res.Elem != I32 {
@@ -159,6 +160,9 @@ func checkOp(o *Op) error {
 		x := o.Args[0].Type
 		if x.Kind != res.Kind || !sameShape(x, res) {
 			return opErr(o, -1, "%s changes the element type only; have %s -> %s", o.Kind, x, res)
+		}
+		if o.Kind == OpBitcast && (x.Elem == I1) != (res.Elem == I1) {
+			return opErr(o, -1, "bitcast of an i1 (a predicate has no bits to reinterpret): cast it instead (%s -> %s gives 0 or 1)", x.Elem, res.Elem)
 		}
 		if o.Kind == OpBitcast && x.Elem.Size() != res.Elem.Size() && x.Kind != Ptr {
 			return opErr(o, -1, "bitcast between types of different sizes (%s -> %s)", x.Elem, res.Elem)
@@ -276,6 +280,22 @@ func checkOp(o *Op) error {
 	return nil
 }
 
+// intRange is the range of an integer element type's constants (ok false for the
+// others).
+func intRange(e Elem) (lo, hi int64, ok bool) {
+	switch e {
+	case I1:
+		return 0, 1, true
+	case U8:
+		return 0, math.MaxUint8, true
+	case I32:
+		return math.MinInt32, math.MaxInt32, true
+	case I64:
+		return math.MinInt64, math.MaxInt64, true
+	}
+	return 0, 0, false
+}
+
 func checkShape(t Type) error {
 	if t.Rank() < 1 || t.Rank() > 2 {
 		return fmt.Errorf("tiles have rank 1 or 2, not %d", t.Rank())
@@ -334,6 +354,9 @@ func checkMemory(o *Op) error {
 		return opErr(o, 0, "the first operand must be a pointer")
 	}
 	p := args[0].Type
+	if p.Elem == I1 {
+		return opErr(o, 0, "i1 has no memory form (a predicate): %s a u8 or i32 instead, converted with cast (0 or 1)", o.Kind)
+	}
 	n := len(args) - 1
 	if o.HasMask {
 		n--
@@ -382,6 +405,9 @@ func checkMemory(o *Op) error {
 	} else {
 		v = o.Results[0].Type
 	}
+	if v.Elem == I1 && o.Kind == OpStore {
+		return opErr(o, len(o.Args)-1, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
+	}
 	if v.Elem != p.Elem {
 		return opErr(o, len(o.Args)-1, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
 	}
@@ -398,8 +424,8 @@ func checkMemory(o *Op) error {
 // Verify checks a whole kernel: every op's types, that each value is defined
 // before its use and in scope, unique names, and launch parameters.
 func Verify(k *Kernel) error {
-	if !validName(k.Name) {
-		return fmt.Errorf("ir: kernel name %q: want letters, digits and _", k.Name)
+	if err := CheckName("kernel", k.Name); err != nil {
+		return err
 	}
 	for i, g := range k.Grid {
 		if limit := MaxGrid[i]; g < 1 || g > limit {
@@ -424,8 +450,11 @@ func Verify(k *Kernel) error {
 	}
 	for _, p := range k.Params {
 		t := p.Value.Type
-		if t.Kind == Tile || t.Kind == Scalar && t.Elem != I32 && t.Elem != I64 && t.Elem != F32 {
-			return fmt.Errorf("ir: kernel %s: parameter %s has type %s; parameters are pointers or i32/i64/f32 scalars", k.Name, p.Value, t)
+		if t.Kind == Tile || t.Kind == Scalar && t.Elem != I32 && t.Elem != I64 && t.Elem != F32 || t.Kind == Ptr && t.Elem == I1 {
+			return fmt.Errorf("ir: kernel %s: parameter %s has type %s; parameters are pointers (not to i1, a predicate with no memory form) or i32/i64/f32 scalars", k.Name, p.Value, t)
+		}
+		if problem := identProblem(p.Value.Name); problem != "" {
+			return fmt.Errorf("ir: kernel %s: parameter name %q %s", k.Name, p.Value.Name, problem)
 		}
 		if p.Div < 0 || p.Div&(p.Div-1) != 0 {
 			return fmt.Errorf("ir: kernel %s: parameter %s: div %d must be a power of two", k.Name, p.Value, p.Div)
@@ -481,38 +510,90 @@ func Verify(k *Kernel) error {
 	return walk(k.Body)
 }
 
+// ReservedNames are the names a kernel may not take, with why: the lowering declares
+// them in every module, or PTX predefines them. (Parameters are emitted as param_NAME
+// and labels and registers start with $ and %, so nothing else can collide.)
+var ReservedNames = map[string]string{
+	"smem":    "the shared-memory array every generated module declares",
+	"WARP_SZ": "a constant PTX predefines",
+}
+
+// CheckName reports whether name may name what ("kernel", "program", "workspace
+// buffer"): a PTX identifier made of ASCII letters, digits and _ (a letter first, or _
+// and at least one more character; ptxas refuses "9lives" and "_"), and for a kernel
+// not one of ReservedNames.
+func CheckName(what, name string) error {
+	if problem := identProblem(name); problem != "" {
+		return fmt.Errorf("ir: %s name %q %s", what, name, problem)
+	}
+	if why, ok := ReservedNames[name]; ok && what == "kernel" {
+		return fmt.Errorf("ir: kernel name %q is reserved: it is %s", name, why)
+	}
+	return nil
+}
+
+// identProblem says why name is not a PTX identifier of ASCII letters, digits and _
+// ("" when it is one).
+func identProblem(name string) string {
+	const want = "is not a PTX identifier: want ASCII letters, digits and _, starting with a letter (or _ and at least one more character)"
+	if !validName(name) || name[0] >= '0' && name[0] <= '9' || name == "_" {
+		return want
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Sprintf("is %d bytes long, want at most %d", len(name), MaxNameLen)
+	}
+	return ""
+}
+
+// MaxNameLen bounds kernel, parameter and program names (they become PTX symbols and
+// Go identifiers).
+const MaxNameLen = 256
+
 // verifyRows checks the run-time rows and split: bound grid dimensions name
-// distinct i32 parameters, the first of them the rows, any other the split; per-row
-// buffer sizes are only given with rows, per-part sizes with rows and a split
-// parameter, on pointers.
+// distinct i32 parameters, the first of them the rows, any other the parameter marked
+// split (at most one, which must bind a dimension); per-row buffer sizes are only
+// given with rows, per-part sizes with rows and a split, on pointers.
 func verifyRows(k *Kernel) error {
+	params := map[string]*Param{}
+	var split *Param
+	for _, p := range k.Params {
+		params[p.Value.Name] = p
+		if !p.Split {
+			continue
+		}
+		if split != nil {
+			return fmt.Errorf("ir: kernel %s: parameters %s and %s are both marked split; a kernel has at most one split", k.Name, split.Value, p.Value)
+		}
+		if !p.Value.Type.Equal(ScalarOf(I32)) {
+			return fmt.Errorf("ir: kernel %s: split parameter %s has type %s, want i32", k.Name, p.Value, p.Value.Type)
+		}
+		split = p
+	}
 	rows := k.RowsParam()
 	seen := map[string]bool{}
 	for i, n := range k.GridParam {
-		switch {
-		case n == "":
+		if n == "" {
 			continue
-		case seen[n]:
+		}
+		if seen[n] {
 			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s, as a dimension before it is", k.Name, i, n)
-		case n != rows && n != SplitParam:
-			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s: after the rows (%%%s) only %%%s may bind a dimension", k.Name, i, n, rows, SplitParam)
 		}
 		seen[n] = true
-	}
-	params := map[string]*Param{}
-	for _, p := range k.Params {
-		params[p.Value.Name] = p
-	}
-	for n := range seen {
 		p := params[n]
-		if p == nil {
+		switch {
+		case p == nil:
 			return fmt.Errorf("ir: kernel %s: grid bound to %%%s, which is not a parameter", k.Name, n)
-		}
-		if !p.Value.Type.Equal(ScalarOf(I32)) {
+		case !p.Value.Type.Equal(ScalarOf(I32)):
 			return fmt.Errorf("ir: kernel %s: grid bound to %s of type %s, want i32", k.Name, p.Value, p.Value.Type)
+		case n == rows && p.Split:
+			return fmt.Errorf("ir: kernel %s: grid dimension %d, the first bound one, is the rows of the call, but %s is marked split: bind the rows to an earlier dimension", k.Name, i, p.Value)
+		case n != rows && !p.Split:
+			return fmt.Errorf("ir: kernel %s: grid dimension %d is bound to %%%s: after the rows (%%%s) only the parameter marked split may bind a dimension", k.Name, i, n, rows)
 		}
 	}
-	split := params[SplitParam]
+	if split != nil && !seen[split.Value.Name] {
+		return fmt.Errorf("ir: kernel %s: split parameter %s binds no grid dimension: bind it to the one after the rows (grid(..., %s max N))", k.Name, split.Value, split.Value)
+	}
 	for _, p := range k.Params {
 		if p.PerRow < 0 || p.Bytes < 0 || p.PerPart < 0 {
 			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes, perrow or perpart", k.Name, p.Value)
@@ -520,8 +601,8 @@ func verifyRows(k *Kernel) error {
 		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)
 		}
-		if p.PerPart > 0 && (rows == "" || split == nil || !split.Value.Type.Equal(ScalarOf(I32)) || p.Value.Type.Kind != Ptr) {
-			return fmt.Errorf("ir: kernel %s: parameter %s has a per-part size but is not a pointer of a kernel with rows and an i32 %%%s", k.Name, p.Value, SplitParam)
+		if p.PerPart > 0 && (rows == "" || split == nil || p.Value.Type.Kind != Ptr) {
+			return fmt.Errorf("ir: kernel %s: parameter %s has a per-part size but is not a pointer of a kernel with rows and a split parameter", k.Name, p.Value)
 		}
 	}
 	return nil

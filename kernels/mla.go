@@ -482,7 +482,7 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	var split *ir.Value
 	if v.partial {
-		split = b.Param(ir.SplitParam, ir.ScalarOf(ir.I32), 1, 0)
+		split = b.SplitParam("split")
 		b.BindGrid(2, split)
 	}
 	q := b.ParamRows("q", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)

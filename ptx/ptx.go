@@ -131,8 +131,9 @@ type Kernel struct {
 	// GridParam binds grid dimensions to run-time values: where GridParam[d] names an
 	// i32 parameter, a launch's extent in d is that argument's value and Grid[d] the
 	// largest value a launcher accepts. The first bound dimension is the rows of the
-	// call (0 launches nothing; its extent is the capacity); another may be the split
-	// (SplitParam), the candidate chunks per row of the launcher's plan.
+	// call (0 launches nothing; its extent is the capacity); a dimension bound to
+	// another parameter is the split (SplitParamIndex), the candidate chunks per row
+	// of the launcher's plan.
 	GridParam   [3]string
 	Block       int      // threads per CTA (1-D blocks only)
 	SharedBytes int      // dynamic shared memory per CTA
@@ -158,7 +159,7 @@ type KParam struct {
 	// reach Bytes + PerRow*rows bytes (MinBytes), rows being the grid's parameter.
 	PerRow int64
 	// PerPart is what it grows by per (row, chunk) pair: PerPart*rows*split more bytes,
-	// split being the kernel's SplitParam argument.
+	// split being the kernel's split argument (SplitParamIndex).
 	PerPart int64
 	// Align is the alignment in bytes the pointer (or, for a scalar, the divisibility the
 	// value) must have; the generated code relies on it.
@@ -183,13 +184,28 @@ func (k *Kernel) RowsParam() int {
 	return -1
 }
 
-// SplitParam names the i32 parameter that holds the split a launch plan chose.
-const SplitParam = "split"
+// splitName is the parameter a grid dimension after the rows is bound to: the split
+// ("" without one). The binding marks it, not its name.
+func (k *Kernel) splitName() string {
+	rows := ""
+	for _, n := range k.GridParam {
+		switch {
+		case n == "":
+		case rows == "":
+			rows = n
+		case n != rows:
+			return n
+		}
+	}
+	return ""
+}
 
-// SplitParamIndex is the index of the kernel's SplitParam parameter, -1 without one.
+// SplitParamIndex is the index of the kernel's split parameter, the i32 bound to a
+// grid dimension after the rows; -1 without one.
 func (k *Kernel) SplitParamIndex() int {
+	n := k.splitName()
 	for i, p := range k.Params {
-		if p.Name == SplitParam && p.Kind == "i32" {
+		if n != "" && p.Name == n && p.Kind == "i32" {
 			return i
 		}
 	}
@@ -208,11 +224,13 @@ func (k *Kernel) MaxRows() int {
 }
 
 // MaxSplit is the largest split a launch accepts: the extent of the grid dimension
-// bound to SplitParam, or the most any int32 may be when the split binds none.
+// bound to the split, or the most any int32 may be without one.
 func (k *Kernel) MaxSplit() int {
-	for d, n := range k.GridParam {
-		if n == SplitParam {
-			return k.Grid[d]
+	if s := k.splitName(); s != "" {
+		for d, n := range k.GridParam {
+			if n == s {
+				return k.Grid[d]
+			}
 		}
 	}
 	return 1<<31 - 1
@@ -221,11 +239,11 @@ func (k *Kernel) MaxSplit() int {
 // GridFor is the grid of a launch with the given rows and split: the dimension bound
 // to the split is split, the other bound dimension rows, the rest as generated.
 func (k *Kernel) GridFor(rows, split int) [3]int {
-	g := k.Grid
+	g, s := k.Grid, k.splitName()
 	for d, n := range k.GridParam {
 		switch n {
 		case "":
-		case SplitParam:
+		case s:
 			g[d] = split
 		default:
 			g[d] = rows

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,14 +17,25 @@ import (
 // here). An iteration stays short: it runs in a fresh temporary directory and
 // arguments naming other directories are skipped; check's case is built for real
 // (configuration, inputs, reference, lowering) under a 64 MB host-memory bound, 2 s
-// of estimated emulation and with numbers above 64, but not run. Seeds: testdata/fuzz/FuzzCLI.
+// of estimated emulation and with numbers above 64, but not run. The directory holds
+// k.ir (a kernel) and p.ir (a split program) for -from. Seeds: testdata/fuzz/FuzzCLI.
 func FuzzCLI(f *testing.F) {
+	irFiles := map[string][]byte{}
+	for name, src := range map[string]string{"k.ir": "scale.ir", "p.ir": "split.ir"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "from", src))
+		if err != nil {
+			f.Fatal(err)
+		}
+		irFiles[name] = b
+	}
 	for _, s := range []string{
 		"", "list", "help", "dump -kernel gemm -m 17 -n 9 -k 33", "dump -ir -kernel gemm", "dump -after layout -kernel gemm -m 3",
 		"dump -tokens 2 -heads 16 -k0 64 -k1 0 -split 2", "dump -head-block 64 -target sm_120", "dump -scale 1e39",
 		"check -emu -kernel gemm -m 3 -n 2 -k 5", "check -emu -tokens 2 -heads 4 -k0 40 -k1 8 -page0 16",
 		"gen -kernel gemm -m 17 -pkg p -o k.go", "gen -pkg kernel -o k.go -targets sm_90,sm_80", "dump -kernel copy -rows 100",
 		"gen -manifest m.json -max-tokens 4 -heads 16 -targets sm_90", "check -emu -max-tokens 8 -tokens 3 -heads 4 -k0 40 -k1 8",
+		"dump -from k.ir", "dump -ir -from p.ir -target sm_80", "dump -from p.ir -after smem", "check -emu -from k.ir -args alpha=0.5,n=1000",
+		"check -emu -from p.ir -args rows=2,chunks=3", "gen -from p.ir -pkg p -o k.go -manifest m.json", "gen -from k.ir -targets sm_90",
 	} {
 		f.Add(s)
 	}
@@ -37,6 +50,11 @@ func FuzzCLI(f *testing.F) {
 			return
 		}
 		t.Chdir(t.TempDir())
+		for name, b := range irFiles {
+			if err := os.WriteFile(name, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		t.Setenv("GOPACKAGE", "")
 		defer func(r func(*pcheck.Case) (*pcheck.Result, error), m int64, s float64) {
 			runCase, maxHostBytes, maxEmulatorSeconds = r, m, s

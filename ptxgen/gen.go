@@ -33,8 +33,14 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	typ := fs.String("type", "", "name of the generated type (default: the kernel's name in Go form, gemm: GEMM)")
 	out := fs.String("o", "", "the Go `file` to write (required without -manifest); the PTX files go beside it, named FILE_TARGET.ptx")
 	manifest := fs.String("manifest", "", "also write the launch manifest, a JSON `file` for hosts that are not Go, beside the PTX (alone without -o: the PTX files are then named MANIFEST_TARGET.ptx)")
+	from := fs.String("from", "", fromUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *from != "" {
+		if err := fromFlags(fs.FlagSet, "target", "targets", "plan-target", "pkg", "type", "o", "manifest"); err != nil {
+			return err
+		}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -72,7 +78,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if _, err := fs.Config.Value(); err != nil {
+	if _, err := fs.Config.Value(); err != nil && *from == "" {
 		return err // a bad configuration value, before any lowering
 	}
 	base, ptxBase, dir := "", "", filepath.Dir(*manifest)
@@ -86,7 +92,11 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		manifestBase = filepath.Base(*manifest)
 	}
 	cmd := []string{"ptxgen", "gen"}
-	cmd = append(cmd, fs.Config.Args()...)
+	if *from != "" {
+		cmd = append(cmd, "-from", relativeFrom(*from, dir))
+	} else {
+		cmd = append(cmd, fs.Config.Args()...)
+	}
 	cmd = append(cmd, "-targets", strings.Join(ts, ","))
 	if *fs.PlanTarget != "" {
 		cmd = append(cmd, "-plan-target", *fs.PlanTarget)
@@ -103,13 +113,21 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if manifestBase != "" {
 		cmd = append(cmd, "-manifest", manifestBase)
 	}
-	files, err := gogen.Generate(fs.Config, lowered, gogen.Options{
+	opt := gogen.Options{
 		Package:  *pkg,
 		Type:     *typ,
 		File:     base,
 		Manifest: manifestBase,
 		Command:  shellJoin(cmd),
-	})
+	}
+	if *from != "" {
+		files, err := genFrom(*from, lowered, opt)
+		if err != nil {
+			return err
+		}
+		return writeGenerated(files, *out != "", dir, ptxBase, ts, stderr)
+	}
+	files, err := gogen.Generate(fs.Config, lowered, opt)
 	var ce *kernels.ConfigError
 	if errors.As(err, &ce) {
 		return err
@@ -122,8 +140,14 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{Msg: "gen: " + err.Error()}
 	}
+	return writeGenerated(files, *out != "", dir, ptxBase, ts, stderr)
+}
+
+// writeGenerated writes gen's files into dir (the Go file, when there is one, first in
+// files) and removes the PTX files of targets no longer generated.
+func writeGenerated(files []gogen.File, goFile bool, dir, ptxBase string, ts []string, stderr io.Writer) error {
 	// PTX first: the Go file embeds them, so it is written last.
-	if *out != "" {
+	if goFile {
 		files = append(files[1:], files[0])
 	}
 	for _, f := range files {

@@ -5,6 +5,9 @@
 //	ptxgen check -emu [-kernel K] [kernel flags] [-target T] [-seed N]
 //	ptxgen gen   [-kernel K] [kernel flags] -targets T1,T2 -pkg P -o FILE.go
 //
+// dump, check and gen -from FILE read a kernel or program in the IR text form (what
+// dump -ir prints) instead of -kernel and its flags.
+//
 // Exit status: 0 on success, 1 when a check fails, 2 for bad usage (a bad flag or
 // a configuration that cannot be generated).
 package main
@@ -109,6 +112,10 @@ Commands:
                write a typed Go launcher and one PTX file per target beside it,
                embedded with //go:embed (for go generate in other modules)
 
+dump, check and gen -from FILE read a kernel or program in the IR text form
+(what dump -ir prints) instead of -kernel K and its flags; check -emu -from
+runs it on seeded inputs (-args sets its scalars) or a -vectors folder.
+
 Run 'ptxgen dump -kernel K -help' for a kernel's flags.
 `
 
@@ -123,6 +130,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	all := fs.Bool("all", false, "print every kernel gen writes (all the launch plan's variants), not only those a call of -tokens rows runs")
+	from := fs.String("from", "", fromUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -136,6 +144,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
+	if *from != "" {
+		return dumpFrom(fs, *from, *showIR, *after, stdout)
+	}
 	build := kernels.BuildCall
 	if *all {
 		build = kernels.Config.Build
@@ -144,7 +155,14 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *showIR && !*all {
+		// What one call launches, in order: the text form dump -from reads back.
+		_, err := io.WriteString(stdout, ir.PrintProgram(prog))
+		return err
+	}
 	if *showIR {
+		// Every variant: the launch plan that chooses among them is not part of the
+		// text form, so they print as kernels, not as a program.
 		for i, k := range prog.Kernels {
 			if i > 0 {
 				io.WriteString(stdout, "\n")
@@ -219,6 +237,8 @@ func check(args []string, stdout, stderr io.Writer) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	from := fs.String("from", "", fromUsage)
+	scalarArgs := fs.String("args", "", "with -from: the arguments, `name=value,...`: scalars (the rows default to the capacity, the split to its largest value) and the size in bytes of a buffer the IR does not size")
 	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -228,6 +248,15 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	if *useGPU {
 		return &usageError{Msg: "-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
+	}
+	if *from != "" {
+		if !*useEmu {
+			return &usageError{Msg: "check: say -emu (the CPU emulator)"}
+		}
+		return checkFrom(fs, *from, opts, *scalarArgs, stdout)
+	}
+	if *scalarArgs != "" {
+		return &kernels.ConfigError{Flag: "args", Value: *scalarArgs, Want: "no -args without -from (the kernel flags set a built-in kernel's arguments)"}
 	}
 	if err := opts.CheckVectorFlags(setFlags(fs.FlagSet)); err != nil {
 		return err

@@ -164,11 +164,11 @@ func Split(k *ptx.Kernel, args []Arg) (int, error) {
 	}
 	a := args[i]
 	if a.kind != "i32" {
-		return 0, &ArgError{Kernel: k.Name, Index: i, Name: ptx.SplitParam, Msg: fmt.Sprintf("kernel takes the split as i32, got %v", a)}
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: k.Params[i].Name, Msg: fmt.Sprintf("kernel takes the split as i32, got %v", a)}
 	}
 	split := int(int32(uint32(a.bits)))
 	if split < 1 || split > k.MaxSplit() {
-		return 0, &ArgError{Kernel: k.Name, Index: i, Name: ptx.SplitParam, Msg: fmt.Sprintf("split %d, want 1..%d", split, k.MaxSplit())}
+		return 0, &ArgError{Kernel: k.Name, Index: i, Name: k.Params[i].Name, Msg: fmt.Sprintf("split %d, want 1..%d", split, k.MaxSplit())}
 	}
 	return split, nil
 }
@@ -269,8 +269,8 @@ func CheckFacts(k *ptx.Kernel) error {
 			return fail("grid bound to parameter %s of kind %s, want i32", p.Name, p.Kind)
 		}
 		for _, n := range k.GridParam {
-			if n != "" && n != k.Params[rows].Name && (n != ptx.SplitParam || k.SplitParamIndex() < 0) {
-				return fail("grid bound to parameters %s and %s, want the rows and at most the i32 %s", k.Params[rows].Name, n, ptx.SplitParam)
+			if s := k.SplitParamIndex(); n != "" && n != k.Params[rows].Name && (s < 0 || k.Params[s].Name != n) {
+				return fail("grid bound to parameters %s and %s, want the rows and at most one i32 split", k.Params[rows].Name, n)
 			}
 		}
 	} else if k.GridParam != [3]string{} {
