@@ -37,6 +37,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -352,7 +353,8 @@ var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j":
 // receiverName is the first letter of the type in lower case (g for GEMM), or a longer
 // name where that letter is one of the methods' local names.
 func receiverName(typ, pre string) string {
-	for _, r := range []string{strings.ToLower(typ[:1]), pre, "the" + typ} {
+	first, _ := utf8.DecodeRuneInString(typ) // a letter, not its first byte: Ünï gives ü
+	for _, r := range []string{strings.ToLower(string(first)), pre, "the" + typ} {
 		if !bodyLocals[r] && !token.IsKeyword(r) && !predeclared[r] {
 			return r
 		}

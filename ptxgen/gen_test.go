@@ -314,3 +314,20 @@ func TestGenManifest(t *testing.T) {
 		t.Errorf("refused runs wrote files: %v, had %v", got, before)
 	}
 }
+
+// TestGenNonASCIIType: a type name starting with a letter outside ASCII gets a receiver
+// named after that letter (it once took the first byte, and the Go did not format).
+func TestGenNonASCIIType(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "k.go")
+	code, _, errOut := runCLI("gen", "-kernel", "gemm", "-m", "16", "-n", "16", "-k", "16", "-type", "Ünï", "-pkg", "k", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	src, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "func (ü *Ünï) Launch(") {
+		t.Errorf("generated file lacks the receiver ü:\n%s", src)
+	}
+}
