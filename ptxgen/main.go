@@ -74,6 +74,11 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "dump":
 		return dump(args[1:], stdout, stderr)
 	case "list":
+		if len(args) == 2 && isHelp(args[1]) {
+			// Like every command's -help: the usage on stderr, status 0.
+			fmt.Fprint(stderr, "usage: ptxgen list\n\nlists the kernels (-kernel), the targets (-target, -targets) and the lowering passes (dump -after). It takes no flags.\n")
+			return nil
+		}
 		if len(args) > 1 {
 			return &usageError{Msg: fmt.Sprintf("list takes no arguments (got %q)", args[1])}
 		}
@@ -94,6 +99,11 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return dump(args, stdout, stderr)
 	}
 	return &usageError{Msg: fmt.Sprintf("unknown command %q: want gen, dump, list or check (see ptxgen help)", args[0])}
+}
+
+// isHelp reports whether arg asks for help the way the flag package takes it.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--h" || arg == "--help"
 }
 
 const usage = `ptxgen generates PTX from kernels written in a tile IR.

@@ -164,6 +164,13 @@ func TestHelpExitsZero(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "-heads int") || !strings.Contains(errOut, "-k1 int") {
 		t.Fatalf("exit %d, help:\n%s", code, errOut)
 	}
+	// list -h once exited 2 ("list takes no arguments").
+	for _, h := range []string{"-h", "-help", "--help"} {
+		code, out, errOut := runCLI("list", h)
+		if code != 0 || out != "" || !strings.Contains(errOut, "usage: ptxgen list") {
+			t.Errorf("list %s: exit %d, stdout %q, stderr %q; want 0 and the usage on stderr", h, code, out, errOut)
+		}
+	}
 }
 
 // TestCheckVectorsPlan: -head-block and -tile apply to a vector folder (they used to
