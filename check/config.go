@@ -89,6 +89,40 @@ func (o CaseOptions) CheckVectorFlags(set map[string]bool) error {
 	return nil
 }
 
+// MLAOnlyFlags are the check options that describe mla_decode's inputs (its
+// candidate slots, pages and pools); other kernels have none of these.
+var MLAOnlyFlags = []string{"vectors", "invalid", "poison", "out-of-pool", "pool-gib"}
+
+// CheckKernelFlags refuses, for a configuration v (a kernels.Config Value) that is not
+// mla_decode, any of MLAOnlyFlags that fs was given explicitly, whatever its value:
+// they would be ignored.
+func CheckKernelFlags(v any, fs *flag.FlagSet) error {
+	if _, ok := v.(kernels.MLAConfig); ok {
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(MLAOnlyFlags, f.Name) {
+			err = &kernels.ConfigError{Flag: f.Name, Value: f.Value.String(),
+				Want: fmt.Sprintf("no -%s with -kernel %s: it applies to mla_decode only (its inputs), and would be ignored", f.Name, kernelName(v))}
+		}
+	})
+	return err
+}
+
+// kernelName is the -kernel value of a configuration.
+func kernelName(v any) string {
+	switch v.(type) {
+	case kernels.GEMMConfig:
+		return "gemm"
+	case kernels.CopyConfig:
+		return "copy"
+	case kernels.MMALoopConfig:
+		return "mma_loop"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
 // ForConfig makes the case for a validated kernel configuration (the Value of a
 // kernels.Config). Bad option values are *kernels.ConfigError.
 func ForConfig(v any, target string, o CaseOptions) (*Case, error) {

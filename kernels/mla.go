@@ -139,6 +139,8 @@ func (c MLAConfig) Validate() error {
 		return bad("tile", c.Tile, "0 (automatic), 32 or 64")
 	case c.Warps64 != 0 && c.Warps64 != 8 && c.Warps64 != 16:
 		return bad("warps64", c.Warps64, "0 (automatic), 8 or 16")
+	case c.Warps64 != 0 && !c.Wide():
+		return bad("warps64", c.Warps64, fmt.Sprintf("0 here: it sizes 64-head CTAs, and -heads %d -head-block %d has none (they need -head-block 64, or 0 with 64 heads or more)", c.H, c.HeadBlock))
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -152,6 +154,11 @@ func (c MLAConfig) Validate() error {
 	}
 	return nil
 }
+
+// Wide reports whether the configuration may run 64-head CTAs, the ones Warps64
+// sizes: -head-block 64, or automatic with at least 64 heads (where the target's
+// shared memory allows, mlaPlan).
+func (c MLAConfig) Wide() bool { return c.HeadBlock == 64 || c.HeadBlock == 0 && c.H >= 64 }
 
 // tiles is the number of candidate tiles of segment s.
 func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }

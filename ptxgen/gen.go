@@ -60,6 +60,14 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if *out == "" && *manifest == "" {
 		return &usageError{Msg: "gen: -o is required (the Go file to write), or -manifest (a launch manifest alone)"}
 	}
+	if *out == "" {
+		// The manifest alone has no Go file for these to name.
+		for _, n := range []string{"pkg", "type"} {
+			if set[n] {
+				return &usageError{Msg: fmt.Sprintf("gen: -%s names the Go file's package or type, and without -o there is no Go file (only -manifest): leave it out", n)}
+			}
+		}
+	}
 	if *pkg == "" && *out != "" {
 		return &usageError{Msg: "gen: -pkg is required outside go generate (the Go package name of the generated file)"}
 	}

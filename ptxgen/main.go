@@ -143,6 +143,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *showIR && *after != "" {
 		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
 	}
+	if *showIR && *checkPasses {
+		return &usageError{Msg: "dump: -check checks the passes, and -ir prints the kernel before any pass runs: leave one out (-after PASS -check checks the passes up to PASS)"}
+	}
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
@@ -247,6 +250,9 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	v, err := fs.Config.Value()
 	if err != nil {
+		return err
+	}
+	if err := pcheck.CheckKernelFlags(v, fs.FlagSet); err != nil {
 		return err
 	}
 	if opts.Vectors == "" {

@@ -99,6 +99,17 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-head-block", "16", "-tile", "64", "-target", "sm_120"}, []string{"-head-block 16 -tile 64", "-head-block 16 -tile 32"}},
 		{[]string{"check", "-emu", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "-head-block 16 -tile 32"}},
 		{[]string{"gen", "-pkg", "p", "-o", "x.go", "-head-block", "64", "-targets", "sm_90,sm_120"}, []string{"-head-block 64 on sm_120", "-head-block 16 -tile 32"}},
+		// Issue 22: flags that do not apply are refused, never ignored.
+		{[]string{"check", "-emu", "-kernel", "gemm", "-invalid", "0.5"}, []string{"-invalid", "mla_decode only", "gemm"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-invalid", "0.1"}, []string{"-invalid", "mla_decode only"}}, // the default value, given
+		{[]string{"check", "-emu", "-kernel", "gemm", "-poison"}, []string{"-poison", "mla_decode only"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-poison=false"}, []string{"-poison", "mla_decode only"}},
+		{[]string{"check", "-emu", "-kernel", "copy", "-rows", "64", "-out-of-pool=false"}, []string{"-out-of-pool", "mla_decode only", "copy"}},
+		{[]string{"dump", "-heads", "16", "-warps64", "16"}, []string{"-warps64 16", "64-head CTAs", "-heads 16"}},
+		{[]string{"dump", "-head-block", "32", "-warps64", "8"}, []string{"-warps64 8", "-head-block 32"}},
+		{[]string{"dump", "-ir", "-check"}, []string{"-check", "-ir"}},
+		{[]string{"gen", "-kernel", "gemm", "-manifest", "m.json", "-pkg", "p"}, []string{"-pkg", "without -o"}},
+		{[]string{"gen", "-kernel", "gemm", "-manifest", "m.json", "-type", "T"}, []string{"-type", "without -o"}},
 		// Issue 15: the kernel is the value of -kernel, never another flag's value.
 		{[]string{"gen", "-pkg", "kernel", "-o", "k.txt"}, []string{"-o k.txt", ".go"}},
 	}

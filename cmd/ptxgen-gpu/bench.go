@@ -186,7 +186,10 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []string) ([]*check.Case, int64, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.Warps64 = *headBlock, *split, *tile, *warps64
+		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
+		if cfg.Wide() {
+			cfg.Warps64 = *warps64 // the shapes with 64-head CTAs; the others have none to size
+		}
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
 		cfg.SMs = bd.SMs()

@@ -204,6 +204,9 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if err := opts.CheckVectorFlags(set); err != nil {
 		return err
 	}
+	if err := check.CheckKernelFlags(v, fs.FlagSet); err != nil {
+		return err
+	}
 	d, err := open(*ordinal)
 	if err != nil {
 		return fmt.Errorf("opening device %d: %w", *ordinal, err)

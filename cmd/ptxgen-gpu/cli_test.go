@@ -67,7 +67,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "-gpu", "-kernel", "gemm", "-m", "0"}, 2, "-m 0"},
 		{[]string{"check", "-gpu", "-target", "sm_70"}, 2, "-target sm_70"},
 		{[]string{"check", "-gpu", "-invalid", "2"}, 2, "-invalid 2"},
-		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 1, "no device"},
+		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 2, "mla_decode only"}, // before any device
 		{[]string{"frob"}, 2, "unknown command"},
 		// Issue 15: conflicting, non-finite and unlaunchable values, before any device.
 		{[]string{"check", "-gpu", "-vectors", "x", "-heads", "8"}, 2, "-heads with -vectors x"},
@@ -196,8 +196,17 @@ func TestCheckGPUOutOfPool(t *testing.T) {
 		t.Errorf("-vectors -out-of-pool: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-out-of-pool")
-	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+	if code != 2 || !strings.Contains(errOut, "mla_decode only") {
 		t.Errorf("gemm -out-of-pool: exit %d, %q", code, errOut)
+	}
+	// Issue 22: mla_decode's input flags are refused for other kernels whatever their
+	// value (they used to be ignored), before any device is opened.
+	for _, f := range []string{"-invalid=0.5", "-poison", "-poison=false", "-out-of-pool=false", "-pool-gib=0"} {
+		code, _, errOut = runCLI(noDevice, "check", "-gpu", "-kernel", "gemm", f)
+		name, _, _ := strings.Cut(f, "=")
+		if code != 2 || !strings.Contains(errOut, name+" ") || !strings.Contains(errOut, "mla_decode only") {
+			t.Errorf("gemm %s: exit %d, %q", f, code, errOut)
+		}
 	}
 }
 
@@ -226,7 +235,7 @@ func TestCheckGPUPoolGiB(t *testing.T) {
 		}
 	}
 	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-pool-gib", "1")
-	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+	if code != 2 || !strings.Contains(errOut, "mla_decode only") {
 		t.Errorf("gemm -pool-gib: exit %d, %q", code, errOut)
 	}
 }
