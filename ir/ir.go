@@ -73,6 +73,22 @@ type Param struct {
 	// the buffer must hold PerPart * rows * split more bytes, split being the value of
 	// the kernel's SplitParam parameter.
 	PerPart int64
+	// Run and Strides say, for a pointer addressed through stride parameters, what the
+	// kernel may touch: Run contiguous elements at each position, the positions
+	// stepping by each of Strides (inner first) over its count. Launchers bound those
+	// parameters by the buffer (ptx.KParam.CheckStrides). Run 0: no strides.
+	Run     int64
+	Strides []StrideDim
+}
+
+// StrideDim is one strided dimension of a pointer parameter: Count positions, Stride
+// elements apart, Stride naming an integer parameter. Where CountParam names an i32
+// parameter the count is its value divided by CountDiv, rounded up, instead.
+type StrideDim struct {
+	Stride     string
+	Count      int64
+	CountParam string
+	CountDiv   int64
 }
 
 // Value is an SSA value: a kernel parameter, a block argument or an op result.

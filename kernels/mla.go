@@ -160,6 +160,15 @@ func (c MLAConfig) Validate() error {
 // shared memory allows, mlaPlan).
 func (c MLAConfig) Wide() bool { return c.HeadBlock == 64 || c.HeadBlock == 0 && c.H >= 64 }
 
+// pageBytes is the bytes of one cache page of pageSize tokens the kernel may read:
+// fp8ds records then their scales, or bf16 rows of D.
+func (c MLAConfig) pageBytes(pageSize int) int64 {
+	if c.Cache == CacheBF16 {
+		return int64(pageSize) * int64(c.D()) * 2
+	}
+	return int64(pageSize) * (fp8dsRecordBytes + fp8dsScaleBytes)
+}
+
 // tiles is the number of candidate tiles of segment s.
 func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }
 
@@ -495,6 +504,7 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 	q := b.ParamRows("q", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
+	b.Strided(q, int64(D), ir.StrideDim{Stride: "q_stride_h", Count: int64(c.H)}, ir.StrideDim{Stride: "q_stride_t", CountParam: "rows", CountDiv: 1})
 	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
 	segs := make([]segParams, len(c.Segments))
 	for s, sc := range c.Segments {
@@ -512,6 +522,10 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 		if sc.HasLen {
 			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
 		}
+		// A row's K indices, rows idx_stride apart; the pool's pages (slots / page
+		// size of them, the last one whole), page_stride bytes apart.
+		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
+		b.Strided(segs[s].cache, c.pageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
 	}
 	var sink, out, lse, wsO, wsL *ir.Value
 	if c.Sink && !v.partial {

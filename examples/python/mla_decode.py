@@ -41,7 +41,7 @@ import sys
 import tempfile
 
 MANIFEST_FORMAT = "ptxgen-launch-manifest"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 SHARED_OPT_IN = 48 << 10
 
 # The SM count the self-test plans for (H100/H200); the GPU run uses the device's.
@@ -310,7 +310,7 @@ def plan_call(man, target, rows, args, workspace, sms):
         for d in k["grid"]:
             if d.get("param") == "split" and not 1 <= split <= d["value"]:
                 raise LaunchError(f"{k['entry']}: split {split}, want 1..{d['value']}")
-        values = []
+        values, given = [], {}
         for p in k["params"]:
             if p.get("workspace"):
                 v = workspace[p["workspace"]]
@@ -323,10 +323,55 @@ def plan_call(man, target, rows, args, workspace, sms):
             else:
                 raise ValueError(f"{k['entry']}: parameter {p['name']} is bound to argument {p['arg']} of {len(names)}")
             values.append(pack(k["entry"], p, v, rows, split))
+            given[p["name"]] = v
+        by_name = {p["name"]: val.value for p, val in zip(k["params"], values)}
+        for p in k["params"]:
+            if p.get("strides"):
+                check_strides(k["entry"], p, as_buffer(given[p["name"]]), by_name)
         launches.append((k, grid_of(k, rows, split), values))
     if any(0 in g for _, g, _ in launches):
         return []
     return launches
+
+
+ELEM_BYTES = {"u8": 1, "e4m3": 1, "bf16": 2, "f16": 2, "i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+
+
+def strided_bytes(p, value):
+    """ptx.KParam.CheckStrides: the bytes a strided pointer's kernel may touch, from the
+    values of the stride (and count) parameters; raises LaunchError for a negative
+    stride, or one below what the positions inside it span where its count is above 1
+    (rows read over each other)."""
+    st = p["strides"]
+    span, empty = st["run"], False
+    for d in st["dims"]:
+        s = value(d["stride"])
+        n = d.get("count", 0)
+        if d.get("count_param"):
+            v, div = value(d["count_param"]), max(d.get("count_div", 1), 1)
+            n = (v + div - 1) // div if v > 0 else 0
+        if s < 0:
+            raise LaunchError(f"{d['stride']} = {s}: a stride of {p['name']} is at least 0")
+        if n > 1 and s < span:
+            raise LaunchError(f"{d['stride']} = {s}: want at least {span} elements (a smaller stride reads the rows of {p['name']} over each other)")
+        if n <= 0:
+            empty = True
+        if n > 1:
+            span += (n - 1) * s
+    return 0 if empty else span * ELEM_BYTES.get(p.get("elem"), 1)
+
+
+def check_strides(entry, p, b, values):
+    """Refuse stride arguments that reach past a strided pointer's buffer (Go's
+    runtime.CheckArgs)."""
+    where = f"{entry}: parameter {p['name']}"
+    try:
+        need = strided_bytes(p, lambda name: values[name])
+    except LaunchError as e:
+        raise LaunchError(f"{where}: {e}") from None
+    if need > b.nbytes:
+        dims = ", ".join(f"{d['stride']} = {values[d['stride']]}" for d in p["strides"]["dims"])
+        raise LaunchError(f"{where}: buffer is {b.nbytes} bytes, the strides reach {need} ({dims})")
 
 
 def min_bytes(p, rows, split):
@@ -800,6 +845,22 @@ def selftest(manifest_path, folders, matching):
                 if p["kind"] == "ptr" and p["arg"] >= 0:
                     n = names[p["arg"]]
                     sizes[n] = max(sizes.get(n, 0), min_bytes(p, rows, split))
+        scalars = {a["name"]: 64 if a["kind"] != "f32" else 0.5 for a in man["arguments"] if a["kind"] != "ptr" and a["name"] != "rows"}
+        # Strided buffers get their dense strides (each the span of the dimensions inside
+        # it) and the size those reach.
+        for k in t90["kernels"]:
+            for p in k["params"]:
+                if p.get("strides") and p["arg"] >= 0:
+                    span = p["strides"]["run"]
+                    for d in p["strides"]["dims"]:
+                        scalars[d["stride"]] = span
+                        n = d.get("count", 0)
+                        if d.get("count_param"):
+                            v = rows if d["count_param"] == "rows" else scalars[d["count_param"]]
+                            n = -(-v // d["count_div"])
+                        span += max(n - 1, 0) * span
+                    n = names[p["arg"]]
+                    sizes[n] = max(sizes.get(n, 0), span * ELEM_BYTES[p["elem"]])
         for a in man["arguments"]:
             if a["name"] == "rows":
                 continue
@@ -807,7 +868,7 @@ def selftest(manifest_path, folders, matching):
                 args[a["name"]] = Buffer(addr, sizes.get(a["name"], 1), a["elem"])
                 addr += 1 << 24
             else:
-                args[a["name"]] = 64 if a["kind"] != "f32" else 0.5
+                args[a["name"]] = scalars[a["name"]]
         return args
 
     elems = workspace_elems(t90)
@@ -858,6 +919,14 @@ def selftest(manifest_path, folders, matching):
             raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr + 8, q.nbytes, q.elem)), ws, sms), "aligned", "a misaligned q is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr, q.nbytes, "f32")), ws, sms), "want bf16", "an f32 q is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, slots0=2**31), ws, sms), "want an integer", "slots0 past i32 is refused")
+            # Strides bounded by their buffers, as Go's runtime.CheckArgs does (issue 22).
+            qst = args["q_stride_t"]
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=-qst), ws, sms), f"q_stride_t = {-qst}: a stride of q is at least 0", "a negative q_stride_t is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, idx_stride0=0), ws, sms), "idx_stride0 = 0: want at least", "a zero idx_stride0 over 3 rows is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_h=8), ws, sms), "q_stride_h = 8: want at least", "q heads read over each other are refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=2 * qst), ws, sms), "the strides reach", "a q_stride_t past the dense one with a dense-sized q is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, slots0=args["slots0"] + 1), ws, sms), "parameter cache0: buffer is", "slots0 past cache0's pages are refused")
+            expect(plan_call(man, t90, 1, dict(fake_args(1, split), q_stride_t=0), ws, sms) != [], "a 1-row call may pass q_stride_t 0 (it steps over no row)")
             missing = dict(args)
             del missing["q"]
             raises(lambda: plan_call(man, t90, rows, missing, ws, sms), "missing ['q']", "a missing argument is refused")
