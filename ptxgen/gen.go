@@ -62,9 +62,9 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	}
 	if *out == "" {
 		// The manifest alone has no Go file for these to name.
-		for _, n := range []string{"pkg", "type"} {
-			if set[n] {
-				return &usageError{Msg: fmt.Sprintf("gen: -%s names the Go file's package or type, and without -o there is no Go file (only -manifest): leave it out", n)}
+		for _, f := range [][2]string{{"pkg", "the Go file's package"}, {"type", "the Go file's type"}} {
+			if n, what := f[0], f[1]; set[n] {
+				return &usageError{Msg: fmt.Sprintf("gen: -%s names %s, and without -o there is no Go file (only -manifest): leave it out", n, what)}
 			}
 		}
 	}
@@ -203,7 +203,7 @@ func checkExisting(path, header string) error {
 		return fmt.Errorf("a file gen can read (%v)", err)
 	}
 	if string(head) != header {
-		return fmt.Errorf("a new name or a file ptxgen wrote (%s exists and does not begin with ptxgen's header %q: remove it yourself to replace it)", path, strings.TrimSpace(header))
+		return fmt.Errorf("a new name or a file ptxgen wrote (%s exists and does not begin with ptxgen's header, so gen will not overwrite it: remove it yourself to replace it)", path)
 	}
 	return nil
 }
