@@ -215,6 +215,7 @@ func (p KParam) CheckStrides(value func(name string) int64) (int64, error) {
 		return 0, fmt.Errorf("%s: a run of %d elements does not fit in memory", p.Name, p.Run)
 	}
 	span, empty := p.Run, false // elements from the first to one past the last touched
+	inner := fmt.Sprintf("%d elements", p.Run)
 	for _, d := range p.Strides {
 		s := value(d.Stride)
 		n := d.Count
@@ -227,41 +228,23 @@ func (p KParam) CheckStrides(value func(name string) int64) (int64, error) {
 		}
 		switch {
 		case s < 0:
-			return 0, fmt.Errorf("%s = %d: a stride of %s is at least 0", d.Stride, s, p.Name)
+			return 0, fmt.Errorf("%s = %d: want at least 0 (a negative stride of %s reads before its buffer)", d.Stride, s, p.Name)
 		case n > 1 && s < span:
-			return 0, fmt.Errorf("%s = %d: want at least %d elements (%s%s; a smaller stride reads rows over each other)", d.Stride, s, span, spanNote(p, d), countNote(d, n))
+			return 0, fmt.Errorf("%s = %d: want at least %d (each of the %d steps of %s covers %s; a smaller stride reads them over each other)", d.Stride, s, span, n, p.Name, inner)
 		case n <= 0:
 			empty = true
 		case n > 1 && (s > math.MaxInt64/8/(n-1) || span > math.MaxInt64/8-(n-1)*s):
-			return 0, fmt.Errorf("%s = %d: %s's rows would reach past 2^60 elements", d.Stride, s, p.Name)
+			return 0, fmt.Errorf("%s = %d: the %d steps of %s would reach past 2^60 elements", d.Stride, s, n, p.Name)
 		}
 		if n > 1 {
 			span += (n - 1) * s
 		}
+		inner = fmt.Sprintf("%d elements (%s)", span, d.Stride)
 	}
 	if empty {
 		return 0, nil
 	}
 	return span * max(ElemBytes(p.Elem), 1), nil
-}
-
-func spanNote(p KParam, d StrideDim) string {
-	for i := range p.Strides {
-		if p.Strides[i].Stride == d.Stride {
-			if i == 0 {
-				return fmt.Sprintf("the %d elements of each position of %s", p.Run, p.Name)
-			}
-			return fmt.Sprintf("past the positions %s spans", p.Strides[i-1].Stride)
-		}
-	}
-	return ""
-}
-
-func countNote(d StrideDim, n int64) string {
-	if d.CountParam != "" {
-		return fmt.Sprintf(", over %d positions from %s", n, d.CountParam)
-	}
-	return fmt.Sprintf(", over %d positions", n)
 }
 
 // RowsParam is the index of the parameter the grid is bound to, -1 when the grid is

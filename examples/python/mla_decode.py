@@ -617,6 +617,7 @@ def strided_bytes(p, value):
     (rows read over each other)."""
     st = p["strides"]
     span, empty = st["run"], False
+    inner = f"{span} elements"
     for d in st["dims"]:
         s = value(d["stride"])
         n = d.get("count", 0)
@@ -624,13 +625,15 @@ def strided_bytes(p, value):
             v, div = value(d["count_param"]), max(d.get("count_div", 1), 1)
             n = (v + div - 1) // div if v > 0 else 0
         if s < 0:
-            raise LaunchError(f"{d['stride']} = {s}: a stride of {p['name']} is at least 0")
+            raise LaunchError(f"{d['stride']} = {s}: want at least 0 (a negative stride of {p['name']} reads before its buffer)")
         if n > 1 and s < span:
-            raise LaunchError(f"{d['stride']} = {s}: want at least {span} elements (a smaller stride reads the rows of {p['name']} over each other)")
+            raise LaunchError(f"{d['stride']} = {s}: want at least {span} (each of the {n} steps of {p['name']} covers {inner}; "
+                              "a smaller stride reads them over each other)")
         if n <= 0:
             empty = True
         if n > 1:
             span += (n - 1) * s
+        inner = f"{span} elements ({d['stride']})"
     return 0 if empty else span * ELEM_BYTES.get(p.get("elem"), 1)
 
 
@@ -1272,7 +1275,7 @@ def selftest(manifest_path, folders, matching):
             raises(lambda: plan_call(man, t90, rows, dict(args, slots0=2**31), ws, sms), "want an integer", "slots0 past i32 is refused")
             # Strides bounded by their buffers, as Go's runtime.CheckArgs does (issue 22).
             qst = args["q_stride_t"]
-            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=-qst), ws, sms), f"q_stride_t = {-qst}: a stride of q is at least 0", "a negative q_stride_t is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=-qst), ws, sms), f"q_stride_t = {-qst}: want at least 0", "a negative q_stride_t is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, idx_stride0=0), ws, sms), "idx_stride0 = 0: want at least", "a zero idx_stride0 over 3 rows is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_h=8), ws, sms), "q_stride_h = 8: want at least", "q heads read over each other are refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=2 * qst), ws, sms), "the strides reach", "a q_stride_t past the dense one with a dense-sized q is refused")
