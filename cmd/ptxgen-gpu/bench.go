@@ -133,6 +133,19 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			}
 		}
 	}
+	if *warps64 != 0 {
+		// Like -warps64 in a configuration: refused where no shape has 64-head CTAs
+		// for it to size, rather than ignored.
+		wide := false
+		for _, sh := range picked {
+			c := sh.Config()
+			c.HeadBlock = *headBlock
+			wide = wide || c.Wide()
+		}
+		if !wide {
+			return &kernels.ConfigError{Flag: "warps64", Value: fmt.Sprint(*warps64), Want: "0 here: it sizes 64-head CTAs, and none of the shapes has them (-head-block 64, or 0 with 64 heads or more)"}
+		}
+	}
 	// The baselines' results are read before any GPU time is spent.
 	var tritonRecs []bench.TritonRecord
 	if *triton != "" {

@@ -181,6 +181,11 @@ func TestBenchPlumbing(t *testing.T) {
 	if code := run([]string{"bench", "-shapes", "nope"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
 		t.Errorf("unknown shape: exit %d, want 2", code)
 	}
+	// -warps64 where no shape has 64-head CTAs would be ignored: refused (issue 22).
+	errOut.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-warps64", "16"}, &out, &errOut, emuOpener("sm_90")); code != 2 || !strings.Contains(errOut.String(), "-warps64 16: want 0 here") {
+		t.Errorf("-warps64 16 on an 8-head shape: exit %d, %s", code, errOut.String())
+	}
 }
 
 // TestCheckGPUOutOfPool: -out-of-pool runs GPU and emulator; with -vectors it is
