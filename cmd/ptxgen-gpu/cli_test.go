@@ -253,10 +253,34 @@ func TestDumpOutputRefused(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{dir, fifo, filepath.Join(dir, "missing", "k.ptx")} {
+	// Issue 22: a hand-written file and a link (here to one outside) are refused
+	// and left as they were; a PTX file ptxgen wrote is replaced.
+	hand := filepath.Join(dir, "hand.ptx")
+	outside := filepath.Join(t.TempDir(), "notes.txt")
+	link := filepath.Join(dir, "link.ptx")
+	for _, f := range []string{hand, outside} {
+		if err := os.WriteFile(f, []byte("// mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{dir, fifo, filepath.Join(dir, "missing", "k.ptx"), hand, link} {
 		code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-o", out)
 		if code != 2 || !strings.Contains(errOut, "-o "+out) {
 			t.Errorf("dump -o %s: exit %d, stderr %q, want 2 naming -o", out, code, errOut)
+		}
+	}
+	for _, f := range []string{hand, outside} {
+		if b, _ := os.ReadFile(f); string(b) != "// mine\n" {
+			t.Errorf("dump -o overwrote %s", f)
+		}
+	}
+	mine := filepath.Join(dir, "k.ptx")
+	for _, m := range []string{"16", "32"} {
+		if code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-m", m, "-o", mine); code != 0 {
+			t.Fatalf("dump -o %s (-m %s): exit %d: %s", mine, m, code, errOut)
 		}
 	}
 }
