@@ -31,9 +31,9 @@ type CaseOptions struct {
 func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the random inputs")
 	fs.StringVar(&o.Vectors, "vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
-	kernels.Float32Var(fs, &o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
-	fs.BoolVar(&o.Poison, "poison", true, "mla_decode: point slots past len at NaN-filled pages")
-	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
+	kernels.Float32Var(fs, &o.Invalid, "invalid", 0.1, "mla_decode only: fraction of candidate slots set to -1 (0..1)")
+	fs.BoolVar(&o.Poison, "poison", true, "mla_decode only: point slots past len at NaN-filled pages")
+	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode only: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
 
 // Validate reports an option value out of range as a *kernels.ConfigError.
