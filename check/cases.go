@@ -1,6 +1,7 @@
 package check
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -180,6 +181,9 @@ func Vectors(dir, target string, plan kernels.MLAConfig, maxHostBytes int64) (*C
 		return nil, err
 	}
 	cfg := KernelMLAConfig(v.Config)
+	if err := cfg.Validate(); err != nil {
+		return nil, metaFieldError(err) // before the plan's flags: these values are meta.json's
+	}
 	cfg.Split, cfg.SMs, cfg.HeadBlock, cfg.Tile = plan.Split, plan.SMs, plan.HeadBlock, plan.Tile
 	name := fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), target)
 	c, err := mlaCase(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, target)
@@ -202,6 +206,26 @@ func Vectors(dir, target string, plan kernels.MLAConfig, maxHostBytes int64) (*C
 		return append(compare(final), r)
 	}
 	return c, nil
+}
+
+// metaFields maps the mla_decode flags a test-vector folder's meta.json sets to its
+// fields.
+var metaFields = map[string]string{
+	"tokens": "T", "max-tokens": "T", "heads": "H", "nope": "nope", "rope": "rope", "scale": "sm_scale", "cache": "cache",
+	"k0": "segments[0].K", "k1": "segments[1].K", "page0": "segments[0].page_size", "page1": "segments[1].page_size",
+}
+
+// metaFieldError restates a configuration error of a value meta.json set (the
+// kernel's limits: -heads 200) as the meta.json field that holds it, since the user
+// gave no such flag.
+func metaFieldError(err error) error {
+	var ce *kernels.ConfigError
+	if errors.As(err, &ce) {
+		if field, ok := metaFields[ce.Flag]; ok {
+			return fmt.Errorf("meta.json %s = %s: want %s", field, ce.Value, ce.Want)
+		}
+	}
+	return fmt.Errorf("meta.json: %v", err)
 }
 
 // validPerRow counts each row's valid candidates over all segments.

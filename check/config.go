@@ -31,9 +31,9 @@ type CaseOptions struct {
 func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the random inputs")
 	fs.StringVar(&o.Vectors, "vectors", "", "mla_decode only: a test-vector folder (meta.json, inputs, float64 outputs); its meta.json sets the configuration")
-	kernels.Float32Var(fs, &o.Invalid, "invalid", 0.1, "mla_decode: fraction of candidate slots set to -1 (0..1)")
-	fs.BoolVar(&o.Poison, "poison", true, "mla_decode: point slots past len at NaN-filled pages")
-	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
+	kernels.Float32Var(fs, &o.Invalid, "invalid", 0.1, "mla_decode only: fraction of candidate slots set to -1 (0..1)")
+	fs.BoolVar(&o.Poison, "poison", true, "mla_decode only: point slots past len at NaN-filled pages")
+	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode only: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
 
 // Validate reports an option value out of range as a *kernels.ConfigError.
@@ -87,6 +87,40 @@ func (o CaseOptions) CheckVectorFlags(set map[string]bool) error {
 			Want: "no configuration or input flags with -vectors (its meta.json and files set them); only -" + strings.Join(VectorPlanFlags, ", -") + " and -target apply"}
 	}
 	return nil
+}
+
+// MLAOnlyFlags are the check options that describe mla_decode's inputs (its
+// candidate slots, pages and pools); other kernels have none of these.
+var MLAOnlyFlags = []string{"vectors", "invalid", "poison", "out-of-pool", "pool-gib"}
+
+// CheckKernelFlags refuses, for a configuration v (a kernels.Config Value) that is not
+// mla_decode, any of MLAOnlyFlags that fs was given explicitly, whatever its value:
+// they would be ignored.
+func CheckKernelFlags(v any, fs *flag.FlagSet) error {
+	if _, ok := v.(kernels.MLAConfig); ok {
+		return nil
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(MLAOnlyFlags, f.Name) {
+			err = &kernels.ConfigError{Flag: f.Name, Value: f.Value.String(),
+				Want: fmt.Sprintf("no -%s with -kernel %s: it applies to mla_decode only (its inputs), and would be ignored", f.Name, kernelName(v))}
+		}
+	})
+	return err
+}
+
+// kernelName is the -kernel value of a configuration.
+func kernelName(v any) string {
+	switch v.(type) {
+	case kernels.GEMMConfig:
+		return "gemm"
+	case kernels.CopyConfig:
+		return "copy"
+	case kernels.MMALoopConfig:
+		return "mma_loop"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // ForConfig makes the case for a validated kernel configuration (the Value of a

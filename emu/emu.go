@@ -175,6 +175,32 @@ func RunKernelBudget(k *ptx.Kernel, args []any, mem *Memory, maxWarpInstrs int64
 			return fmt.Errorf("emu: %s: parameter %s has unknown kind %q", k.Name, kp.Name, kp.Kind)
 		}
 	}
+	// Strided buffers: the stride arguments bounded by the buffers, as launchers do.
+	value := func(name string) int64 {
+		for i, kp := range k.Params {
+			if kp.Name == name {
+				switch v := args[i].(type) {
+				case int32:
+					return int64(v)
+				case int64:
+					return v
+				}
+			}
+		}
+		return 0
+	}
+	for i, kp := range k.Params {
+		if kp.Run == 0 || kp.Kind != "ptr" {
+			continue
+		}
+		need, err := kp.CheckStrides(value)
+		if err != nil {
+			return fmt.Errorf("emu: %s: argument %s: %v", k.Name, kp.Name, err)
+		}
+		if a := args[i].(uint64); need > 0 && mem.find(a, int(need)) == nil {
+			return fmt.Errorf("emu: %s: argument %s = %#x: its strides reach %d bytes, %s", k.Name, kp.Name, a, need, mem.describe(a))
+		}
+	}
 	grid := k.GridFor(rows, split)
 	if grid[0] == 0 || grid[1] == 0 || grid[2] == 0 {
 		return nil // a call with 0 rows does nothing

@@ -537,6 +537,17 @@ func TestRunKernel(t *testing.T) {
 	small := mem.Alloc("small", make([]byte, 64))
 	wantErr(t, RunKernel(k, []any{in, small, int32(32)}, mem), "pout", "128 bytes needed")
 	wantErr(t, RunKernel(k, []any{in + 4, out, int32(32)}, mem), "not 16-byte aligned")
+	// Strides are bounded by the buffers, as launchers bound them: pin as 8 rows of 4
+	// elements, n apart.
+	k.Params[0].Run, k.Params[0].Strides = 4, []ptx.StrideDim{{Stride: "n", Count: 8}}
+	if err := RunKernel(k, []any{in, out, int32(4)}, mem); err != nil {
+		t.Fatalf("dense stride: %v", err)
+	}
+	wantErr(t, RunKernel(k, []any{in, out, int32(-4)}, mem), "argument pin", "n = -4: want at least 0")
+	wantErr(t, RunKernel(k, []any{in, out, int32(0)}, mem), "n = 0: want at least 4")
+	wantErr(t, RunKernel(k, []any{in, out, int32(8)}, mem), "argument pin", "its strides reach 240 bytes")
+	k.Params[0].Run, k.Params[0].Strides = 0, nil
+	clear(mem.Bytes("out"))
 	// Swapping the buffers makes the kernel write through a read-only parameter.
 	k.Params[0].Written, k.Params[1].Written = true, false
 	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "read-only parameter pout changed")

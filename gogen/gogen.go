@@ -37,6 +37,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -352,7 +353,8 @@ var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j":
 // receiverName is the first letter of the type in lower case (g for GEMM), or a longer
 // name where that letter is one of the methods' local names.
 func receiverName(typ, pre string) string {
-	for _, r := range []string{strings.ToLower(typ[:1]), pre, "the" + typ} {
+	first, _ := utf8.DecodeRuneInString(typ) // a letter, not its first byte: Ünï gives ü
+	for _, r := range []string{strings.ToLower(string(first)), pre, "the" + typ} {
 		if !bodyLocals[r] && !token.IsKeyword(r) && !predeclared[r] {
 			return r
 		}
@@ -464,6 +466,9 @@ func (m *model) describe(p *param) string {
 		if some {
 			s += ", a multiple of " + m.perTarget(div)
 		}
+		if of := m.strideOf(p.name); of != "" {
+			s += ", a stride of " + of + " in elements, checked against " + of + "'s size"
+		}
 		return s
 	}
 	s := p.elem + " buffer, "
@@ -487,6 +492,23 @@ func (m *model) describe(p *param) string {
 		s += ", " + m.perTarget(aligns) + "-byte aligned"
 	}
 	return s
+}
+
+// strideOf names the pointer parameter whose stride the parameter name is, "" when
+// it is none's.
+func (m *model) strideOf(name string) string {
+	for _, c := range m.cs {
+		for _, k := range c.Kernels {
+			for _, kp := range k.Params {
+				for _, d := range kp.Strides {
+					if d.Stride == name {
+						return localName(kp.Name)
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // bytesFormula renders a minimum size: "4096", "512 x rows" or "512 x rows + 64".
@@ -669,6 +691,21 @@ func factsLit(k *ptx.Kernel) jen.Code {
 		}
 		if p.Written {
 			fields = append(fields, jen.Id("Written").Op(":").True())
+		}
+		if p.Run != 0 {
+			fields = append(fields, jen.Id("Run").Op(":").Op(strconv.FormatInt(p.Run, 10)))
+			var dims []jen.Code
+			for _, d := range p.Strides {
+				df := []jen.Code{jen.Id("Stride").Op(":").Lit(d.Stride)}
+				if d.Count != 0 {
+					df = append(df, jen.Id("Count").Op(":").Op(strconv.FormatInt(d.Count, 10)))
+				}
+				if d.CountParam != "" {
+					df = append(df, jen.Id("CountParam").Op(":").Lit(d.CountParam), jen.Id("CountDiv").Op(":").Op(strconv.FormatInt(d.CountDiv, 10)))
+				}
+				dims = append(dims, jen.Values(df...))
+			}
+			fields = append(fields, jen.Id("Strides").Op(":").Index().Qual(ptxPath, "StrideDim").Values(dims...))
 		}
 		params = append(params, jen.Values(fields...))
 	}

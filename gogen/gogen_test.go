@@ -333,7 +333,7 @@ func TestNames(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ typ, want string }{
-		{"GEMM", "g"}, {"Batch", "batch"}, {"K", "theK"},
+		{"GEMM", "g"}, {"Batch", "batch"}, {"K", "theK"}, {"Ünï", "ü"}, {"Ωmega", "ω"},
 	} {
 		if got := receiverName(c.typ, unexportedPrefix(c.typ)); got != c.want {
 			t.Errorf("receiverName(%q) = %q, want %q", c.typ, got, c.want)

@@ -26,7 +26,7 @@ const (
 	// ManifestFormat names the format in every manifest's "format" field.
 	ManifestFormat = "ptxgen-launch-manifest"
 	// ManifestVersion is bumped on any change a reader could notice.
-	ManifestVersion = 2
+	ManifestVersion = 3
 	// SharedOptInBytes is the dynamic shared memory a kernel may use without opting in
 	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as runtime.LoadPTX does.
 	SharedOptInBytes = 48 << 10
@@ -36,7 +36,7 @@ const (
 type Manifest struct {
 	Format    string `json:"format"`
 	Version   int    `json:"version"`
-	Generator string `json:"generator"` // "ptxgen 0.2.0"
+	Generator string `json:"generator"` // "ptxgen 0.3.0"
 	Command   string `json:"command"`   // the gen command line
 	Program   string `json:"program"`   // "mla_decode"
 	// Capacity is the most rows a call may have (-max-tokens); 0 when no grid depends
@@ -132,12 +132,35 @@ type ManifestParam struct {
 	// MinBytes is a pointer's least buffer size: fixed + per_row x rows + per_part x
 	// rows x split.
 	MinBytes ManifestSize `json:"min_bytes"`
-	Written  bool         `json:"written"`
+	// Strides, for a pointer addressed through stride arguments: run contiguous
+	// elements at each position, the positions stepping by each dimension's stride
+	// argument (the kernel parameter it names) over its count, inner first. A host
+	// refuses a negative stride, one below what the positions inside it span where
+	// its count is above 1, and a buffer smaller than the farthest element
+	// (ptx.KParam.CheckStrides).
+	Strides *ManifestStrides `json:"strides,omitempty"`
+	Written bool             `json:"written"`
 	// Arg is the index of the caller's argument bound to it, -1 for a workspace
 	// buffer, named by Workspace, or for the plan's value named by Plan ("split").
 	Arg       int    `json:"arg"`
 	Workspace string `json:"workspace,omitempty"`
 	Plan      string `json:"plan,omitempty"`
+}
+
+// ManifestStrides is a strided pointer's layout (ptx.KParam.Run and Strides).
+type ManifestStrides struct {
+	Run  int64            `json:"run"`
+	Dims []ManifestStride `json:"dims"`
+}
+
+// ManifestStride is one strided dimension: count positions stride apart, stride
+// being the value of the kernel parameter it names; with count_param, the count is
+// that i32 parameter's value divided by count_div, rounded up.
+type ManifestStride struct {
+	Stride     string `json:"stride"`
+	Count      int64  `json:"count,omitempty"`
+	CountParam string `json:"count_param,omitempty"`
+	CountDiv   int64  `json:"count_div,omitempty"`
 }
 
 // ManifestSize is a size formula in bytes: Fixed + PerRow x rows + PerPart x rows x split.
@@ -177,6 +200,12 @@ func (m *model) manifest(command string, ptxFile func(target string) string) *Ma
 			for j, kp := range k.Params {
 				mp := ManifestParam{Name: kp.Name, Kind: kp.Kind, Elem: kp.Elem, Size: paramSize[kp.Kind], Align: kp.Align,
 					MinBytes: ManifestSize{PerRow: kp.PerRow, PerPart: kp.PerPart, Fixed: kp.Bytes}, Written: kp.Written, Arg: m.bind[t][i][j]}
+				if kp.Run != 0 {
+					mp.Strides = &ManifestStrides{Run: kp.Run, Dims: []ManifestStride{}}
+					for _, d := range kp.Strides {
+						mp.Strides.Dims = append(mp.Strides.Dims, ManifestStride(d))
+					}
+				}
 				switch w := mp.Arg - len(m.params); {
 				case w == len(c.Workspace):
 					mp.Plan, mp.Arg = kp.Name, -1
@@ -199,8 +228,15 @@ func (k ManifestKernel) Facts() ptx.Kernel {
 		f.Grid[d], f.GridParam[d] = g.Value, g.Param
 	}
 	for _, p := range k.Params {
-		f.Params = append(f.Params, ptx.KParam{Name: p.Name, Kind: p.Kind, Elem: p.Elem, Bytes: p.MinBytes.Fixed,
-			PerRow: p.MinBytes.PerRow, PerPart: p.MinBytes.PerPart, Align: p.Align, Written: p.Written})
+		kp := ptx.KParam{Name: p.Name, Kind: p.Kind, Elem: p.Elem, Bytes: p.MinBytes.Fixed,
+			PerRow: p.MinBytes.PerRow, PerPart: p.MinBytes.PerPart, Align: p.Align, Written: p.Written}
+		if p.Strides != nil {
+			kp.Run = p.Strides.Run
+			for _, d := range p.Strides.Dims {
+				kp.Strides = append(kp.Strides, ptx.StrideDim(d))
+			}
+		}
+		f.Params = append(f.Params, kp)
 	}
 	return f
 }

@@ -1,11 +1,15 @@
 package gogen
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
@@ -26,6 +30,11 @@ func TestPythonHostSelftest(t *testing.T) {
 		t.Skipf("skipping: python3: %v", err)
 	}
 	script := filepath.Join("..", "examples", "python", "mla_decode.py")
+	// Read through the test binary so that go test's cache keys on the script: an
+	// edited script reruns the test.
+	if _, err := os.ReadFile(script); err != nil {
+		t.Fatal(err)
+	}
 	vectors := filepath.Join("..", "golden", "testdata", "vectors", "mla_decode")
 	const matching = "h16_t3_k1_100"
 	out, err := exec.Command(py, script, "flags", filepath.Join(vectors, matching)).CombinedOutput()
@@ -63,9 +72,58 @@ func TestPythonHostSelftest(t *testing.T) {
 		// 3 rows on 132 SMs split the candidates (a latency-bound launch: the small
 		// split kernel, then the combine); 8 rows on 4 SMs fill them (the direct kernel).
 		"ok   rows 3: mla_decode_h16_split_small grid (1, 3, ", "ok   rows 3: mla_combine_",
-		"ok   rows 3: mla_decode_h16_split_small's ", "ok   rows 8 on 4 SMs: mla_decode_h16 grid (1, 8, 1)"} {
+		"ok   rows 3: mla_decode_h16_split_small's ", "ok   rows 8 on 4 SMs: mla_decode_h16 grid (1, 8, 1)",
+		// Issue 22: strides bounded by the buffers, and the Go loaders' refusals.
+		"ok   a negative q_stride_t is refused", "ok   a zero idx_stride0 over 3 rows is refused",
+		"ok   a q_stride_t past the dense one with a dense-sized q is refused", "ok   slots0 past cache0's pages are refused",
+		"ok   vectors: a FIFO for q.bf16 is refused", "ok   vectors: q.bf16 a link to /dev/zero is refused",
+		"ok   vectors: an idx file named ../idx0.i32 is refused", "ok   vectors: no valid_candidates_per_row is refused",
+		"ok   manifest: a missing block is refused", "ok   manifest: an align of '16' is refused",
+		"ok   manifest: a capacity of 10^9 is refused", "ok   manifest: a family of 0 head blocks is refused",
+		"ok   manifest: a PTX file ../x.ptx is refused", "ok   manifest: a grid bound to 'tokens' is refused",
+		"ok   a PTX file that is a link to /dev/zero is refused"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the selftest did not report %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestPythonHostRefuses: the Python host's commands answer a bad manifest or folder
+// with one line on stderr and exit status 2, never a traceback, and never block on a
+// FIFO (issue 22).
+func TestPythonHostRefuses(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skipf("skipping: python3: %v", err) // TestPythonHostSelftest fails for it under CI
+	}
+	script := filepath.Join("..", "examples", "python", "mla_decode.py")
+	if _, err := os.ReadFile(script); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "m.json")
+	if err := os.WriteFile(missing, []byte(`{"format": "ptxgen-launch-manifest", "version": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--selftest", "--manifest", fifo}, "fifo.json is not a regular file"},
+		{[]string{"--selftest", "--manifest", "/dev/zero"}, "zero is not a regular file"},
+		{[]string{"--selftest", "--manifest", missing}, "manifest: missing generator"},
+		{[]string{"flags", dir}, "meta.json"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		out, err := exec.CommandContext(ctx, py, append([]string{script}, c.args...)...).CombinedOutput()
+		cancel()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "Traceback") {
+			t.Errorf("mla_decode.py %v: %v, output %q; want exit 2 and %q, no traceback", c.args, err, out, c.want)
 		}
 	}
 }

@@ -77,12 +77,15 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 	if m.Kernel != "mla_decode" {
 		return fail("meta.json kernel = %q, want \"mla_decode\"", m.Kernel)
 	}
+	if err := m.check(); err != nil {
+		return fail("meta.json %v", err)
+	}
 	c := MLAConfig{T: m.T, H: m.H, Nope: m.Nope, Rope: m.Rope, Scale: m.Scale, Cache: m.Cache, Sink: m.Sink}
 	for _, s := range m.Segments {
 		c.Segments = append(c.Segments, SegmentConfig{K: s.K, PageSize: s.PageSize, PageStride: s.PageStride, Pages: s.Pages, HasLen: s.LenFile != ""})
 	}
 	if err := c.Validate(); err != nil {
-		return fail("%v", err)
+		return fail("meta.json: %v", err) // m.check names the fields; this cannot fail after it
 	}
 	// Every array's size, overflow-checked: meta.json's numbers are unbounded.
 	type array struct {
@@ -130,6 +133,9 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 			return fail("its arrays need more than %d bytes of memory (the limit)", maxBytes)
 		}
 	}
+	if err := m.checkValidCounts(); err != nil {
+		return fail("meta.json %v", err)
+	}
 	files := map[string][]byte{}
 	for _, a := range arrays {
 		b, err := readRegular(filepath.Join(dir, a.name), a.n*a.size, a.n*a.size)
@@ -163,15 +169,86 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 	return v, nil
 }
 
+// check refuses what MLAConfig.Validate refuses, naming meta.json's fields (T,
+// segments[0].page_stride) rather than the Go ones.
+func (m *vectorMeta) check() error {
+	bad := func(field string, v any, want string) error { return fmt.Errorf("%s = %v: want %s", field, v, want) }
+	switch {
+	case m.T < 1:
+		return bad("T", m.T, "an integer >= 1 (query rows)")
+	case m.H < 1:
+		return bad("H", m.H, "an integer >= 1 (heads)")
+	case m.Nope < 0:
+		return bad("nope", m.Nope, "an integer >= 0")
+	case m.Rope < 0:
+		return bad("rope", m.Rope, "an integer >= 0")
+	case m.Nope+m.Rope < 1:
+		return bad("nope", m.Nope, fmt.Sprintf("a width with nope+rope >= 1 (rope = %d)", m.Rope))
+	case m.Cache != CacheFP8DS && m.Cache != CacheBF16:
+		return bad("cache", fmt.Sprintf("%q", m.Cache), fmt.Sprintf("%q or %q", CacheFP8DS, CacheBF16))
+	case m.Cache == CacheFP8DS && (m.Nope != FP8DSNope || m.Rope != FP8DSRope):
+		return bad("nope", m.Nope, fmt.Sprintf("%d and rope %d with cache %q (rope = %d)", FP8DSNope, FP8DSRope, CacheFP8DS, m.Rope))
+	case math.IsNaN(m.Scale) || math.IsInf(m.Scale, 0) || m.Scale < 0:
+		return bad("sm_scale", m.Scale, "0 (1/sqrt(nope+rope)) or a finite number > 0")
+	case len(m.Segments) < 1 || len(m.Segments) > 2:
+		return bad("segments", fmt.Sprintf("(%d entries)", len(m.Segments)), "1 or 2 entries")
+	}
+	c := MLAConfig{Nope: m.Nope, Rope: m.Rope, Cache: m.Cache}
+	for i, s := range m.Segments {
+		f := func(name string) string { return fmt.Sprintf("segments[%d].%s", i, name) }
+		switch {
+		case s.K < 1:
+			return bad(f("K"), s.K, "an integer >= 1 (candidates per row)")
+		case s.PageSize < 1:
+			return bad(f("page_size"), s.PageSize, "an integer >= 1 (tokens per page)")
+		case s.PageSize > math.MaxInt32:
+			return bad(f("page_size"), s.PageSize, fmt.Sprintf("at most %d", math.MaxInt32))
+		case s.PageStride < c.PageBytes(s.PageSize):
+			return bad(f("page_stride"), s.PageStride, fmt.Sprintf(">= %d bytes (page_size %d tokens of cache %q)", c.PageBytes(s.PageSize), s.PageSize, m.Cache))
+		case s.Pages < 1:
+			return bad(f("pages"), s.Pages, "an integer >= 1")
+		case int64(s.Pages)*int64(s.PageSize) > math.MaxInt32:
+			return bad(f("pages"), s.Pages, fmt.Sprintf("pages x page_size <= 2^31-1 (slots and indices are int32; page_size %d)", s.PageSize))
+		}
+	}
+	return nil
+}
+
+// checkValidCounts refuses a valid_candidates_per_row that is missing, not T counts,
+// or holds a count outside 0..K0+K1: without it the check would compare nothing
+// there, and fail with out and lse correct.
+func (m *vectorMeta) checkValidCounts() error {
+	bad := func(field string, v any, want string) error { return fmt.Errorf("%s = %v: want %s", field, v, want) }
+	k := 0
+	for _, s := range m.Segments {
+		k += min(s.K, math.MaxInt32)
+	}
+	switch {
+	case m.ValidPerRow == nil:
+		return fmt.Errorf("valid_candidates_per_row is missing: want T = %d counts (each row's valid candidates, a check on the reading of len and idx)", m.T)
+	case len(m.ValidPerRow) != m.T:
+		return fmt.Errorf("valid_candidates_per_row has %d counts: want T = %d", len(m.ValidPerRow), m.T)
+	}
+	for i, n := range m.ValidPerRow {
+		if n < 0 || n > k {
+			return bad(fmt.Sprintf("valid_candidates_per_row[%d]", i), n, fmt.Sprintf("a count in 0..%d (the segments' K)", k))
+		}
+	}
+	return nil
+}
+
 // readRegular reads a regular file of exactly want bytes (-1: any size up to
-// limit), refusing other sizes and kinds of file before reading anything.
+// limit), refusing other sizes and kinds of file before reading anything, and
+// symbolic links, which could lead out of the folder.
 func readRegular(path string, want, limit int64) ([]byte, error) {
 	name := filepath.Base(path)
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
 	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return nil, fmt.Errorf("%s is a symbolic link: want a regular file in the folder (links could lead out of it)", name)
 	case !fi.Mode().IsRegular():
 		return nil, fmt.Errorf("%s is not a regular file", name)
 	case want >= 0 && fi.Size() != want:
@@ -184,6 +261,9 @@ func readRegular(path string, want, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if opened, err := f.Stat(); err != nil || !os.SameFile(fi, opened) {
+		return nil, fmt.Errorf("%s changed while opened", name) // replaced, by a link perhaps
+	}
 	b, err := io.ReadAll(io.LimitReader(f, fi.Size()+1))
 	if err != nil {
 		return nil, err

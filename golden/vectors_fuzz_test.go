@@ -15,7 +15,7 @@ import (
 // limit is refused. Seeds: testdata/fuzz/FuzzLoadVectors (the shared folders'
 // meta.json files and a minimal bf16 one).
 func FuzzLoadVectors(f *testing.F) {
-	f.Add([]byte(`{"kernel":"mla_decode","T":1,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":1,"page_size":1,"page_stride":2,"pages":1,"cache":"c","idx":"i","len":"l"}]}`), []byte{}, []byte{0, 0, 0, 0})
+	f.Add([]byte(`{"kernel":"mla_decode","T":1,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":1,"page_size":1,"page_stride":2,"pages":1,"cache":"c","idx":"i","len":"l"}],"valid_candidates_per_row":[0]}`), []byte{}, []byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, meta, sizes, content []byte) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "meta.json"), meta, 0o644); err != nil {

@@ -75,7 +75,7 @@ func TestReferenceMatchesVectors(t *testing.T) {
 // FIFO and a file of the wrong size are refused before anything large is read.
 func TestLoadVectorsRefuses(t *testing.T) {
 	meta := func(t, k int, cache string) string {
-		return fmt.Sprintf(`{"kernel":"mla_decode","T":%d,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":%d,"page_size":1,"page_stride":2,"pages":1,"cache":%q,"idx":"i"}]}`, t, k, cache)
+		return fmt.Sprintf(`{"kernel":"mla_decode","T":%d,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":%d,"page_size":1,"page_stride":2,"pages":1,"cache":%q,"idx":"i"}],"valid_candidates_per_row":[0]}`, t, k, cache)
 	}
 	for _, c := range []struct {
 		name, meta, want string
@@ -137,5 +137,37 @@ func TestLoadVectorsRefuses(t *testing.T) {
 	}
 	if _, err := LoadVectorsLimit(dir, 1); err == nil || !strings.Contains(err.Error(), "more than 1 bytes") {
 		t.Errorf("LoadVectorsLimit(1) = %v, want the limit named", err)
+	}
+}
+
+// TestLoadVectorsRefusesLinks: a file of the folder that is a symbolic link (here to a
+// file of the right size outside it) is refused, never followed.
+func TestLoadVectorsRefusesLinks(t *testing.T) {
+	src := filepath.Join(vectorsDir, "h4_sink_edges")
+	for _, name := range []string{"meta.json", "idx0.i32"} {
+		dir := t.TempDir()
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(dir, e.Name())
+			if e.Name() == name {
+				target = filepath.Join(t.TempDir(), name)
+				if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(target, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := LoadVectors(dir); err == nil || !strings.Contains(err.Error(), name+" is a symbolic link") {
+			t.Errorf("%s a link out of the folder: LoadVectors = %v, want it refused", name, err)
+		}
 	}
 }

@@ -146,6 +146,22 @@ func (b *Builder) SplitParam(name string) *Value {
 	return v
 }
 
+// Strided records how the kernel addresses the pointer parameter ptr (Param.Run,
+// Param.Strides): run contiguous elements at each position, stepping by each of dims,
+// inner first. Launchers then bound the stride arguments by the buffer.
+func (b *Builder) Strided(ptr *Value, run int64, dims ...StrideDim) {
+	if b.err != nil {
+		return
+	}
+	for _, p := range b.k.Params {
+		if p.Value == ptr {
+			p.Run, p.Strides = run, append([]StrideDim(nil), dims...)
+			return
+		}
+	}
+	b.fail("strided: %s is not a parameter", ptr)
+}
+
 // ParamParts is Param for a buffer whose minimum size is perPart bytes per (row,
 // chunk) pair (Param.PerPart): rows x the value of the kernel's split parameter.
 func (b *Builder) ParamParts(name string, t Type, div int, perPart int64) *Value {

@@ -75,6 +75,12 @@ type Param struct {
 	// grid dimension after the rows, and PerPart sizes grow with it. The flag, not the
 	// name, makes it the split: any parameter may be called "split".
 	Split bool
+	// Run and Strides say, for a pointer addressed through stride parameters, what the
+	// kernel may touch: Run contiguous elements at each position, the positions
+	// stepping by each of Strides (inner first) over its count. Launchers bound those
+	// parameters by the buffer (ptx.KParam.CheckStrides). Run 0: no strides.
+	Run     int64
+	Strides []StrideDim
 }
 
 // SplitParam is the kernel's parameter marked Split, nil without one.
@@ -85,6 +91,16 @@ func (k *Kernel) SplitParam() *Param {
 		}
 	}
 	return nil
+}
+
+// StrideDim is one strided dimension of a pointer parameter: Count positions, Stride
+// elements apart, Stride naming an integer parameter. Where CountParam names an i32
+// parameter the count is its value divided by CountDiv, rounded up, instead.
+type StrideDim struct {
+	Stride     string
+	Count      int64
+	CountParam string
+	CountDiv   int64
 }
 
 // Value is an SSA value: a kernel parameter, a block argument or an op result.

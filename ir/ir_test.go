@@ -273,3 +273,50 @@ func TestRowsRoundTrip(t *testing.T) {
 		t.Errorf("grid bound to a pointer: Verify says %v", err)
 	}
 }
+
+// A strided pointer (its run and the stride parameters stepping it, one counted by
+// the rows) prints and parses back; Verify refuses strides that name no integer
+// parameter, counts below 1 and strides on a scalar.
+func TestStridedRoundTrip(t *testing.T) {
+	b := NewBuilder("k")
+	b.SetGrid(1, 8, 1)
+	rows := b.Param("rows", ScalarOf(I32), 1, 0)
+	b.BindGrid(1, rows)
+	p := b.ParamRows("p", PtrTo(F32), 4, 512)
+	b.Param("sh", ScalarOf(I64), 1, 0)
+	b.Param("st", ScalarOf(I64), 1, 0)
+	b.Strided(p, 64, StrideDim{Stride: "sh", Count: 2}, StrideDim{Stride: "st", CountParam: "rows", CountDiv: 1})
+	b.Store1(p, b.Cast(b.ProgramID(1), I64), nil, b.F32(1))
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := Print(k)
+	if !strings.Contains(text, "strided 64 [%sh x 2, %st x %rows / 1]") {
+		t.Fatalf("printed form lacks the strides:\n%s", text)
+	}
+	back, err := Parse(text)
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, text)
+	}
+	if Print(back) != text || back.Params[1].Run != 64 || len(back.Params[1].Strides) != 2 || back.Params[1].Strides[1].CountParam != "rows" {
+		t.Fatalf("round trip changed the kernel:\n%s\n%s", text, Print(back))
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{"[%sh x 2,", "[%nope x 2,", "%nope is not an integer scalar parameter"},
+		{"[%sh x 2,", "[%p x 2,", "%p is not an integer scalar parameter"},
+		{"[%sh x 2,", "[%sh x 0,", "count of at least 1"},
+		{"%rows / 1]", "%rows / 0]", "divisor of at least 1"},
+		{"%rows / 1]", "%sh / 1]", "not an i32 parameter"},
+		{"strided 64 [", "strided 0 [", "run of at least 1"},
+	} {
+		bad := strings.Replace(text, c.from, c.to, 1)
+		k, err := Parse(bad)
+		if err == nil {
+			err = Verify(k)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s -> %s: %v, want %q", c.from, c.to, err, c.want)
+		}
+	}
+}

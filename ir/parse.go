@@ -175,6 +175,56 @@ func (p *parser) uses(end string) ([]*Value, error) {
 	return vs, nil
 }
 
+// strided parses a pointer parameter's "strided RUN [%s x N, %s x %n / D]" after
+// the keyword.
+func (p *parser) strided(prm *Param) error {
+	run, err := p.int()
+	if err != nil {
+		return err
+	}
+	prm.Run = run
+	if err := p.expect("["); err != nil {
+		return err
+	}
+	name := func() (string, error) {
+		tok := p.next()
+		if !strings.HasPrefix(tok, "%") || !validName(tok[1:]) {
+			return "", p.errf("want a parameter name like %%lda, have %q", tok)
+		}
+		return tok[1:], nil
+	}
+	for p.peek() != "]" {
+		if len(prm.Strides) > 0 {
+			if err := p.expect(","); err != nil {
+				return err
+			}
+		}
+		var d StrideDim
+		if d.Stride, err = name(); err != nil {
+			return err
+		}
+		if err := p.expect("x"); err != nil {
+			return err
+		}
+		if strings.HasPrefix(p.peek(), "%") {
+			if d.CountParam, err = name(); err != nil {
+				return err
+			}
+			if err := p.expect("/"); err != nil {
+				return err
+			}
+			if d.CountDiv, err = p.int(); err != nil {
+				return err
+			}
+		} else if d.Count, err = p.int(); err != nil {
+			return err
+		}
+		prm.Strides = append(prm.Strides, d)
+	}
+	p.next()
+	return nil
+}
+
 func (p *parser) kernel() (*Kernel, error) {
 	if err := p.expect("kernel"); err != nil {
 		return nil, err
@@ -206,8 +256,14 @@ func (p *parser) kernel() (*Kernel, error) {
 			p.next()
 			prm.Split = true
 		}
-		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" {
+		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" || p.peek() == "strided" {
 			attr := p.next()
+			if attr == "strided" {
+				if err := p.strided(prm); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			n, err := p.int()
 			if err != nil {
 				return nil, err

@@ -38,6 +38,20 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 		if p.PerPart > 0 {
 			fmt.Fprintf(&b, " perpart %d", p.PerPart)
 		}
+		if p.Run != 0 || len(p.Strides) > 0 {
+			fmt.Fprintf(&b, " strided %d [", p.Run)
+			for i, d := range p.Strides {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				if d.CountParam != "" {
+					fmt.Fprintf(&b, "%%%s x %%%s / %d", d.Stride, d.CountParam, d.CountDiv)
+				} else {
+					fmt.Fprintf(&b, "%%%s x %d", d.Stride, d.Count)
+				}
+			}
+			b.WriteString("]")
+		}
 	}
 	b.WriteString(") grid(")
 	for i, g := range k.Grid {

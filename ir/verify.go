@@ -604,6 +604,48 @@ func verifyRows(k *Kernel) error {
 		if p.PerPart > 0 && (rows == "" || split == nil || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-part size but is not a pointer of a kernel with rows and a split parameter", k.Name, p.Value)
 		}
+		if err := verifyStrides(k, p, params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifyStrides checks a parameter's strided description: only on pointers, a
+// positive run with at least one dimension, each naming an integer scalar parameter
+// for its stride and either a positive count or an i32 parameter and a positive
+// divisor for it.
+func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
+	if p.Run == 0 && len(p.Strides) == 0 {
+		return nil
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("ir: kernel %s: parameter %s: strided: %s", k.Name, p.Value, fmt.Sprintf(format, args...))
+	}
+	if p.Value.Type.Kind != Ptr {
+		return bad("only a pointer is addressed through strides")
+	}
+	if p.Run < 1 || len(p.Strides) == 0 {
+		return bad("want a run of at least 1 element and at least one stride (have run %d, %d strides)", p.Run, len(p.Strides))
+	}
+	for _, d := range p.Strides {
+		s := params[d.Stride]
+		if s == nil || s.Value.Type.Kind != Scalar || !s.Value.Type.Elem.IsInt() {
+			return bad("%%%s is not an integer scalar parameter", d.Stride)
+		}
+		if d.CountParam == "" {
+			if d.Count < 1 {
+				return bad("%%%s x %d: want a count of at least 1", d.Stride, d.Count)
+			}
+			continue
+		}
+		c := params[d.CountParam]
+		if c == nil || !c.Value.Type.Equal(ScalarOf(I32)) {
+			return bad("%%%s counts %%%s, which is not an i32 parameter", d.Stride, d.CountParam)
+		}
+		if d.CountDiv < 1 || d.Count != 0 {
+			return bad("%%%s x %%%s / %d: want a divisor of at least 1", d.Stride, d.CountParam, d.CountDiv)
+		}
 	}
 	return nil
 }

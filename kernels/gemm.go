@@ -77,6 +77,11 @@ func GEMM(c GEMMConfig) (*ir.Kernel, error) {
 	lda := b.Param("lda", i64, strideDiv(c.K), 0)
 	ldb := b.Param("ldb", i64, strideDiv(c.N), 0)
 	ldc := b.Param("ldc", i64, strideDiv(c.N), 0)
+	// Row i of A is a[i*lda : i*lda+K], and so on: launchers bound the strides by the
+	// buffers.
+	b.Strided(A, int64(c.K), ir.StrideDim{Stride: "lda", Count: int64(c.M)})
+	b.Strided(B, int64(c.N), ir.StrideDim{Stride: "ldb", Count: int64(c.K)})
+	b.Strided(C, int64(c.N), ir.StrideDim{Stride: "ldc", Count: int64(c.M)})
 
 	m0 := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(bm))), "m0")
 	n0 := b.Name(b.Mul(b.ProgramID(1), b.I32(int64(bn))), "n0")

@@ -139,6 +139,8 @@ func (c MLAConfig) Validate() error {
 		return bad("tile", c.Tile, "0 (automatic), 32 or 64")
 	case c.Warps64 != 0 && c.Warps64 != 8 && c.Warps64 != 16:
 		return bad("warps64", c.Warps64, "0 (automatic), 8 or 16")
+	case c.Warps64 != 0 && !c.Wide():
+		return bad("warps64", c.Warps64, fmt.Sprintf("0 here: it sizes 64-head CTAs, and -heads %d -head-block %d has none (they need -head-block 64, or 0 with 64 heads or more)", c.H, c.HeadBlock))
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -151,6 +153,20 @@ func (c MLAConfig) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Wide reports whether the configuration may run 64-head CTAs, the ones Warps64
+// sizes: -head-block 64, or automatic with at least 64 heads (where the target's
+// shared memory allows, mlaPlan).
+func (c MLAConfig) Wide() bool { return c.HeadBlock == 64 || c.HeadBlock == 0 && c.H >= 64 }
+
+// pageBytes is the bytes of one cache page of pageSize tokens the kernel may read:
+// fp8ds records then their scales, or bf16 rows of D.
+func (c MLAConfig) pageBytes(pageSize int) int64 {
+	if c.Cache == CacheBF16 {
+		return int64(pageSize) * int64(c.D()) * 2
+	}
+	return int64(pageSize) * (fp8dsRecordBytes + fp8dsScaleBytes)
 }
 
 // tiles is the number of candidate tiles of segment s.
@@ -488,6 +504,7 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 	q := b.ParamRows("q", ir.PtrTo(ir.BF16), 16, int64(c.H)*int64(D)*2)
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
+	b.Strided(q, int64(D), ir.StrideDim{Stride: "q_stride_h", Count: int64(c.H)}, ir.StrideDim{Stride: "q_stride_t", CountParam: "rows", CountDiv: 1})
 	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
 	segs := make([]segParams, len(c.Segments))
 	for s, sc := range c.Segments {
@@ -505,6 +522,10 @@ func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
 		if sc.HasLen {
 			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
 		}
+		// A row's K indices, rows idx_stride apart; the pool's pages (slots / page
+		// size of them, the last one whole), page_stride bytes apart.
+		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
+		b.Strided(segs[s].cache, c.pageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
 	}
 	var sink, out, lse, wsO, wsL *ir.Value
 	if c.Sink && !v.partial {

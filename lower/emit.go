@@ -57,7 +57,10 @@ func emit(f *fn) error {
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, GridParam: f.k.GridParam, Block: e.nthreads}
 	for _, p := range f.k.Params {
 		name := "param_" + p.Value.Name
-		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow, PerPart: p.PerPart}
+		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow, PerPart: p.PerPart, Run: p.Run}
+		for _, d := range p.Strides {
+			kp.Strides = append(kp.Strides, ptx.StrideDim{Stride: d.Stride, Count: d.Count, CountParam: d.CountParam, CountDiv: d.CountDiv})
+		}
 		t := p.Value.Type
 		pt := elemType(t.Elem).param
 		kp.Kind = elemType(t.Elem).paramKind

@@ -166,6 +166,86 @@ type KParam struct {
 	Align int
 	// Written reports that the kernel stores through this pointer.
 	Written bool
+	// Run and Strides describe, for a pointer the kernel addresses through stride
+	// arguments, what it may touch: Run contiguous elements at each position, the
+	// positions stepping by each of Strides (inner first) over its count. Launchers
+	// bound the strides and the buffer by them (CheckStrides). Run 0: no strides.
+	Run     int64
+	Strides []StrideDim
+}
+
+// StrideDim is one strided dimension of a pointer parameter: Count positions, Stride
+// elements apart, Stride being the value of the named integer parameter. The count is
+// Count, or where CountParam names an i32 parameter, that argument's value divided by
+// CountDiv, rounded up (the rows of the call; a pool's pages from its slots).
+type StrideDim struct {
+	Stride     string
+	Count      int64
+	CountParam string
+	CountDiv   int64
+}
+
+// ElemBytes is the size in bytes of an element type as KParam.Elem names it, 0 for
+// an unknown one.
+func ElemBytes(elem string) int64 {
+	switch elem {
+	case "i1", "u8", "e4m3":
+		return 1
+	case "bf16", "f16":
+		return 2
+	case "i32", "u32", "f32":
+		return 4
+	case "i64", "u64", "f64":
+		return 8
+	}
+	return 0
+}
+
+// CheckStrides checks a pointer parameter's stride arguments against the buffer
+// they address, for launchers: value(name) is the argument of the named integer
+// parameter. Every stride must be >= 0 and, where its count is above 1, step past
+// the positions inside it (for the innermost, Run elements), so no two rows overlap
+// (0 or a negative stride would read one row for all, or before the buffer); the
+// buffer must then hold the farthest element. It returns the bytes the kernel may
+// touch (0 when a count is 0: nothing is read) or an error naming the stride.
+func (p KParam) CheckStrides(value func(name string) int64) (int64, error) {
+	if p.Run <= 0 {
+		return 0, nil
+	}
+	if p.Run > math.MaxInt64/8 {
+		return 0, fmt.Errorf("%s: a run of %d elements does not fit in memory", p.Name, p.Run)
+	}
+	span, empty := p.Run, false // elements from the first to one past the last touched
+	inner := fmt.Sprintf("%d elements", p.Run)
+	for _, d := range p.Strides {
+		s := value(d.Stride)
+		n := d.Count
+		if d.CountParam != "" {
+			v, div := value(d.CountParam), max(d.CountDiv, 1)
+			n = 0
+			if v > 0 {
+				n = (v + div - 1) / div
+			}
+		}
+		switch {
+		case s < 0:
+			return 0, fmt.Errorf("%s = %d: want at least 0 (a negative stride of %s reads before its buffer)", d.Stride, s, p.Name)
+		case n > 1 && s < span:
+			return 0, fmt.Errorf("%s = %d: want at least %d (each of the %d steps of %s covers %s; a smaller stride reads them over each other)", d.Stride, s, span, n, p.Name, inner)
+		case n <= 0:
+			empty = true
+		case n > 1 && (s > math.MaxInt64/8/(n-1) || span > math.MaxInt64/8-(n-1)*s):
+			return 0, fmt.Errorf("%s = %d: the %d steps of %s would reach past 2^60 elements", d.Stride, s, n, p.Name)
+		}
+		if n > 1 {
+			span += (n - 1) * s
+		}
+		inner = fmt.Sprintf("%d elements (%s)", span, d.Stride)
+	}
+	if empty {
+		return 0, nil
+	}
+	return span * max(ElemBytes(p.Elem), 1), nil
 }
 
 // RowsParam is the index of the parameter the grid is bound to, -1 when the grid is

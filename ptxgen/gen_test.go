@@ -175,7 +175,7 @@ func TestGenOutputs(t *testing.T) {
 		{filepath.Join(dir, "a b.go"), "//go:embed"},
 		{filepath.Join(dir, "k*.go"), "//go:embed"},
 		{fifo, "named pipe"},
-		{full, "device"},
+		{full, "symbolic link"},
 	} {
 		done := make(chan struct{})
 		var code int
@@ -312,5 +312,95 @@ func TestGenManifest(t *testing.T) {
 	}
 	if got := names(); strings.Join(got, " ") != strings.Join(before, " ") {
 		t.Errorf("refused runs wrote files: %v, had %v", got, before)
+	}
+}
+
+// TestGenNonASCIIType: a type name starting with a letter outside ASCII gets a receiver
+// named after that letter (it once took the first byte, and the Go did not format).
+func TestGenNonASCIIType(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "k.go")
+	code, _, errOut := runCLI("gen", "-kernel", "gemm", "-m", "16", "-n", "16", "-k", "16", "-type", "Ünï", "-pkg", "k", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	src, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "func (ü *Ünï) Launch(") {
+		t.Errorf("generated file lacks the receiver ü:\n%s", src)
+	}
+}
+
+// TestGenRefusesForeignFiles: gen overwrites only files it wrote (they begin with
+// ptxgen's header), never a hand-written -o, -manifest or PTX file, and never writes
+// through a symbolic link; each refusal exits 2 before anything is written.
+func TestGenRefusesForeignFiles(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "target.txt")
+	if err := os.WriteFile(outside, []byte("someone else's file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string // the existing file, relative to the folder
+		link    bool   // a symbolic link to outside instead of a file
+		args    []string
+		flag    string // the flag whose value is refused
+		wantErr string
+	}{
+		{"k.go", false, []string{"-pkg", "k", "-o", "k.go"}, "-o", "does not begin with ptxgen's header"},
+		{"k_sm_120.ptx", false, []string{"-pkg", "k", "-o", "k.go"}, "-o", "k_sm_120.ptx exists"},
+		{"k.go", true, []string{"-pkg", "k", "-o", "k.go"}, "-o", "symbolic link"},
+		{"k_sm_120.ptx", true, []string{"-pkg", "k", "-o", "k.go"}, "-o", "symbolic link"},
+		{"m.json", false, []string{"-manifest", "m.json"}, "-manifest", "does not begin with ptxgen's header"},
+		{"m_sm_120.ptx", false, []string{"-manifest", "m.json"}, "-manifest", "m_sm_120.ptx exists"},
+		{"m.json", true, []string{"-manifest", "m.json"}, "-manifest", "symbolic link"},
+		{"m.json", false, []string{"-pkg", "k", "-o", "k.go", "-manifest", "m.json"}, "-manifest", "does not begin"},
+	} {
+		dir := t.TempDir()
+		existing := filepath.Join(dir, c.name)
+		mine := []byte("// written by hand\n")
+		if c.link {
+			if err := os.Symlink(outside, existing); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(existing, mine, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"gen", "-kernel", "gemm", "-m", "16", "-n", "16", "-k", "16"}
+		for _, a := range c.args {
+			if strings.HasSuffix(a, ".go") || strings.HasSuffix(a, ".json") {
+				a = filepath.Join(dir, a)
+			}
+			args = append(args, a)
+		}
+		code, _, errOut := runCLI(args...)
+		if code != 2 || !strings.Contains(errOut, c.flag+" ") || !strings.Contains(errOut, c.wantErr) {
+			t.Errorf("%s (link %v), %v: exit %d, stderr %q; want 2, %s and %q", c.name, c.link, c.args, code, errOut, c.flag, c.wantErr)
+		}
+		if got, _ := os.ReadFile(outside); string(got) != "someone else's file\n" {
+			t.Fatalf("%s: gen wrote through the link: %q", c.name, got)
+		}
+		if !c.link {
+			if got, _ := os.ReadFile(existing); string(got) != string(mine) {
+				t.Errorf("%s: gen overwrote the hand-written file", c.name)
+			}
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%s: gen wrote files although it refused: %v", c.name, ents)
+		}
+	}
+
+	// Its own files it rewrites: another configuration into the same names.
+	dir := t.TempDir()
+	for _, m := range []string{"16", "32"} {
+		args := []string{"gen", "-kernel", "gemm", "-m", m, "-n", "16", "-k", "16", "-pkg", "k", "-o", filepath.Join(dir, "k.go"), "-manifest", filepath.Join(dir, "k.json")}
+		if code, _, errOut := runCLI(args...); code != 0 {
+			t.Fatalf("-m %s: exit %d: %s", m, code, errOut)
+		}
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "k.go"))
+	man, _ := os.ReadFile(filepath.Join(dir, "k.json"))
+	if !strings.Contains(string(src), "-m 32 ") || !strings.Contains(string(man), "-m 32 ") {
+		t.Errorf("regenerating did not replace ptxgen's own files")
 	}
 }

@@ -77,6 +77,11 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 	case "dump":
 		return dump(args[1:], stdout, stderr)
 	case "list":
+		if len(args) == 2 && isHelp(args[1]) {
+			// Like every command's -help: the usage on stderr, status 0.
+			fmt.Fprint(stderr, "usage: ptxgen list\n\nlists the kernels (-kernel), the targets (-target, -targets) and the lowering passes (dump -after). It takes no flags.\n")
+			return nil
+		}
 		if len(args) > 1 {
 			return &usageError{Msg: fmt.Sprintf("list takes no arguments (got %q)", args[1])}
 		}
@@ -97,6 +102,11 @@ func dispatch(args []string, stdout, stderr io.Writer) error {
 		return dump(args, stdout, stderr)
 	}
 	return &usageError{Msg: fmt.Sprintf("unknown command %q: want gen, dump, list or check (see ptxgen help)", args[0])}
+}
+
+// isHelp reports whether arg asks for help the way the flag package takes it.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--h" || arg == "--help"
 }
 
 const usage = `ptxgen generates PTX from kernels written in a tile IR.
@@ -140,6 +150,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	}
 	if *showIR && *after != "" {
 		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
+	}
+	if *showIR && *checkPasses {
+		return &usageError{Msg: "dump: -check checks the passes, and -ir prints the kernel before any pass runs: leave one out (-after PASS -check checks the passes up to PASS)"}
 	}
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
@@ -266,6 +279,9 @@ func check(args []string, stdout, stderr io.Writer) error {
 	}
 	v, err := fs.Config.Value()
 	if err != nil {
+		return err
+	}
+	if err := pcheck.CheckKernelFlags(v, fs.FlagSet); err != nil {
 		return err
 	}
 	if opts.Vectors == "" {

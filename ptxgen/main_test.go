@@ -99,6 +99,17 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-head-block", "16", "-tile", "64", "-target", "sm_120"}, []string{"-head-block 16 -tile 64", "-head-block 16 -tile 32"}},
 		{[]string{"check", "-emu", "-head-block", "64", "-target", "sm_120"}, []string{"-head-block 64", "-head-block 16 -tile 32"}},
 		{[]string{"gen", "-pkg", "p", "-o", "x.go", "-head-block", "64", "-targets", "sm_90,sm_120"}, []string{"-head-block 64 on sm_120", "-head-block 16 -tile 32"}},
+		// Issue 22: flags that do not apply are refused, never ignored.
+		{[]string{"check", "-emu", "-kernel", "gemm", "-invalid", "0.5"}, []string{"-invalid", "mla_decode only", "gemm"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-invalid", "0.1"}, []string{"-invalid", "mla_decode only"}}, // the default value, given
+		{[]string{"check", "-emu", "-kernel", "gemm", "-poison"}, []string{"-poison", "mla_decode only"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-poison=false"}, []string{"-poison", "mla_decode only"}},
+		{[]string{"check", "-emu", "-kernel", "copy", "-rows", "64", "-out-of-pool=false"}, []string{"-out-of-pool", "mla_decode only", "copy"}},
+		{[]string{"dump", "-heads", "16", "-warps64", "16"}, []string{"-warps64 16", "64-head CTAs", "-heads 16"}},
+		{[]string{"dump", "-head-block", "32", "-warps64", "8"}, []string{"-warps64 8", "-head-block 32"}},
+		{[]string{"dump", "-ir", "-check"}, []string{"-check", "-ir"}},
+		{[]string{"gen", "-kernel", "gemm", "-manifest", "m.json", "-pkg", "p"}, []string{"-pkg", "without -o"}},
+		{[]string{"gen", "-kernel", "gemm", "-manifest", "m.json", "-type", "T"}, []string{"-type", "without -o"}},
 		// Issue 15: the kernel is the value of -kernel, never another flag's value.
 		{[]string{"gen", "-pkg", "kernel", "-o", "k.txt"}, []string{"-o k.txt", ".go"}},
 	}
@@ -164,6 +175,13 @@ func TestHelpExitsZero(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "-heads int") || !strings.Contains(errOut, "-k1 int") {
 		t.Fatalf("exit %d, help:\n%s", code, errOut)
 	}
+	// list -h once exited 2 ("list takes no arguments").
+	for _, h := range []string{"-h", "-help", "--help"} {
+		code, out, errOut := runCLI("list", h)
+		if code != 0 || out != "" || !strings.Contains(errOut, "usage: ptxgen list") {
+			t.Errorf("list %s: exit %d, stdout %q, stderr %q; want 0 and the usage on stderr", h, code, out, errOut)
+		}
+	}
 }
 
 // TestCheckVectorsPlan: -head-block and -tile apply to a vector folder (they used to
@@ -207,5 +225,96 @@ func TestCheckVectorsValidCount(t *testing.T) {
 	code, out, errOut := runCLI("check", "-emu", "-vectors", dir)
 	if code != 1 || !strings.Contains(out, "valid_candidates_per_row") || !strings.Contains(out, "mismatch      [1]") {
 		t.Fatalf("exit %d, want 1 and the row named; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// copyVectors copies the h4_sink_edges test-vector folder into a new folder, with
+// edit applied to its meta.json first.
+func copyVectors(t *testing.T, edit func(m map[string]any)) string {
+	t.Helper()
+	src := "../golden/testdata/vectors/mla_decode/h4_sink_edges"
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "meta.json" {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			edit(m)
+			if b, err = json.Marshal(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCheckVectorsRefused: a folder whose meta.json lacks valid_candidates_per_row
+// or holds the wrong count of them is refused at load (exit 2; it used to run and
+// exit 1 with out and lse correct), values past the kernel's limits name their
+// meta.json field (not a flag the user never gave), and a file that is a symbolic
+// link out of the folder is not followed.
+func TestCheckVectorsRefused(t *testing.T) {
+	resize := func(dir, name string, n int) {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// H = 200 with every file sized for it (T = 2, D = 512): only the kernel's
+	// limit of 128 heads refuses it.
+	heads := copyVectors(t, func(m map[string]any) { m["H"] = 200 })
+	resize(heads, "q.bf16", 2*200*512*2)
+	resize(heads, "sink.f32", 200*4)
+	resize(heads, "out_ref.f64", 2*200*512*8)
+	resize(heads, "lse_ref.f64", 2*200*8)
+	link := copyVectors(t, func(map[string]any) {})
+	outside := filepath.Join(t.TempDir(), "sink.f32")
+	if b, err := os.ReadFile(filepath.Join(link, "sink.f32")); err != nil || os.WriteFile(outside, b, 0o644) != nil {
+		t.Fatal("copying sink.f32 out of the folder")
+	}
+	if err := os.Remove(filepath.Join(link, "sink.f32")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(link, "sink.f32")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		dir  string
+		want []string
+	}{
+		{"no valid counts", copyVectors(t, func(m map[string]any) { delete(m, "valid_candidates_per_row") }), []string{"valid_candidates_per_row is missing", "T = 2"}},
+		{"one valid count", copyVectors(t, func(m map[string]any) { m["valid_candidates_per_row"] = []int{160} }), []string{"valid_candidates_per_row has 1 counts", "T = 2"}},
+		{"negative count", copyVectors(t, func(m map[string]any) { m["valid_candidates_per_row"] = []int{160, -1} }), []string{"valid_candidates_per_row[1] = -1", "0..160"}},
+		{"200 heads", heads, []string{"meta.json H = 200", "1..128"}},
+		{"huge scale", copyVectors(t, func(m map[string]any) { m["sm_scale"] = 1e308 }), []string{"meta.json sm_scale = 1e+308", "float32"}},
+		{"bad page stride", copyVectors(t, func(m map[string]any) { m["segments"].([]any)[1].(map[string]any)["page_stride"] = 10 }), []string{"meta.json segments[1].page_stride = 10"}},
+		{"link", link, []string{"sink.f32 is a symbolic link"}},
+	} {
+		code, out, errOut := runCLI("check", "-emu", "-vectors", c.dir)
+		if code != 2 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q; want 2 and nothing", c.name, code, out)
+		}
+		for _, w := range append(c.want, "-vectors "+c.dir) {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: stderr %q lacks %q", c.name, errOut, w)
+			}
+		}
+		for _, flag := range []string{"-heads", "-scale", "-tokens"} {
+			if strings.Contains(errOut, flag) {
+				t.Errorf("%s: stderr %q names %s, a flag the user did not give", c.name, errOut, flag)
+			}
+		}
 	}
 }

@@ -134,7 +134,59 @@ func CheckArgs(k *ptx.Kernel, args []Arg) error {
 			}
 		}
 	}
+	return checkStrides(k, args)
+}
+
+// checkStrides bounds the stride arguments of every strided pointer by its buffer
+// (ptx.KParam.CheckStrides): no negative stride, none that reads rows over each
+// other, and a buffer that holds the farthest element the strides reach. CheckArgs
+// has checked the kinds.
+func checkStrides(k *ptx.Kernel, args []Arg) error {
+	value := func(name string) int64 {
+		for i, p := range k.Params {
+			if p.Name == name {
+				return args[i].Int()
+			}
+		}
+		return 0
+	}
+	for i, p := range k.Params {
+		if p.Run == 0 {
+			continue
+		}
+		need, err := p.CheckStrides(value)
+		bad := func(msg string) error { return &ArgError{Kernel: k.Name, Index: i, Name: p.Name, Msg: msg} }
+		if err != nil {
+			return bad(err.Error())
+		}
+		if b := args[i].buf; need > b.size {
+			return bad(fmt.Sprintf("buffer is %d bytes, the strides reach %d (%s)", b.size, need, stridesNote(p, value)))
+		}
+	}
 	return nil
+}
+
+func stridesNote(p ptx.KParam, value func(string) int64) string {
+	var parts []string
+	for _, d := range p.Strides {
+		parts = append(parts, fmt.Sprintf("%s = %d", d.Stride, value(d.Stride)))
+		if d.CountParam != "" {
+			parts = append(parts, fmt.Sprintf("%s = %d", d.CountParam, value(d.CountParam)))
+		}
+	}
+	return fmt.Sprintf("%s, %d %s elements each", strings.Join(parts, ", "), p.Run, p.Elem)
+}
+
+// Int is an integer scalar's value (sign-extended for i32 and i64), 0 for other
+// arguments.
+func (a Arg) Int() int64 {
+	switch a.kind {
+	case "i32":
+		return int64(int32(uint32(a.bits)))
+	case "u32", "i64", "u64":
+		return int64(a.bits)
+	}
+	return 0
 }
 
 // Rows is the rows argument of a kernel whose grid is bound to it, checked against

@@ -151,3 +151,74 @@ func TestArgString(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStrides: stride arguments are bounded by the buffers they address (issue
+// 22: negative strides, zero strides over several rows, and strides past the dense
+// one with a dense-sized buffer all used to pass). The facts are shaped like
+// gemm's A (4 rows of 8 bf16, lda) and mla_decode's q (rows x 2 heads of 8 bf16) and
+// cache (pages of 64 bytes for 16 slots, from slots).
+func TestCheckStrides(t *testing.T) {
+	k := &ptx.Kernel{
+		Name: "strided", Grid: [3]int{1, 8, 1}, GridParam: [3]string{"", "rows"}, Block: 32,
+		Params: []ptx.KParam{
+			{Name: "rows", Kind: "i32"},
+			{Name: "a", Kind: "ptr", Elem: "bf16", Bytes: 64, Run: 8, Strides: []ptx.StrideDim{{Stride: "lda", Count: 4}}},
+			{Name: "lda", Kind: "i64"},
+			{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 32, Run: 8, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 2}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
+			{Name: "q_stride_t", Kind: "i64"},
+			{Name: "q_stride_h", Kind: "i64"},
+			{Name: "cache", Kind: "ptr", Elem: "u8", Run: 64, Strides: []ptx.StrideDim{{Stride: "page_stride", CountParam: "slots", CountDiv: 16}}},
+			{Name: "page_stride", Kind: "i64"},
+			{Name: "slots", Kind: "i32"},
+		},
+	}
+	type call struct {
+		rows               int32
+		aBytes, lda        int64
+		qBytes, qst, qsh   int64
+		cacheBytes, stride int64
+		slots              int32
+	}
+	dense := call{rows: 2, aBytes: 64, lda: 8, qBytes: 64, qst: 16, qsh: 8, cacheBytes: 128, stride: 64, slots: 32}
+	args := func(c call) []Arg {
+		return []Arg{I32(c.rows), Ptr(buf(0x1000, c.aBytes)), I64(c.lda), Ptr(buf(0x2000, c.qBytes)), I64(c.qst), I64(c.qsh),
+			Ptr(buf(0x3000, c.cacheBytes)), I64(c.stride), I32(c.slots)}
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(*call)
+		index int    // the refused argument, -1: accepted
+		want  string // in the message
+	}{
+		{"dense", func(*call) {}, -1, ""},
+		{"wider lda, buffer for it", func(c *call) { c.lda, c.aBytes = 16, (3*16+8)*2 }, -1, ""},
+		{"negative lda", func(c *call) { c.lda = -8 }, 1, "lda = -8"},
+		{"zero lda", func(c *call) { c.lda = 0 }, 1, "lda = 0: want at least 8"},
+		{"overlapping lda", func(c *call) { c.lda = 4 }, 1, "lda = 4: want at least 8"},
+		{"wider lda, dense buffer", func(c *call) { c.lda = 16 }, 1, "buffer is 64 bytes, the strides reach 112"},
+		{"huge lda", func(c *call) { c.lda = 1 << 62 }, 1, "lda = 4611686018427387904"},
+		{"zero q_stride_t", func(c *call) { c.qst = 0 }, 3, "q_stride_t = 0: want at least 16"},
+		{"q_stride_t over the heads", func(c *call) { c.qst = 12 }, 3, "q_stride_t = 12: want at least 16"},
+		{"negative q_stride_h", func(c *call) { c.qsh = -1 }, 3, "q_stride_h = -1"},
+		{"wider q_stride_t, dense buffer", func(c *call) { c.qst = 24 }, 3, "the strides reach 80"},
+		{"one row: q_stride_t unused", func(c *call) { c.rows, c.qst, c.qBytes = 1, 0, 32 }, -1, ""},
+		{"no rows", func(c *call) { c.rows, c.qst, c.qBytes = 0, 0, 0 }, -1, ""},
+		{"zero page stride", func(c *call) { c.stride = 0 }, 6, "page_stride = 0: want at least 64"},
+		{"more slots than the pool", func(c *call) { c.slots = 33 }, 6, "the strides reach 192"},
+		{"no slots", func(c *call) { c.slots, c.cacheBytes = 0, 0 }, -1, ""},
+	} {
+		cl := dense
+		c.edit(&cl)
+		err := CheckArgs(k, args(cl))
+		if c.index < 0 {
+			if err != nil {
+				t.Errorf("%s: %v, want it accepted", c.name, err)
+			}
+			continue
+		}
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Index != c.index || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want argument %d refused with %q", c.name, err, c.index, c.want)
+		}
+	}
+}

@@ -133,6 +133,19 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			}
 		}
 	}
+	if *warps64 != 0 {
+		// Like -warps64 in a configuration: refused where no shape has 64-head CTAs
+		// for it to size, rather than ignored.
+		wide := false
+		for _, sh := range picked {
+			c := sh.Config()
+			c.HeadBlock = *headBlock
+			wide = wide || c.Wide()
+		}
+		if !wide {
+			return &kernels.ConfigError{Flag: "warps64", Value: fmt.Sprint(*warps64), Want: "0 here: it sizes 64-head CTAs, and none of the shapes has them (-head-block 64, or 0 with 64 heads or more)"}
+		}
+	}
 	// The baselines' results are read before any GPU time is spent.
 	var tritonRecs []bench.TritonRecord
 	if *triton != "" {
@@ -186,7 +199,10 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []string) ([]*check.Case, int64, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.Warps64 = *headBlock, *split, *tile, *warps64
+		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
+		if cfg.Wide() {
+			cfg.Warps64 = *warps64 // the shapes with 64-head CTAs; the others have none to size
+		}
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
 		cfg.SMs = bd.SMs()

@@ -16,6 +16,7 @@ import (
 	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/runtime"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -161,9 +162,15 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		_, err = io.WriteString(stdout, text)
 		return err
 	}
-	if fi, err := os.Stat(*out); err == nil && !fi.Mode().IsRegular() {
-		// Writing a FIFO blocks; a directory or device is no PTX file.
-		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a regular file or a new name"}
+	if fi, err := os.Lstat(*out); err == nil {
+		// Writing a FIFO blocks, a device or directory is no PTX file, a link could
+		// point anywhere, and a file ptxgen did not write is someone's.
+		if !fi.Mode().IsRegular() {
+			return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a regular file or a new name (not a link, FIFO, device or directory)"}
+		}
+		if head, err := readHead(*out, len(ptx.Header)); err != nil || string(head) != ptx.Header {
+			return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a new name or a PTX file ptxgen wrote (it exists and does not begin with ptxgen's header: remove it yourself to replace it)"}
+		}
 	}
 	if err := os.WriteFile(*out, []byte(text), 0o644); err != nil {
 		return &kernels.ConfigError{Flag: "o", Value: *out, Want: "a file that can be written (" + err.Error() + ")"}
@@ -202,6 +209,9 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if err := opts.CheckVectorFlags(set); err != nil {
+		return err
+	}
+	if err := check.CheckKernelFlags(v, fs.FlagSet); err != nil {
 		return err
 	}
 	d, err := open(*ordinal)
@@ -269,4 +279,14 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
+}
+
+// readHead reads at most n bytes of a file.
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(n)))
 }

@@ -67,7 +67,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"check", "-gpu", "-kernel", "gemm", "-m", "0"}, 2, "-m 0"},
 		{[]string{"check", "-gpu", "-target", "sm_70"}, 2, "-target sm_70"},
 		{[]string{"check", "-gpu", "-invalid", "2"}, 2, "-invalid 2"},
-		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 1, "no device"},
+		{[]string{"check", "-gpu", "-kernel", "gemm", "-vectors", "x"}, 2, "mla_decode only"}, // before any device
 		{[]string{"frob"}, 2, "unknown command"},
 		// Issue 15: conflicting, non-finite and unlaunchable values, before any device.
 		{[]string{"check", "-gpu", "-vectors", "x", "-heads", "8"}, 2, "-heads with -vectors x"},
@@ -181,6 +181,11 @@ func TestBenchPlumbing(t *testing.T) {
 	if code := run([]string{"bench", "-shapes", "nope"}, &out, &errOut, emuOpener("sm_90")); code != 2 {
 		t.Errorf("unknown shape: exit %d, want 2", code)
 	}
+	// -warps64 where no shape has 64-head CTAs would be ignored: refused (issue 22).
+	errOut.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-warps64", "16"}, &out, &errOut, emuOpener("sm_90")); code != 2 || !strings.Contains(errOut.String(), "-warps64 16: want 0 here") {
+		t.Errorf("-warps64 16 on an 8-head shape: exit %d, %s", code, errOut.String())
+	}
 }
 
 // TestCheckGPUOutOfPool: -out-of-pool runs GPU and emulator; with -vectors it is
@@ -196,8 +201,17 @@ func TestCheckGPUOutOfPool(t *testing.T) {
 		t.Errorf("-vectors -out-of-pool: exit %d, stderr %q", code, errOut)
 	}
 	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-out-of-pool")
-	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+	if code != 2 || !strings.Contains(errOut, "mla_decode only") {
 		t.Errorf("gemm -out-of-pool: exit %d, %q", code, errOut)
+	}
+	// Issue 22: mla_decode's input flags are refused for other kernels whatever their
+	// value (they used to be ignored), before any device is opened.
+	for _, f := range []string{"-invalid=0.5", "-poison", "-poison=false", "-out-of-pool=false", "-pool-gib=0"} {
+		code, _, errOut = runCLI(noDevice, "check", "-gpu", "-kernel", "gemm", f)
+		name, _, _ := strings.Cut(f, "=")
+		if code != 2 || !strings.Contains(errOut, name+" ") || !strings.Contains(errOut, "mla_decode only") {
+			t.Errorf("gemm %s: exit %d, %q", f, code, errOut)
+		}
 	}
 }
 
@@ -226,7 +240,7 @@ func TestCheckGPUPoolGiB(t *testing.T) {
 		}
 	}
 	code, _, errOut = runCLI(emuOpener("sm_90"), "check", "-gpu", "-kernel", "gemm", "-pool-gib", "1")
-	if code != 2 || !strings.Contains(errOut, "only mla_decode") {
+	if code != 2 || !strings.Contains(errOut, "mla_decode only") {
 		t.Errorf("gemm -pool-gib: exit %d, %q", code, errOut)
 	}
 }
@@ -239,10 +253,34 @@ func TestDumpOutputRefused(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{dir, fifo, filepath.Join(dir, "missing", "k.ptx")} {
+	// Issue 22: a hand-written file and a link (here to one outside) are refused
+	// and left as they were; a PTX file ptxgen wrote is replaced.
+	hand := filepath.Join(dir, "hand.ptx")
+	outside := filepath.Join(t.TempDir(), "notes.txt")
+	link := filepath.Join(dir, "link.ptx")
+	for _, f := range []string{hand, outside} {
+		if err := os.WriteFile(f, []byte("// mine\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{dir, fifo, filepath.Join(dir, "missing", "k.ptx"), hand, link} {
 		code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-o", out)
 		if code != 2 || !strings.Contains(errOut, "-o "+out) {
 			t.Errorf("dump -o %s: exit %d, stderr %q, want 2 naming -o", out, code, errOut)
+		}
+	}
+	for _, f := range []string{hand, outside} {
+		if b, _ := os.ReadFile(f); string(b) != "// mine\n" {
+			t.Errorf("dump -o overwrote %s", f)
+		}
+	}
+	mine := filepath.Join(dir, "k.ptx")
+	for _, m := range []string{"16", "32"} {
+		if code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-m", m, "-o", mine); code != 0 {
+			t.Fatalf("dump -o %s (-m %s): exit %d: %s", mine, m, code, errOut)
 		}
 	}
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """Launch ptxgen's mla_decode from Python with cuda-python, from the launch manifest alone.
 
-`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 2) that says how
+`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 3) that says how
 to launch it (gogen/manifest.go): per target the PTX file, the workspace (bytes + per_part x
 the plan's MaxParts), the launch plan (a plan.Rule: which kernels a call runs, in order, and
 the split, from the rows and the device's SM count, with examples to test a port on), and per
 kernel its entry, parameters (kind, element type, alignment, minimum size as fixed + per_row
-x rows + per_part x rows x split, bound to a caller argument, a workspace buffer or the
-plan's split), grid (a number, the rows or the split per dimension), block, dynamic shared
+x rows + per_part x rows x split, the strides that address it, bound to a caller argument,
+a workspace buffer or the plan's split), grid (a number, the rows or the split per dimension), block, dynamic shared
 memory and its > 48 KB opt-in, and programmatic launch. `Rule` is plan/plan.go's Choose,
 SplitFor, wide and MaxParts ported line for line, and `Program` does exactly what the
 generated Go `Launch` does with it: check the arguments, choose the kernels and split for the
@@ -36,12 +36,13 @@ import ctypes
 import json
 import math
 import os
+import stat
 import struct
 import sys
 import tempfile
 
 MANIFEST_FORMAT = "ptxgen-launch-manifest"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 SHARED_OPT_IN = 48 << 10
 
 # The SM count the self-test plans for (H100/H200); the GPU run uses the device's.
@@ -66,21 +67,293 @@ class LaunchError(ValueError):
 # The manifest and the launch plan (no CUDA needed)
 
 
+# ---------------------------------------------------------------------------------------
+# Reading files: what a manifest or meta.json names is read the way the Go loaders read it
+# (golden.LoadVectors): only a regular file directly in the folder, never through a
+# symbolic link, of the size expected, known before anything is read, so a name cannot
+# block the reader (a FIFO), read without end (/dev/zero) or leave the folder (../).
+
+MAX_META_BYTES = 1 << 20       # meta.json (the shared folders' are under 1 KB)
+MAX_MANIFEST_BYTES = 16 << 20  # a manifest (a 64-row decode's is about 100 KB)
+MAX_PTX_BYTES = 256 << 20      # one target's PTX (the largest generated is a few MB)
+MAX_CAPACITY = 65535           # rows are a grid's y dimension (CUDA's limit)
+
+
+def host_memory_limit():
+    """Half of the machine's memory, as golden.LoadVectorsLimit's callers bound a folder."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def plain_name(name, what):
+    """A file name that stays in its folder: no directory part, not . or .."""
+    if not isinstance(name, str) or name in ("", ".", "..") or os.path.basename(name) != name or "/" in name or "\\" in name or "\0" in name:
+        raise ValueError(f"{what} {name!r}: want a file name in the folder (no directory, no ..)")
+    return name
+
+
+def read_file(path, limit, want=None, follow=False):
+    """The bytes of a regular file of at most limit bytes (exactly want when given). A
+    symbolic link is refused unless follow (the path the user typed); a FIFO, a device or
+    a folder always."""
+    name = os.path.basename(path) or path
+    st = os.stat(path) if follow else os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise ValueError(f"{name} is a symbolic link: want a regular file in the folder (links could lead out of it)")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{name} is not a regular file")
+    if want is not None and st.st_size != want:
+        raise ValueError(f"{name} has {st.st_size} bytes, want {want}")
+    if st.st_size > limit:
+        raise ValueError(f"{name} has {st.st_size} bytes, want at most {limit}")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as f:
+        if not os.path.samestat(st, os.fstat(f.fileno())):
+            raise ValueError(f"{name} changed while opened")
+        data = f.read(st.st_size + 1)
+    if len(data) != st.st_size:
+        raise ValueError(f"{name} changed size while read")
+    return data
+
+
+def parse_json(data, name):
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{name}: not JSON: {e}") from None
+
+
+# ---------------------------------------------------------------------------------------
+# Checking the manifest: every field the host uses, with its type and range, as Go's
+# ParseManifest reads it (unknown fields refused), so a bad manifest is one clear error
+# and never a traceback, an endless loop or a file outside the manifest's folder.
+
+
+def _type_name(v):
+    return "null" if v is None else {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+                                     list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+
+
+def fields(d, path, required, optional=()):
+    """d as an object with the required keys and no keys but those and optional."""
+    if not isinstance(d, dict):
+        raise ValueError(f"{path}: want an object, have {_type_name(d)}")
+    missing = [k for k in required if k not in d]
+    if missing:
+        raise ValueError(f"{path}: missing {', '.join(missing)}")
+    unknown = sorted(k for k in d if k not in required and k not in optional)
+    if unknown:
+        raise ValueError(f"{path}: unknown field {unknown[0]!r} (this host reads manifest version {MANIFEST_VERSION})")
+    return d
+
+
+def want_int(v, path, lo, hi=2**63 - 1):
+    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+        want = f"an integer >= {lo}" if hi >= 2**62 else f"an integer in {lo}..{hi}"
+        raise ValueError(f"{path}: {v!r}: want {want}")
+    return v
+
+
+def want_str(v, path, choices=None):
+    if not isinstance(v, str) or (choices is not None and v not in choices):
+        want = "a string" if choices is None else "one of " + ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{path}: {v!r}: want {want}")
+    return v
+
+
+def want_bool(v, path):
+    if not isinstance(v, bool):
+        raise ValueError(f"{path}: {v!r}: want true or false")
+    return v
+
+
+def want_list(v, path, n=None):
+    if not isinstance(v, list) or (n is not None and len(v) != n):
+        raise ValueError(f"{path}: {_type_name(v)}: want a list{'' if n is None else f' of {n}'}")
+    return v
+
+
+def check_manifest(man):
+    """Refuse a manifest whose fields are missing, unknown, of the wrong type or out of
+    range (see the module's doc and gogen/manifest.go)."""
+    if not isinstance(man, dict) or man.get("format") != MANIFEST_FORMAT or man.get("version") != MANIFEST_VERSION:
+        got = (man.get("format"), man.get("version")) if isinstance(man, dict) else (_type_name(man), None)
+        raise ValueError(f"manifest {got[0]!r} version {got[1]!r}, want {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}")
+    fields(man, "manifest", ["format", "version", "generator", "command", "program", "capacity", "arguments", "targets"], ["rows_argument"])
+    for k in ("generator", "command", "program"):
+        want_str(man[k], k)
+    cap = want_int(man["capacity"], "capacity", 0, MAX_CAPACITY)
+    names = []
+    for i, a in enumerate(want_list(man["arguments"], "arguments")):
+        w = f"arguments[{i}]"
+        fields(a, w, ["name", "kind"], ["elem"])
+        want_str(a["name"], w + ".name")
+        want_str(a["kind"], w + ".kind", list(KINDS))
+        if (a["kind"] == "ptr") != ("elem" in a):
+            raise ValueError(f"{w}: a pointer has an elem and a scalar none")
+        if "elem" in a:
+            want_str(a["elem"], w + ".elem", list(ELEM_BYTES))
+        if a["name"] in names:
+            raise ValueError(f"{w}.name: {a['name']!r} twice")
+        names.append(a["name"])
+    rows_arg = man.get("rows_argument", "")
+    if rows_arg:
+        want_str(rows_arg, "rows_argument", [a["name"] for a in man["arguments"] if a["kind"] == "i32"])
+    if (cap > 0) != bool(rows_arg):
+        raise ValueError(f"capacity {cap} with rows_argument {rows_arg!r}: want both or neither")
+    if not want_list(man["targets"], "targets"):
+        raise ValueError("targets: want at least one")
+    for i, t in enumerate(man["targets"]):
+        check_target(t, f"targets[{i}]", names, rows_arg, cap)
+
+
+def check_target(t, w, names, rows_arg, cap):
+    fields(t, w, ["target", "ptx", "workspace", "kernels", "plan"], ["plan_examples"])
+    target_number(want_str(t["target"], w + ".target"))
+    plain_name(want_str(t["ptx"], w + ".ptx"), w + ".ptx")
+    if not t["ptx"].endswith(".ptx"):
+        raise ValueError(f"{w}.ptx {t['ptx']!r}: want a .ptx file name")
+    ws = []
+    for i, b in enumerate(want_list(t["workspace"], w + ".workspace")):
+        bw = f"{w}.workspace[{i}]"
+        fields(b, bw, ["name", "bytes", "per_part"])
+        ws.append(want_str(b["name"], bw + ".name"))
+        want_int(b["bytes"], bw + ".bytes", 0, 2**40)
+        want_int(b["per_part"], bw + ".per_part", 0, 2**40)
+    entries = []
+    for i, k in enumerate(want_list(t["kernels"], w + ".kernels")):
+        entries.append(check_kernel(k, f"{w}.kernels[{i}]", names, ws, rows_arg, cap))
+    if not entries:
+        raise ValueError(f"{w}.kernels: want at least one")
+    if t["plan"] is not None:
+        check_plan(t["plan"], w + ".plan", entries)
+    for i, ex in enumerate(want_list(t.get("plan_examples", []), w + ".plan_examples")):
+        ew = f"{w}.plan_examples[{i}]"
+        fields(ex, ew, ["rows", "sms", "split", "kernels", "max_parts"])
+        for k in ("rows", "sms", "split", "max_parts"):
+            want_int(ex[k], f"{ew}.{k}", 0, 2**31 - 1)
+        for j, e in enumerate(want_list(ex["kernels"], ew + ".kernels")):
+            want_str(e, f"{ew}.kernels[{j}]", entries)
+
+
+def check_kernel(k, w, names, ws, rows_arg, cap):
+    fields(k, w, ["entry", "grid", "block", "dynamic_shared_bytes", "shared_opt_in", "programmatic", "params"])
+    want_str(k["entry"], w + ".entry")
+    for d, g in enumerate(want_list(k["grid"], w + ".grid", 3)):
+        gw = f"{w}.grid[{d}]"
+        fields(g, gw, ["value"], ["param"])
+        want_int(g["value"], gw + ".value", 1, 2**31 - 1 if d == 0 else 65535)
+        known = [p for p in (rows_arg, "split") if p]
+        if "param" in g:
+            want_str(g["param"], gw + ".param", known)
+            if g["param"] == rows_arg and g["value"] != cap:
+                raise ValueError(f"{gw}: bound to the rows with {g['value']} at most, want the capacity {cap}")
+    block = want_list(k["block"], w + ".block", 3)
+    want_int(block[0], w + ".block[0]", 1, 1024)
+    want_int(block[1], w + ".block[1]", 1, 1)
+    want_int(block[2], w + ".block[2]", 1, 1)
+    want_int(k["dynamic_shared_bytes"], w + ".dynamic_shared_bytes", 0, 256 << 10)
+    want_bool(k["shared_opt_in"], w + ".shared_opt_in")
+    want_bool(k["programmatic"], w + ".programmatic")
+    params = want_list(k["params"], w + ".params")
+    kinds = {}
+    for i, p in enumerate(params):
+        pw = f"{w}.params[{i}]"
+        fields(p, pw, ["name", "kind", "size", "align", "min_bytes", "written", "arg"], ["elem", "strides", "workspace", "plan"])
+        kinds[want_str(p["name"], pw + ".name")] = want_str(p["kind"], pw + ".kind", list(KINDS))
+        if p["size"] != KINDS[p["kind"]][1]:
+            raise ValueError(f"{pw}.size: {p['size']!r}, want {KINDS[p['kind']][1]} for kind {p['kind']}")
+        want_int(p["align"], pw + ".align", 0, 4096)
+        if "elem" in p:
+            want_str(p["elem"], pw + ".elem", list(ELEM_BYTES))
+        m = fields(p["min_bytes"], pw + ".min_bytes", ["per_row", "per_part", "fixed"])
+        for f in ("per_row", "per_part", "fixed"):
+            want_int(m[f], f"{pw}.min_bytes.{f}", 0, 2**40)
+        want_bool(p["written"], pw + ".written")
+        arg = want_int(p["arg"], pw + ".arg", -1, len(names) - 1)
+        if arg < 0:
+            if "workspace" in p:
+                want_str(p["workspace"], pw + ".workspace", ws)
+            elif "plan" in p:
+                want_str(p["plan"], pw + ".plan", ["split"])
+            else:
+                raise ValueError(f"{pw}: bound to no argument (arg -1), no workspace buffer and not the plan's split")
+    for i, p in enumerate(params):
+        if "strides" not in p:
+            continue
+        sw = f"{w}.params[{i}].strides"
+        st = fields(p["strides"], sw, ["run", "dims"])
+        want_int(st["run"], sw + ".run", 1, 2**40)
+        if p["kind"] != "ptr" or not want_list(st["dims"], sw + ".dims"):
+            raise ValueError(f"{sw}: want a pointer with at least one strided dimension")
+        for j, d in enumerate(st["dims"]):
+            dw = f"{sw}.dims[{j}]"
+            fields(d, dw, ["stride"], ["count", "count_param", "count_div"])
+            want_str(d["stride"], dw + ".stride", [n for n, kind in kinds.items() if kind in INT_RANGE])
+            if "count_param" in d:
+                want_str(d["count_param"], dw + ".count_param", [n for n, kind in kinds.items() if kind == "i32"])
+                want_int(d.get("count_div"), dw + ".count_div", 1, 2**31 - 1)
+                if "count" in d:
+                    raise ValueError(f"{dw}: a count and a count_param")
+            else:
+                want_int(d.get("count"), dw + ".count", 1, 2**40)
+    return k["entry"]
+
+
+def check_plan(r, w, entries):
+    fields(r, w, ["families", "split", "max_split", "sms", "wide_min_tiles", "small_num", "small_den"], ["combines"])
+    names = entries + [""]
+    if not want_list(r["families"], w + ".families"):
+        raise ValueError(f"{w}.families: want at least one")
+    for i, f in enumerate(r["families"]):
+        fw = f"{w}.families[{i}]"
+        fields(f, fw, ["head_block", "tile", "head_blocks", "tiles", "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"])
+        for k in ("head_block", "tile", "head_blocks", "tiles", "ctas_per_sm"):
+            want_int(f[k], f"{fw}.{k}", 1, 2**31 - 1)
+        for k in ("direct", "partial", "direct_small", "partial_small"):
+            want_str(f[k], f"{fw}.{k}", names)
+    for i, c in enumerate(want_list(r.get("combines", []), w + ".combines")):
+        cw = f"{w}.combines[{i}]"
+        fields(c, cw, ["chunks", "name"])
+        want_int(c["chunks"], cw + ".chunks", 2, 2**31 - 1)
+        want_str(c["name"], cw + ".name", entries)
+    mx = want_int(r["max_split"], w + ".max_split", 1, 1 << 16)
+    want_int(r["split"], w + ".split", 0, mx)
+    want_int(r["sms"], w + ".sms", 0, 1 << 16)
+    want_int(r["wide_min_tiles"], w + ".wide_min_tiles", 0, 2**31 - 1)
+    want_int(r["small_num"], w + ".small_num", 0, 1 << 16)
+    want_int(r["small_den"], w + ".small_den", 1, 1 << 16)
+
+
 def load_manifest(path):
-    with open(path) as f:
-        man = json.load(f)
-    if man.get("format") != MANIFEST_FORMAT or man.get("version") != MANIFEST_VERSION:
-        raise ValueError(f"{path}: manifest {man.get('format')!r} version {man.get('version')!r}, "
-                         f"want {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}")
+    """A manifest, checked (check_manifest); errors name the file and the field."""
+    try:
+        man = parse_json(read_file(path, MAX_MANIFEST_BYTES, follow=True), os.path.basename(path))
+        check_manifest(man)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{path}: {e}") from None
     man["dir"] = os.path.dirname(os.path.abspath(path))
     return man
 
 
+def read_ptx(man, target):
+    """The PTX text of a target: the file the manifest names, in the manifest's folder."""
+    name = plain_name(target["ptx"], "ptx")
+    try:
+        return read_file(os.path.join(man["dir"], name), MAX_PTX_BYTES)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{man['dir']}: {target['target']}'s PTX: {e}") from None
+
+
 def target_number(t):
-    """sm_90 -> 90, sm_120 -> 120."""
-    if not t.startswith("sm_") or not t[3:].isdigit():
+    """sm_90 -> 90, sm_120 -> 120, sm_90a -> 90."""
+    digits = t[3:].rstrip("a")
+    if not t.startswith("sm_") or not digits.isdigit() or len(t) - len(digits) > 4:
         raise ValueError(f"target {t!r}: want sm_NN")
-    return int(t[3:])
+    return int(digits)
 
 
 def pick_target(man, cc):
@@ -310,7 +583,7 @@ def plan_call(man, target, rows, args, workspace, sms):
         for d in k["grid"]:
             if d.get("param") == "split" and not 1 <= split <= d["value"]:
                 raise LaunchError(f"{k['entry']}: split {split}, want 1..{d['value']}")
-        values = []
+        values, given = [], {}
         for p in k["params"]:
             if p.get("workspace"):
                 v = workspace[p["workspace"]]
@@ -323,10 +596,58 @@ def plan_call(man, target, rows, args, workspace, sms):
             else:
                 raise ValueError(f"{k['entry']}: parameter {p['name']} is bound to argument {p['arg']} of {len(names)}")
             values.append(pack(k["entry"], p, v, rows, split))
+            given[p["name"]] = v
+        by_name = {p["name"]: val.value for p, val in zip(k["params"], values)}
+        for p in k["params"]:
+            if p.get("strides"):
+                check_strides(k["entry"], p, as_buffer(given[p["name"]]), by_name)
         launches.append((k, grid_of(k, rows, split), values))
     if any(0 in g for _, g, _ in launches):
         return []
     return launches
+
+
+ELEM_BYTES = {"u8": 1, "e4m3": 1, "bf16": 2, "f16": 2, "i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
+
+
+def strided_bytes(p, value):
+    """ptx.KParam.CheckStrides: the bytes a strided pointer's kernel may touch, from the
+    values of the stride (and count) parameters; raises LaunchError for a negative
+    stride, or one below what the positions inside it span where its count is above 1
+    (rows read over each other)."""
+    st = p["strides"]
+    span, empty = st["run"], False
+    inner = f"{span} elements"
+    for d in st["dims"]:
+        s = value(d["stride"])
+        n = d.get("count", 0)
+        if d.get("count_param"):
+            v, div = value(d["count_param"]), max(d.get("count_div", 1), 1)
+            n = (v + div - 1) // div if v > 0 else 0
+        if s < 0:
+            raise LaunchError(f"{d['stride']} = {s}: want at least 0 (a negative stride of {p['name']} reads before its buffer)")
+        if n > 1 and s < span:
+            raise LaunchError(f"{d['stride']} = {s}: want at least {span} (each of the {n} steps of {p['name']} covers {inner}; "
+                              "a smaller stride reads them over each other)")
+        if n <= 0:
+            empty = True
+        if n > 1:
+            span += (n - 1) * s
+        inner = f"{span} elements ({d['stride']})"
+    return 0 if empty else span * ELEM_BYTES.get(p.get("elem"), 1)
+
+
+def check_strides(entry, p, b, values):
+    """Refuse stride arguments that reach past a strided pointer's buffer (Go's
+    runtime.CheckArgs)."""
+    where = f"{entry}: parameter {p['name']}"
+    try:
+        need = strided_bytes(p, lambda name: values[name])
+    except LaunchError as e:
+        raise LaunchError(f"{where}: {e}") from None
+    if need > b.nbytes:
+        dims = ", ".join(f"{d['stride']} = {values[d['stride']]}" for d in p["strides"]["dims"])
+        raise LaunchError(f"{where}: buffer is {b.nbytes} bytes, the strides reach {need} ({dims})")
 
 
 def min_bytes(p, rows, split):
@@ -373,37 +694,116 @@ def pack(entry, p, v, rows, split):
 # Test vectors (the format of shared/testvectors/README.md), pure Python
 
 
-def read_array(path, code, count):
-    import array
-    a = array.array(code)
-    with open(path, "rb") as f:
-        a.frombytes(f.read())
-    if sys.byteorder != "little":
-        a.byteswap()
-    if len(a) != count:
-        raise ValueError(f"{path}: {len(a)} elements, want {count}")
-    return a
+FP8DS_NOPE, FP8DS_ROPE, FP8DS_TOKEN_BYTES = 448, 64, 584  # golden.FP8DSNope, FP8DSRope, the bytes per token
 
 
-def load_vectors(folder):
-    with open(os.path.join(folder, "meta.json")) as f:
-        m = json.load(f)
-    T, H, D = m["T"], m["H"], m["nope"] + m["rope"]
+def page_bytes(m, page_size):
+    """golden.MLAConfig.PageBytes: the least page stride holding page_size tokens."""
+    if m["cache"] == "bf16":
+        return page_size * (m["nope"] + m["rope"]) * 2
+    return page_size * FP8DS_TOKEN_BYTES
+
+
+def check_meta(m):
+    """golden's vectorMeta.check and checkValidCounts: meta.json's fields, named as there."""
+    if not isinstance(m, dict):
+        raise ValueError(f"meta.json: want an object, have {_type_name(m)}")
+    if m.get("kernel") != "mla_decode":
+        raise ValueError(f"meta.json kernel = {m.get('kernel')!r}, want 'mla_decode'")
+    for k in ("T", "H", "nope", "rope", "sm_scale", "sink", "cache", "segments"):
+        if k not in m:
+            raise ValueError(f"meta.json {k} is missing")
+    want_int(m["T"], "meta.json T", 1)
+    want_int(m["H"], "meta.json H", 1)
+    want_int(m["nope"], "meta.json nope", 0)
+    want_int(m["rope"], "meta.json rope", 0)
+    if m["nope"] + m["rope"] < 1:
+        raise ValueError(f"meta.json nope = {m['nope']}: want a width with nope+rope >= 1 (rope = {m['rope']})")
+    want_str(m["cache"], "meta.json cache", ["fp8ds", "bf16"])
+    if m["cache"] == "fp8ds" and (m["nope"], m["rope"]) != (FP8DS_NOPE, FP8DS_ROPE):
+        raise ValueError(f"meta.json nope = {m['nope']}: want {FP8DS_NOPE} and rope {FP8DS_ROPE} with cache 'fp8ds' (rope = {m['rope']})")
+    sc = m["sm_scale"]
+    if isinstance(sc, bool) or not isinstance(sc, (int, float)) or not math.isfinite(sc) or sc < 0:
+        raise ValueError(f"meta.json sm_scale = {sc!r}: want 0 (1/sqrt(nope+rope)) or a finite number > 0")
+    want_bool(m["sink"], "meta.json sink")
+    segs = want_list(m["segments"], "meta.json segments")
+    if not 1 <= len(segs) <= 2:
+        raise ValueError(f"meta.json segments = ({len(segs)} entries): want 1 or 2 entries")
+    for i, g in enumerate(segs):
+        w = f"meta.json segments[{i}]"
+        if not isinstance(g, dict):
+            raise ValueError(f"{w}: want an object, have {_type_name(g)}")
+        for k in ("K", "page_size", "page_stride", "pages", "cache", "idx"):
+            if k not in g:
+                raise ValueError(f"{w}.{k} is missing")
+        want_int(g["K"], w + ".K", 1)
+        want_int(g["page_size"], w + ".page_size", 1, 2**31 - 1)
+        want_int(g["page_stride"], w + ".page_stride", page_bytes(m, g["page_size"]))
+        want_int(g["pages"], w + ".pages", 1, (2**31 - 1) // g["page_size"])
+        for k in ("cache", "idx") + (("len",) if g.get("len") else ()):
+            plain_name(g[k], f"{w}.{k}")
+    counts = m.get("valid_candidates_per_row")
+    if counts is None:
+        raise ValueError(f"meta.json valid_candidates_per_row is missing: want T = {m['T']} counts (each row's valid candidates, a check on the reading of len and idx)")
+    if not isinstance(counts, list) or len(counts) != m["T"]:
+        have = f"{len(counts)} counts" if isinstance(counts, list) else _type_name(counts)
+        raise ValueError(f"meta.json valid_candidates_per_row has {have}: want T = {m['T']}")
+    k = sum(min(g["K"], 2**31 - 1) for g in segs)
+    for i, n in enumerate(counts):
+        want_int(n, f"meta.json valid_candidates_per_row[{i}]", 0, k)
+
+
+def load_vectors(folder, limit=None):
+    """A test-vector folder (shared/testvectors/README.md), read as golden.LoadVectors
+    reads it: meta.json checked (check_meta), the arrays it names only regular files
+    directly in the folder, each of exactly the size meta.json implies, all of them
+    together at most limit bytes (half the machine's memory), refused before any is read."""
+    try:
+        m = parse_json(read_file(os.path.join(folder, "meta.json"), MAX_META_BYTES), "meta.json")
+        check_meta(m)
+        T, H, D = m["T"], m["H"], m["nope"] + m["rope"]
+        arrays = [("q.bf16", "H", T * H * D), ("out_ref.f64", "d", T * H * D), ("lse_ref.f64", "d", T * H)]
+        if m["sink"]:
+            arrays.append(("sink.f32", "f", H))
+        for g in m["segments"]:
+            arrays += [(g["cache"], "B", g["pages"] * g["page_stride"]), (g["idx"], "i", T * g["K"])]
+            if g.get("len"):
+                arrays.append((g["len"], "i", T))
+        seen, total = set(), 0
+        limit = host_memory_limit() if limit is None else limit
+        for name, code, n in arrays:
+            if name in seen:
+                raise ValueError(f"meta.json names {name} for two arrays")
+            seen.add(name)
+            total += n * ARRAY_BYTES[code]
+        if total > limit:
+            raise ValueError(f"its arrays need {total} bytes of memory, more than {limit} (the limit)")
+        data = {name: read_array(os.path.join(folder, name), code, n) for name, code, n in arrays}
+    except (ValueError, OSError) as e:
+        raise ValueError(f"load vectors {folder}: {e}") from None
     v = {"meta": m, "name": os.path.basename(os.path.normpath(folder)), "T": T, "H": H, "D": D,
-         "q": read_array(os.path.join(folder, "q.bf16"), "H", T * H * D),
-         "out_ref": read_array(os.path.join(folder, "out_ref.f64"), "d", T * H * D),
-         "lse_ref": read_array(os.path.join(folder, "lse_ref.f64"), "d", T * H), "segments": []}
+         "q": data["q.bf16"], "out_ref": data["out_ref.f64"], "lse_ref": data["lse_ref.f64"], "segments": []}
     if m["sink"]:
-        v["sink"] = read_array(os.path.join(folder, "sink.f32"), "f", H)
-    for s in m["segments"]:
-        seg = {"meta": s, "cache": open(os.path.join(folder, s["cache"]), "rb").read(),
-               "idx": read_array(os.path.join(folder, s["idx"]), "i", T * s["K"])}
-        if len(seg["cache"]) != s["pages"] * s["page_stride"]:
-            raise ValueError(f"{folder}: {s['cache']} is {len(seg['cache'])} bytes, want pages x page_stride")
-        if s.get("len"):
-            seg["len"] = read_array(os.path.join(folder, s["len"]), "i", T)
+        v["sink"] = data["sink.f32"]
+    for g in m["segments"]:
+        seg = {"meta": g, "cache": bytes(data[g["cache"]]), "idx": data[g["idx"]]}
+        if g.get("len"):
+            seg["len"] = data[g["len"]]
         v["segments"].append(seg)
     return v
+
+
+ARRAY_BYTES = {"B": 1, "H": 2, "i": 4, "f": 4, "d": 8}
+
+
+def read_array(path, code, count):
+    """count little-endian elements of array code from a file of exactly that size."""
+    import array
+    a = array.array(code)
+    a.frombytes(read_file(path, count * ARRAY_BYTES[code], want=count * ARRAY_BYTES[code]))
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
 
 
 def gen_flags(v):
@@ -548,8 +948,7 @@ class Program:
         self.sms = check(driver.cuDeviceGetAttribute(
             driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev))
         self.target = pick_target(self.man, torch.cuda.get_device_capability())
-        with open(os.path.join(self.man["dir"], self.target["ptx"]), "rb") as f:
-            self.module = check(driver.cuModuleLoadData(f.read() + b"\0"))
+        self.module = check(driver.cuModuleLoadData(read_ptx(self.man, self.target) + b"\0"))
         self.funcs = {}
         for k in self.target["kernels"]:
             fn = check(driver.cuModuleGetFunction(self.module, k["entry"].encode()))
@@ -742,7 +1141,7 @@ def selftest(manifest_path, folders, matching):
     with tempfile.TemporaryDirectory() as d:
         old = os.path.join(d, "v1.json")
         with open(old, "w") as f:
-            json.dump(dict(man, version=1), f)
+            json.dump({k: v for k, v in dict(man, version=1).items() if k != "dir"}, f)
         raises(lambda: load_manifest(old), f"want {MANIFEST_FORMAT!r} version {MANIFEST_VERSION}", "a version 1 manifest is refused")
     t90 = pick_target(man, (9, 0))
     expect(t90["target"] == "sm_90", f"an sm_90 device runs the {t90['target']} target")
@@ -800,6 +1199,22 @@ def selftest(manifest_path, folders, matching):
                 if p["kind"] == "ptr" and p["arg"] >= 0:
                     n = names[p["arg"]]
                     sizes[n] = max(sizes.get(n, 0), min_bytes(p, rows, split))
+        scalars = {a["name"]: 64 if a["kind"] != "f32" else 0.5 for a in man["arguments"] if a["kind"] != "ptr" and a["name"] != "rows"}
+        # Strided buffers get their dense strides (each the span of the dimensions inside
+        # it) and the size those reach.
+        for k in t90["kernels"]:
+            for p in k["params"]:
+                if p.get("strides") and p["arg"] >= 0:
+                    span = p["strides"]["run"]
+                    for d in p["strides"]["dims"]:
+                        scalars[d["stride"]] = span
+                        n = d.get("count", 0)
+                        if d.get("count_param"):
+                            v = rows if d["count_param"] == "rows" else scalars[d["count_param"]]
+                            n = -(-v // d["count_div"])
+                        span += max(n - 1, 0) * span
+                    n = names[p["arg"]]
+                    sizes[n] = max(sizes.get(n, 0), span * ELEM_BYTES[p["elem"]])
         for a in man["arguments"]:
             if a["name"] == "rows":
                 continue
@@ -807,7 +1222,7 @@ def selftest(manifest_path, folders, matching):
                 args[a["name"]] = Buffer(addr, sizes.get(a["name"], 1), a["elem"])
                 addr += 1 << 24
             else:
-                args[a["name"]] = 64 if a["kind"] != "f32" else 0.5
+                args[a["name"]] = scalars[a["name"]]
         return args
 
     elems = workspace_elems(t90)
@@ -858,6 +1273,14 @@ def selftest(manifest_path, folders, matching):
             raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr + 8, q.nbytes, q.elem)), ws, sms), "aligned", "a misaligned q is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, q=Buffer(q.ptr, q.nbytes, "f32")), ws, sms), "want bf16", "an f32 q is refused")
             raises(lambda: plan_call(man, t90, rows, dict(args, slots0=2**31), ws, sms), "want an integer", "slots0 past i32 is refused")
+            # Strides bounded by their buffers, as Go's runtime.CheckArgs does (issue 22).
+            qst = args["q_stride_t"]
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=-qst), ws, sms), f"q_stride_t = {-qst}: want at least 0", "a negative q_stride_t is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, idx_stride0=0), ws, sms), "idx_stride0 = 0: want at least", "a zero idx_stride0 over 3 rows is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_h=8), ws, sms), "q_stride_h = 8: want at least", "q heads read over each other are refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, q_stride_t=2 * qst), ws, sms), "the strides reach", "a q_stride_t past the dense one with a dense-sized q is refused")
+            raises(lambda: plan_call(man, t90, rows, dict(args, slots0=args["slots0"] + 1), ws, sms), "parameter cache0: buffer is", "slots0 past cache0's pages are refused")
+            expect(plan_call(man, t90, 1, dict(fake_args(1, split), q_stride_t=0), ws, sms) != [], "a 1-row call may pass q_stride_t 0 (it steps over no row)")
             missing = dict(args)
             del missing["q"]
             raises(lambda: plan_call(man, t90, rows, missing, ws, sms), "missing ['q']", "a missing argument is refused")
@@ -889,6 +1312,8 @@ def selftest(manifest_path, folders, matching):
     raises(lambda: plan_call(man, t90, -1, fake_args(1, 1), ws, S), "want 0..", "negative rows are refused")
     for k in t90["kernels"]:
         expect(k["shared_opt_in"] == (k["dynamic_shared_bytes"] > SHARED_OPT_IN), f"{k['entry']}: opt-in {k['shared_opt_in']} for {k['dynamic_shared_bytes']} bytes")
+
+    refusals(manifest_path, man, [f for f in folders if os.path.basename(os.path.normpath(f)) == matching][:1], expect, raises)
 
     for folder in folders:
         v = load_vectors(folder)
@@ -922,7 +1347,127 @@ def selftest(manifest_path, folders, matching):
     return 0
 
 
+def refusals(manifest_path, man, folders, expect, raises):
+    """What the Go loaders refuse, refused here too (issue 22): files that are not regular
+    files in the folder, meta.json and manifest fields missing, mistyped or out of range,
+    each with one clear error, quickly, and without reading what they name."""
+    import shutil
+    import time
+    with tempfile.TemporaryDirectory() as d:
+        # Test-vector folders.
+        for src in folders:
+            def folder(name, edit=None, special=None):
+                dst = os.path.join(d, name)
+                shutil.copytree(src, dst)
+                if edit:
+                    with open(os.path.join(dst, "meta.json")) as f:
+                        m = json.load(f)
+                    edit(m)
+                    with open(os.path.join(dst, "meta.json"), "w") as f:
+                        json.dump(m, f)
+                if special:
+                    special(dst)
+                return dst
+
+            def fifo(file):
+                def make(dst):
+                    os.remove(os.path.join(dst, file))
+                    os.mkfifo(os.path.join(dst, file))
+                return make
+
+            def link(file, to):
+                def make(dst):
+                    os.remove(os.path.join(dst, file))
+                    os.symlink(to, os.path.join(dst, file))
+                return make
+
+            def seg0(key, val):
+                def edit(m):
+                    m["segments"][0][key] = val
+                return edit
+
+            for name, dst, want in [
+                ("a FIFO for q.bf16", folder("fifo", special=fifo("q.bf16")), "q.bf16 is not a regular file"),
+                ("a FIFO for meta.json", folder("fifo_meta", special=fifo("meta.json")), "meta.json is not a regular file"),
+                ("q.bf16 a link to /dev/zero", folder("zero", special=link("q.bf16", "/dev/zero")), "q.bf16 is a symbolic link"),
+                ("an idx file named ../idx0.i32", folder("escape", seg0("idx", "../idx0.i32")), "want a file name in the folder"),
+                ("a cache named /etc/passwd", folder("abs", seg0("cache", "/etc/passwd")), "want a file name in the folder"),
+                ("no valid_candidates_per_row", folder("nocounts", lambda m: m.pop("valid_candidates_per_row")), "valid_candidates_per_row is missing"),
+                ("one count too many", folder("counts", lambda m: m["valid_candidates_per_row"].append(0)), "valid_candidates_per_row has"),
+                ("T as a string", folder("tstr", lambda m: m.update(T=str(m["T"]))), "meta.json T"),
+                ("no H", folder("noh", lambda m: m.pop("H")), "meta.json H is missing"),
+                ("a page stride below the page", folder("stride", seg0("page_stride", 1)), "meta.json segments[0].page_stride"),
+            ]:
+                start = time.monotonic()
+                raises(lambda: load_vectors(dst), want, f"vectors: {name} is refused")
+                expect(time.monotonic() - start < 5, f"vectors: {name}: refused at once")
+            raises(lambda: load_vectors(src, limit=1), "more than 1 (the limit)", "vectors: a folder past the memory limit is refused before reading")
+
+        # Manifests: the real one, edited, beside a copy of its PTX.
+        clean = {k: v for k, v in man.items() if k != "dir"}
+        for t in man["targets"]:
+            shutil.copy(os.path.join(man["dir"], t["ptx"]), os.path.join(d, t["ptx"]))
+
+        def manifest(name, edit=None, text=None):
+            path = os.path.join(d, name + ".json")
+            m = json.loads(json.dumps(clean))
+            if edit:
+                edit(m)
+            with open(path, "w") as f:
+                f.write(text if text is not None else json.dumps(m))
+            return path
+
+        def k0(m):
+            return m["targets"][0]["kernels"][0]
+
+        plan_target = next(i for i, t in enumerate(clean["targets"]) if t.get("plan"))
+
+        def fam(key, val):
+            def edit(m):
+                m["targets"][plan_target]["plan"]["families"][0][key] = val
+            return edit
+
+        def strided(m):
+            return next(p for p in k0(m)["params"] if p.get("strides"))
+
+        fifo_path = os.path.join(d, "fifo.json")
+        os.mkfifo(fifo_path)
+        for name, path, want in [
+            ("a missing block", manifest("noblock", lambda m: k0(m).pop("block")), "targets[0].kernels[0]: missing block"),
+            ("an align of '16'", manifest("align", lambda m: k0(m)["params"][1].update(align="16")), "params[1].align: '16': want an integer"),
+            ("a capacity of 10^9", manifest("cap", lambda m: m.update(capacity=10**9)), "capacity: 1000000000: want an integer in 0..65535"),
+            ("a family of 0 head blocks", manifest("hb", fam("head_blocks", 0)), "head_blocks: 0: want an integer in 1.."),
+            ("a PTX file ../x.ptx", manifest("up", lambda m: m["targets"][0].update(ptx="../x.ptx")), "want a file name in the folder"),
+            ("a PTX file /etc/passwd", manifest("abs", lambda m: m["targets"][0].update(ptx="/etc/passwd")), "want a file name in the folder"),
+            ("a grid bound to 'tokens'", manifest("grid", lambda m: k0(m)["grid"][1].update(param="tokens")), "grid[1].param: 'tokens': want one of"),
+            ("an unknown field", manifest("unknown", lambda m: k0(m).update(cluster=[2, 1, 1])), "unknown field 'cluster'"),
+            ("a stride counted by an unknown parameter", manifest("count", lambda m: strided(m)["strides"]["dims"][-1].update(count_param="tokens")), "count_param: 'tokens'"),
+            ("a negative run", manifest("run", lambda m: strided(m)["strides"].update(run=-1)), "strides.run: -1"),
+            ("text that is not JSON", manifest("text", text="{\"format\": "), "not JSON"),
+            ("a list", manifest("list", text="[]"), "want 'ptxgen-launch-manifest'"),
+            ("a FIFO", fifo_path, "fifo.json is not a regular file"),
+        ]:
+            start = time.monotonic()
+            raises(lambda: load_manifest(path), want, f"manifest: {name} is refused")
+            expect(time.monotonic() - start < 5, f"manifest: {name}: refused at once")
+        good = load_manifest(manifest("good"))
+        expect(read_ptx(good, good["targets"][0]).startswith(b"//"), "the manifest's PTX is read from its folder")
+        os.remove(os.path.join(d, good["targets"][0]["ptx"]))
+        os.symlink("/dev/zero", os.path.join(d, good["targets"][0]["ptx"]))
+        raises(lambda: read_ptx(good, good["targets"][0]), "is a symbolic link", "a PTX file that is a link to /dev/zero is refused")
+
+
 def main(argv):
+    """Runs a command; a bad manifest, folder or argument is one line on stderr and exit
+    status 2, never a traceback."""
+    try:
+        return run_command(argv)
+    except (ValueError, LaunchError, OSError) as e:
+        print(f"mla_decode.py: {e}", file=sys.stderr)
+        return 2
+
+
+def run_command(argv):
     if len(argv) >= 1 and argv[0] == "flags":
         if len(argv) != 2:
             raise SystemExit("usage: mla_decode.py flags FOLDER")
