@@ -89,6 +89,7 @@ gpu-bin: tools-cuda
 	$(CUDA_ENV) $(GO) build -tags cuda -o build/ptxgen-gpu ./cmd/ptxgen-gpu
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/runtime.test ./runtime
 	$(CUDA_ENV) $(GO) test -c -tags cuda -o build/lower.test ./lower
+	cd examples/rmsnorm && $(CUDA_ENV) GOWORK=off $(GO) build -tags cuda -o ../../build/rmsnorm .
 
 # gpu-check runs on the GPU machine, with build/ from gpu-bin: the runtime tests, the gemm and
 # mla_decode shape matrices (GPU vs reference vs emulator), CUDA 13 ptxas on the sm_120

@@ -5,8 +5,9 @@
 #     must change no file: the committed launchers and PTX are up to date, and generation
 #     is deterministic. Run it on a committed tree; any change or new file under the
 #     example fails, and `git diff` shows what differs.
-#  2. each one vets and builds without cgo (the runtime stub: what a downstream machine
-#     without CUDA gets) and, with the CUDA headers of `make tools-cuda`, with -tags cuda.
+#  2. each one vets, builds and runs its tests without cgo (the runtime stub: what a
+#     downstream machine without CUDA gets; examples/rmsnorm's test runs its kernel in the
+#     emulator) and, with the CUDA headers of `make tools-cuda`, vets and builds with -tags cuda.
 #     Under CI=true missing headers are an error, as in the rest of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,8 +41,8 @@ for mod in examples/*/go.mod; do
 		fail=1
 		continue
 	fi
-	echo "check-examples: $dir: vet and build without cgo"
-	(cd "$dir" && CGO_ENABLED=0 go vet ./... && CGO_ENABLED=0 go build ./...)
+	echo "check-examples: $dir: vet, build and test without cgo"
+	(cd "$dir" && CGO_ENABLED=0 go vet ./... && CGO_ENABLED=0 go build ./... && CGO_ENABLED=0 go test ./...)
 	if [ "$have_cuda" = 1 ]; then
 		echo "check-examples: $dir: vet and build with -tags cuda"
 		(cd "$dir" && CGO_ENABLED=1 CGO_CFLAGS="-I$cudadev/usr/include" \

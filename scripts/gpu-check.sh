@@ -9,7 +9,9 @@
 # It runs
 #   1. build/runtime.test (the runtime's GPU tests), and build/lower.test -test.run GPU
 #      (kernels written as users write them, and the math ops' errors, on the GPU against
-#      float64 and the emulator);
+#      float64 and the emulator), and build/rmsnorm (examples/rmsnorm: a downstream
+#      module's kernel from its IR text form, through its generated launcher, against
+#      float64);
 #   2. the gemm and mla_decode shape matrices with `ptxgen-gpu check -gpu`, compiled for the
 #      GPU's own target (sm_90 on an H200): GPU against the float64 reference, the emulator
 #      against it, and GPU against emulator (bound: check.GPUEmuRel and friends);
@@ -22,7 +24,7 @@
 # tables), cases.log, sanitizer.log, ptxas.log, runtime-test.log.
 #
 # Environment: BIN (default build/ptxgen-gpu), RUNTIME_TEST (build/runtime.test),
-# LOWER_TEST (build/lower.test), PTXAS,
+# LOWER_TEST (build/lower.test), RMSNORM (build/rmsnorm), PTXAS,
 # SANITIZER, CUOBJDUMP (default: found on PATH or under /usr/local/cuda), JOBS (parallel
 # cases, default 8), QUICK=1 (a few cases only, for rehearsals), CASES=REGEX (only the
 # matrix cases whose label matches, e.g. CASES='large pool' for the pools past 4 GiB),
@@ -39,6 +41,7 @@ root=$PWD
 BIN=${BIN:-$root/build/ptxgen-gpu}
 RUNTIME_TEST=${RUNTIME_TEST:-$root/build/runtime.test}
 LOWER_TEST=${LOWER_TEST:-$root/build/lower.test}
+RMSNORM=${RMSNORM:-$root/build/rmsnorm}
 RESULTS=${OUT:-$root/build/gpu-check}
 JOBS=${JOBS:-8}
 export PATH=$PATH:/usr/local/cuda/bin:/usr/local/cuda/compute-sanitizer
@@ -89,6 +92,16 @@ if [ -x "$LOWER_TEST" ]; then
 	rc=$?
 	grep -E '^(--- |ok|PASS|FAIL)|worst error' "$RESULTS/lower-test.log" | tee -a "$log"
 	if [ $rc = 0 ]; then lt="ok ($(grep -c -- '--- PASS' "$RESULTS/lower-test.log") passed)"; else lt="FAIL (exit $rc)"; fail=1; fi
+fi
+
+ex=skipped
+if [ -x "$RMSNORM" ]; then
+	say ""
+	say "## examples/rmsnorm (a downstream module's own kernel, from its IR text form)"
+	timeout 120 "$RMSNORM" >"$RESULTS/rmsnorm.log" 2>&1
+	rc=$?
+	tee -a "$log" <"$RESULTS/rmsnorm.log"
+	if [ $rc = 0 ]; then ex="ok ($(grep -c 'PASS' "$RESULTS/rmsnorm.log") batches passed)"; else ex="FAIL (exit $rc)"; fail=1; fi
 fi
 
 # ---------------------------------------------------------------- 2. shape matrix
@@ -301,6 +314,7 @@ fi
 	echo
 	echo "runtime.test: $rt"
 	echo "lower.test (user kernels, math ops): $lt"
+	echo "examples/rmsnorm: $ex"
 	echo
 	if [ $fail = 0 ]; then echo "gpu-check: PASS"; else echo "gpu-check: FAIL"; fi
 } >"$summary"
