@@ -230,6 +230,50 @@ func TestCpAsyncPendingRead(t *testing.T) {
 	}
 }
 
+// TestCpAsyncWaitGroupN: groups complete in commit order; wait_group N leaves the
+// newest N committed groups pending, and copies not yet committed are in no group,
+// so no wait_group retires them (wait_all commits them first).
+func TestCpAsyncWaitGroupN(t *testing.T) {
+	body := func(tail string) string {
+		return `
+	ld.param.u64 %rd0, [psrc];
+	mov.u32 %r1, smem;
+	cp.async.ca.shared.global [%r1], [%rd0], 4;         // group 0
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+4], [%rd0+4], 4;     // group 1
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+8], [%rd0+8], 4;     // group 2
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+12], [%rd0+12], 4;   // not committed
+` + tail
+	}
+	mem := NewMemory()
+	ps := mem.Alloc("src", make([]byte, 64))
+	l := Launch{Block: 1, SharedBytes: 64, Args: []any{ps}}
+	for _, c := range []struct {
+		wait    string
+		ok, bad int // a byte offset that is readable, one still pending (-1: none)
+	}{
+		{"cp.async.wait_group 3;", -1, 0},
+		{"cp.async.wait_group 2;", 0, 4},
+		{"cp.async.wait_group 1;", 4, 8},
+		{"cp.async.wait_group 0;", 8, 12},
+		{"cp.async.wait_all;", 12, -1},
+	} {
+		if c.ok >= 0 {
+			tail := fmt.Sprintf("%s\n\tld.shared.u32 %%r2, [%%r1+%d];", c.wait, c.ok)
+			if err := run(t, kernel(".param .u64 psrc", body(tail)), l, mem); err != nil {
+				t.Errorf("%s: reading offset %d: %v", c.wait, c.ok, err)
+			}
+		}
+		if c.bad >= 0 {
+			tail := fmt.Sprintf("%s\n\tld.shared.u32 %%r2, [%%r1+%d];", c.wait, c.bad)
+			err := run(t, kernel(".param .u64 psrc", body(tail)), l, mem)
+			wantErr(t, err, "pending", fmt.Sprintf("shared address %#x", c.bad))
+		}
+	}
+}
+
 func TestCpAsyncErrors(t *testing.T) {
 	mem := NewMemory()
 	ps := mem.Alloc("src", make([]byte, 64))
