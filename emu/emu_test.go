@@ -585,3 +585,22 @@ func TestRunKernel(t *testing.T) {
 	k.Params[0].Written, k.Params[1].Written = true, false
 	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "read-only parameter pout changed")
 }
+
+// TestRegisterIndexLeadingZeros: ptxas reads %x07 as %x7 of a .reg range, and so
+// does the emulator (hand-written prototypes use such names).
+func TestRegisterIndexLeadingZeros(t *testing.T) {
+	mem := NewMemory()
+	p := mem.Alloc("out", make([]byte, 4))
+	src := kernel(".param .u64 pout", `
+	ld.param.u64 %rd01, [pout];
+	mov.u32 %r07, 5;
+	setp.eq.u32 %p03, %r7, 5;
+	@%p3 add.u32 %r7, %r007, 2;
+	st.global.u32 [%rd1], %r07;`)
+	if err := run(t, src, Launch{Block: 1, Args: []any{p}}, mem); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytesU32(mem.Bytes("out"))[0]; got != 7 {
+		t.Errorf("out = %d, want 7", got)
+	}
+}

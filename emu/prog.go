@@ -197,7 +197,7 @@ func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
 		n++
 		in.src, in.fp, in.guard, in.pc = src, fp, -1, n-1
 		if src.Guard != "" {
-			g, ok := d.preds[src.Guard]
+			g, ok := d.preds[canonReg(src.Guard)]
 			if !ok {
 				return nil, bad(s, "guard %s is not a declared predicate", src.Guard)
 			}
@@ -212,6 +212,23 @@ func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
 	fp.nslots = len(d.width)
 	fp.npred = len(d.preds)
 	return fp, nil
+}
+
+// canonReg drops leading zeros from a register's index, as ptxas does: with
+// .reg .b32 %x<100>, %x07 is %x7.
+func canonReg(name string) string {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	j := i
+	for j < len(name)-1 && name[j] == '0' {
+		j++
+	}
+	if j == i {
+		return name
+	}
+	return name[:i] + name[j:]
 }
 
 // typeBits is the width of a register of type t, 0 if t is not a register type.
@@ -257,7 +274,7 @@ var specialRegs = map[string]slotInit{
 func (d *decoder) src(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if s, ok := d.regs[string(o)]; ok {
+		if s, ok := d.regs[canonReg(string(o))]; ok {
 			return s, nil
 		}
 		if s, ok := d.specs[string(o)]; ok {
@@ -269,7 +286,7 @@ func (d *decoder) src(o ptx.Operand) (int, error) {
 			d.fp.inits = append(d.fp.inits, si)
 			return si.slot, nil
 		}
-		if _, ok := d.preds[string(o)]; ok {
+		if _, ok := d.preds[canonReg(string(o))]; ok {
 			return 0, fmt.Errorf("predicate %s used as a value", o)
 		}
 		return 0, fmt.Errorf("undeclared register %s", o)
@@ -290,10 +307,10 @@ func (d *decoder) src(o ptx.Operand) (int, error) {
 func (d *decoder) dst(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if s, ok := d.regs[string(o)]; ok {
+		if s, ok := d.regs[canonReg(string(o))]; ok {
 			return s, nil
 		}
-		if _, ok := d.preds[string(o)]; ok {
+		if _, ok := d.preds[canonReg(string(o))]; ok {
 			return 0, fmt.Errorf("predicate %s used as a value destination", o)
 		}
 		return 0, fmt.Errorf("undeclared destination register %s", o)
@@ -310,7 +327,7 @@ func (d *decoder) dst(o ptx.Operand) (int, error) {
 func (d *decoder) pred(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if p, ok := d.preds[string(o)]; ok {
+		if p, ok := d.preds[canonReg(string(o))]; ok {
 			return p, nil
 		}
 		return 0, fmt.Errorf("%s is not a declared predicate", o)
@@ -325,7 +342,7 @@ func (d *decoder) isPred(o ptx.Operand) bool {
 	if !ok {
 		return false
 	}
-	_, ok = d.preds[string(r)]
+	_, ok = d.preds[canonReg(string(r))]
 	return ok
 }
 
