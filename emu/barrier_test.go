@@ -116,7 +116,7 @@ READER:
 	ld.shared.u32 %r3, [%r2];
 	ret;`)
 	err := run(t, src, Launch{Block: 96, SharedBytes: 16}, nil)
-	wantErr(t, err, "data race", "thread 64 (warp 2 lane 0)", "thread 0 wrote this byte")
+	wantErr(t, err, "data race", "thread 64 (warp 2 lane 0)", "thread 0 wrote this byte", "(the write: line 27 `@%p1 st.shared.u32 [%r2], %r1;`)")
 	// Warp 2 on barrier 1 too (96 threads): ordered, no race.
 	ok := strings.Replace(strings.Replace(src, "bar.sync 2, 32;", "bar.sync 1, 96;", 1), "bar.sync 1, 64;", "bar.sync 1, 96;", 1)
 	if err := run(t, ok, Launch{Block: 96, SharedBytes: 16}, nil); err != nil {

@@ -355,7 +355,7 @@ func TestRaceDetection(t *testing.T) {
 	add.u32 %r6, %r1, %r5;
 	ld.shared.u32 %r7, [%r6];
 	st.shared.u32 [%r3], %r7;`), l, nil)
-	wantErr(t, err, "data race", "st.shared.u32 [%r3], %r7", "read this byte with no bar.sync before this write")
+	wantErr(t, err, "data race", "st.shared.u32 [%r3], %r7", "read this byte with no bar.sync before this write", "(the read: line ", "`ld.shared.u32 %r7, [%r6];`)")
 	// Reading shared memory nobody wrote.
 	err = run(t, kernel("", `
 	mov.u32 %r1, smem;

@@ -167,7 +167,7 @@ func (c *cta) track(w *warp, in *instr, lane int, addr uint64, n int, write, rec
 			}
 		}
 		if record {
-			c.recordWrite(lo, hi, w.id, tid)
+			c.recordWrite(lo, hi, w.id, tid, in.pc)
 		}
 		return nil
 	}
@@ -179,7 +179,7 @@ func (c *cta) track(w *warp, in *instr, lane int, addr uint64, n int, write, rec
 		for i, rs := 0, c.reads[w.id*c.size+lo:w.id*c.size+hi]; i < len(rs); i++ {
 			r := &rs[i]
 			if r.clk != cur {
-				*r = readRec{clk: cur, tid: tid, tid2: -1}
+				*r = readRec{clk: cur, tid: tid, tid2: -1, pc: int32(in.pc)}
 			} else if r.tid != tid && r.tid2 < 0 {
 				r.tid2 = tid
 			}
@@ -205,10 +205,16 @@ func (c *cta) checkWrite(w *warp, in *instr, lane int, addr uint64, tid int32, e
 	}
 	if write {
 		return w.memFault(in, lane, "shared", addr,
-			"data race: thread %d also wrote this byte with no bar.sync between", e.wTid)
+			"data race: thread %d also wrote this byte with no bar.sync between (%s)", e.wTid, c.where("write", int(e.wPC)))
 	}
 	return w.memFault(in, lane, "shared", addr,
-		"data race: thread %d wrote this byte with no bar.sync before this read", e.wTid)
+		"data race: thread %d wrote this byte with no bar.sync before this read (%s)", e.wTid, c.where("write", int(e.wPC)))
+}
+
+// where names the instruction at pc for an error: "the write: line 12 `...`".
+func (c *cta) where(what string, pc int) string {
+	in := &c.fp.code[pc]
+	return fmt.Sprintf("the %s: line %d `%s`", what, c.fp.lines.line(in.src), in.text())
 }
 
 // checkRead checks a write of the byte at addr against warp x's reads r.
@@ -223,15 +229,18 @@ func (c *cta) checkRead(w *warp, in *instr, lane int, addr uint64, tid int32, x 
 	if other < 0 {
 		return nil
 	}
-	return w.memFault(in, lane, "shared", addr,
-		"data race: thread %d read this byte with no bar.sync before this write", other)
+	msg := fmt.Sprintf("data race: thread %d read this byte with no bar.sync before this write", other)
+	if other == r.tid {
+		msg += " (" + c.where("read", int(r.pc)) + ")"
+	}
+	return w.memFault(in, lane, "shared", addr, "%s", msg)
 }
 
 // recordWrite makes thread tid of warp wid the last writer of bytes [lo, hi).
 // Every read recorded there was checked to be ordered before this write, and any
 // later access must be ordered after this write, so the reads are dropped.
-func (c *cta) recordWrite(lo, hi, wid int, tid int32) {
-	e := shadow{wClk: c.warps[wid].vc[wid], wTid: tid}
+func (c *cta) recordWrite(lo, hi, wid int, tid int32, pc int) {
+	e := shadow{wClk: c.warps[wid].vc[wid], wTid: tid, wPC: int32(pc)}
 	sh := c.shadow[lo:hi]
 	for i := range sh {
 		sh[i] = e
@@ -401,7 +410,7 @@ func (c *cta) retire(q *asyncQueue, tid int, keep int32) {
 		copy(c.smem[a:a+uint64(op.n)], op.data[:op.n])
 		c.setPending(a, int(op.n), false)
 		if c.shadow != nil {
-			c.recordWrite(int(a), int(a)+int(op.n), tid/32, int32(tid))
+			c.recordWrite(int(a), int(a)+int(op.n), tid/32, int32(tid), int(op.pc))
 		}
 		c.nAsync--
 	}

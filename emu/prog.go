@@ -542,6 +542,7 @@ func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {
 type shadow struct {
 	wClk uint32 // the writer's warp clock at the write (below cta.start: not this CTA)
 	wTid int32  // the writing thread
+	wPC  int32  // the writing instruction
 }
 
 // readRec records, per shared byte and warp, that warp's latest reads: its clock
@@ -549,6 +550,7 @@ type shadow struct {
 type readRec struct {
 	clk       uint32
 	tid, tid2 int32
+	pc        int32 // tid's read
 }
 
 // barrier is one of the CTA's 16 named barriers in its current generation.
