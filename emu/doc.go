@@ -62,8 +62,8 @@
 //     the last write and each warp's latest reads: a read after another thread's
 //     write, or a write after another thread's read or write, not ordered by the
 //     barriers between them, is an error naming both threads and the earlier
-//     access's instruction (cp.async writes count
-//     as the issuing thread's, at retirement); Launch.NoRaceCheck turns it off;
+//     access's instruction (cp.async writes count as the issuing thread's, at
+//     retirement); Launch.NoRaceCheck turns it off;
 //   - reading a shared byte no thread of the CTA wrote is an error
 //     (Launch.AllowUninit turns it off);
 //   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
