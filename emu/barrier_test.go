@@ -261,3 +261,27 @@ func TestProducerConsumerRing(t *testing.T) {
 	err := run(t, ringKernel(true), Launch{Block: 160, SharedBytes: 3 * 512, Args: []any{pin, pout, uint32(7)}}, mem)
 	wantErr(t, err, "barrier 1: warp 0 arrives again before the barrier completes")
 }
+
+func TestBarWarpSyncMask(t *testing.T) {
+	// Lanes 0..15 sync among themselves, 16..31 among themselves: legal.
+	src := kernel("", `
+	mov.u32 %r1, %tid.x;
+	setp.lt.u32 %p0, %r1, 16;
+	selp.b32 %r2, 0xffff, 0xffff0000, %p0;
+	bar.warp.sync %r2;`)
+	if err := run(t, src, Launch{Block: 32}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A lane outside its own mask, and a mask naming lanes that do not execute.
+	src = kernel("", `
+	mov.u32 %r1, %tid.x;
+	setp.eq.u32 %p0, %r1, 5;
+	selp.b32 %r2, 1, -1, %p0;
+	bar.warp.sync %r2;`)
+	wantErr(t, run(t, src, Launch{Block: 32}, nil), "thread 5 (warp 0 lane 5)", "bar.warp.sync: lane not in its own membermask 0x1")
+	src = kernel("", `
+	mov.u32 %r1, %tid.x;
+	setp.lt.u32 %p0, %r1, 8;
+	@%p0 bar.warp.sync -1;`)
+	wantErr(t, run(t, src, Launch{Block: 32}, nil), "bar.warp.sync: lanes {8,9,")
+}

@@ -574,11 +574,18 @@ func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
 			// Lanes run in lockstep here, so bar.warp.sync checks that the named
 			// lanes all execute it and, when they are all the warp's live lanes,
 			// orders their shared-memory accesses (race checker).
-			want := uint32(w.slot(ms)[bits.TrailingZeros32(mask)])
-			if want&^mask != 0 {
-				return w.fault(in, -1, "bar.warp.sync: lanes %s named in the mask do not execute it", laneList(want&^mask))
+			M := w.slot(ms)
+			for m := mask; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros32(m)
+				want := uint32(M[l])
+				if want>>l&1 == 0 {
+					return w.fault(in, l, "bar.warp.sync: lane not in its own membermask %#x", want)
+				}
+				if want&^mask != 0 {
+					return w.fault(in, l, "bar.warp.sync: lanes %s named in the mask do not execute it", laneList(want&^mask))
+				}
 			}
-			if want&w.active == w.active {
+			if uint32(M[bits.TrailingZeros32(mask)])&w.active == w.active {
 				w.tick()
 			}
 			return nil
