@@ -21,14 +21,14 @@ var Forms = []Form{
 	{Op: "mad.lo.{s32|u32|s64}", Args: "r ri ri ri"},
 	{Op: "{div|rem}.{s32|s64|u32|u64}", Args: "r ri ri"},
 	{Op: "div.rn.f32", Args: "r rf rf"},
+	// Packed bf16 pairs, each half rounded once (subnormals kept, no flush).
+	{Op: "mul.rn.bf16x2", Args: "r r r", MinSM: 90, MinPTX: 78},
+	{Op: "fma.rn.bf16x2", Args: "r r r r", MinSM: 80, MinPTX: 70},
 	{Op: "{min|max}.{s32|s64|u32|u64}", Args: "r ri ri"},
 	{Op: "{min|max}.f32", Args: "r rf rf"},
 	{Op: "neg.{s32|s64}", Args: "r ri"},
 	{Op: "neg.f32", Args: "r rf"},
 	{Op: "{ex2|lg2|rcp}.approx.f32", Args: "r rf"},
-	// Packed bf16 pairs, each half rounded once (subnormals kept, no flush).
-	{Op: "mul.rn.bf16x2", Args: "r r r", MinSM: 90, MinPTX: 78},
-	{Op: "fma.rn.bf16x2", Args: "r r r r", MinSM: 80, MinPTX: 70},
 	// Logic and shifts (a shift amount is 32-bit).
 	{Op: "{and|or|xor}.{b16|b32|b64}", Args: "r ri ri"},
 	{Op: "{and|or|xor}.pred", Args: "r r r"},
