@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -156,29 +157,10 @@ func sat32(f float32) float32 {
 }
 
 // fma32 is fma.rn.f32: a*b+c with a single rounding. The product is exact in float64;
-// the sum is rounded to odd in float64 (TwoSum gives the error term), which makes the
-// final rounding to float32 correct (53 >= 24+2).
+// the sum is rounded to odd in float64, which makes the final rounding to float32
+// correct (53 >= 24+2).
 func fma32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	cc := float64(c)
-	s := p + cc
-	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
-		return float32(s)
-	}
-	bb := s - p
-	e := (p - (s - bb)) + (cc - bb)
-	if e != 0 {
-		u := math.Float64bits(s)
-		if u&1 == 0 {
-			if (e > 0) == (s > 0) {
-				u++
-			} else {
-				u--
-			}
-			s = math.Float64frombits(u)
-		}
-	}
-	return float32(s)
+	return float32(sumToOdd(float64(a)*float64(b), float64(c)))
 }
 
 // max32 and min32 follow PTX max/min.f32: a NaN input is ignored, two NaNs give the
@@ -358,6 +340,12 @@ func (d *decoder) alu(in *instr, m *mods) (execFn, error) {
 			return d.predLogic(in, op)
 		}
 	}
+	if op == "prmt" {
+		return d.prmt(in, m)
+	}
+	if (op == "mul" || op == "fma") && m.has("bf16x2") {
+		return d.bf16x2(in, m)
+	}
 	// Width-changing and special forms are handled first.
 	var sub string
 	switch op {
@@ -386,7 +374,7 @@ func (d *decoder) alu(in *instr, m *mods) (execFn, error) {
 	}
 	nsrc := map[string]int{"neg": 1, "abs": 1, "not": 1, "popc": 1, "clz": 1, "brev": 1,
 		"ex2": 1, "lg2": 1, "rcp": 1, "sqrt": 1, "rsqrt": 1, "sin": 1, "cos": 1, "tanh": 1,
-		"mad": 3, "fma": 3, "prmt": 3}[op]
+		"mad": 3, "fma": 3}[op]
 	if nsrc == 0 {
 		nsrc = 2
 	}
@@ -627,26 +615,6 @@ func intOp(op, sub string, sat bool, it itype, dd int, s []int) (execFn, error) 
 		return exec1(dd, s[0], func(x uint64) uint64 { return uint64(w - bits.Len64(x&msk)) }), nil
 	case "brev":
 		return exec1(dd, s[0], func(x uint64) uint64 { return bits.Reverse64(x) >> (64 - w) }), nil
-	case "prmt":
-		if w != 32 {
-			return nil, fmt.Errorf("prmt needs .b32")
-		}
-		return exec3(dd, s[0], s[1], s[2], func(a, b, c uint64) uint64 {
-			src := b<<32 | a&0xFFFFFFFF
-			var r uint64
-			for i := 0; i < 4; i++ {
-				sel := c >> (4 * i) & 0xF
-				by := src >> (8 * (sel & 7)) & 0xFF
-				if sel&8 != 0 {
-					by = 0
-					if src>>(8*(sel&7)+7)&1 != 0 {
-						by = 0xFF
-					}
-				}
-				r |= by << (8 * i)
-			}
-			return r
-		}), nil
 	}
 	return nil, fmt.Errorf("%s is not an integer instruction", op)
 }
@@ -1025,4 +993,142 @@ func (d *decoder) selp(in *instr, m *mods) (execFn, error) {
 		}
 		return nil
 	}, nil
+}
+
+// prmtModes gives, for each mode of prmt and each value of c[1:0], the source byte
+// of d.b0..d.b3 (PTX ISA, prmt: the table of modes, read right to left).
+var prmtModes = map[string][4][4]uint8{
+	"f4e":  {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}},
+	"b4e":  {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}},
+	"rc8":  {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}},
+	"ecl":  {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}},
+	"ecr":  {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}},
+	"rc16": {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}},
+}
+
+// prmt picks four bytes of the eight of {b, a} (a is bytes 0..3). Without a mode,
+// nibble i of c selects d.bi: its low three bits the byte, its bit 3 replication of
+// that byte's sign bit over all eight bits. A mode uses c[1:0] and the table above.
+func (d *decoder) prmt(in *instr, m *mods) (execFn, error) {
+	if !m.has("b32") {
+		return nil, fmt.Errorf("prmt needs .b32")
+	}
+	mode := m.one("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
+	if err := nargs(in.src, 4); err != nil {
+		return nil, err
+	}
+	dd, err := d.dst(in.src.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	var s [3]int
+	for i := range s {
+		if s[i], err = d.src(in.src.Args[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	if mode != "" {
+		tab := prmtModes[mode]
+		return exec3(dd, s[0], s[1], s[2], func(a, b, c uint64) uint64 {
+			src := b<<32 | a&0xFFFFFFFF
+			var r uint64
+			for i, sel := range tab[c&3] {
+				r |= src >> (8 * sel) & 0xFF << (8 * i)
+			}
+			return r
+		}), nil
+	}
+	return exec3(dd, s[0], s[1], s[2], func(a, b, c uint64) uint64 {
+		src := b<<32 | a&0xFFFFFFFF
+		var r uint64
+		for i := 0; i < 4; i++ {
+			sel := c >> (4 * i) & 0xF
+			by := src >> (8 * (sel & 7)) & 0xFF
+			if sel&8 != 0 {
+				by = 0
+				if src>>(8*(sel&7)+7)&1 != 0 {
+					by = 0xFF
+				}
+			}
+			r |= by << (8 * i)
+		}
+		return r
+	}), nil
+}
+
+// bf16x2 is mul.rn.bf16x2 and fma.rn.bf16x2: each 16-bit half (lo with lo, hi
+// with hi) computed exactly and rounded once to bf16, to nearest even, subnormal
+// inputs and results kept (bf16 arithmetic has no .ftz). A NaN result is the
+// canonical NaN 0x7FFF.
+func (d *decoder) bf16x2(in *instr, m *mods) (execFn, error) {
+	op := m.base
+	if m.one("rn") == "" {
+		return nil, fmt.Errorf("%s.bf16x2 needs .rn", op)
+	}
+	n := 3
+	if op == "fma" {
+		n = 4
+	}
+	if err := nargs(in.src, n); err != nil {
+		return nil, err
+	}
+	dd, err := d.dst(in.src.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	s := make([]int, n-1)
+	for i := range s {
+		if s[i], err = d.src(in.src.Args[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	half := func(x uint64, i int) float64 { return float64(bf16ToF32(x >> (16 * i))) }
+	if op == "mul" {
+		return exec2(dd, s[0], s[1], func(a, b uint64) uint64 {
+			var r uint64
+			for i := 0; i < 2; i++ {
+				r |= uint64(roundBF16(half(a, i)*half(b, i))) << (16 * i)
+			}
+			return r
+		}), nil
+	}
+	return exec3(dd, s[0], s[1], s[2], func(a, b, c uint64) uint64 {
+		var r uint64
+		for i := 0; i < 2; i++ {
+			r |= uint64(roundBF16(sumToOdd(half(a, i)*half(b, i), half(c, i)))) << (16 * i)
+		}
+		return r
+	}), nil
+}
+
+// sumToOdd is p+c rounded to odd in float64 (TwoSum gives the error term): a
+// later rounding to a format of at most 51 bits of precision is then correct.
+func sumToOdd(p, c float64) float64 {
+	s := p + c
+	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {
+		return s
+	}
+	bb := s - p
+	e := (p - (s - bb)) + (c - bb)
+	if e != 0 {
+		u := math.Float64bits(s)
+		if u&1 == 0 {
+			if (e > 0) == (s > 0) {
+				u++
+			} else {
+				u--
+			}
+			s = math.Float64frombits(u)
+		}
+	}
+	return s
+}
+
+// roundBF16 rounds x to bf16 in one step, ties to even, subnormals kept; a NaN
+// becomes the canonical NaN.
+func roundBF16(x float64) uint16 {
+	if x != x {
+		return bf16CanonNaN
+	}
+	return uint16(dtype.BF16FromF64(x))
 }

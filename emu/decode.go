@@ -127,6 +127,8 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		f, err = d.ldmatrix(in, m)
 	case "mma":
 		f, err = d.mma(in, m)
+	case "movmatrix":
+		f, err = d.movmatrix(in, m)
 	case "shfl":
 		f, err = d.shfl(in, m)
 	case "bar", "barrier":

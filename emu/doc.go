@@ -25,11 +25,18 @@
 // runs in lockstep with one program counter and an active mask. Control flow must be
 // warp-uniform (the generator only emits uniform branches and masks lanes with
 // predicates): a branch whose guard differs between active lanes is an error, and
-// collectives (mma, ldmatrix, stmatrix, shfl) need all 32 lanes; bar needs every
-// live lane of the warp. `@p exit`/`@p ret` may retire some lanes. Warps are
-// scheduled round-robin, each running until it blocks at a barrier or exits; a
-// barrier completes when every thread of the CTA (or the count given) arrived. If
-// no warp can run while a barrier waits, that is a deadlock error.
+// collectives (mma, ldmatrix, stmatrix, movmatrix, shfl) need all 32 lanes; bar
+// needs every live lane of the warp. `@p exit`/`@p ret` may retire some lanes. Warps
+// are scheduled round-robin, each running until it blocks at a barrier or exits.
+//
+// Barriers 0..15 are named barriers as the PTX ISA describes them: a generation
+// counts 32 threads per arriving warp (whatever lanes have exited) up to the count
+// its first arrival gave (none: every warp of the CTA); bar.arrive does not wait;
+// reaching the count releases the waiting warps and starts the next generation.
+// Errors name the barrier and the warps: a deadlock (no warp can run while some
+// wait), a count differing from the generation's, a warp arriving twice in one
+// generation, a count not a multiple of 32 or beyond the CTA, and, unless
+// Launch.Warn takes it, a CTA exiting with a barrier partially arrived.
 //
 // Registers are per-lane uint64 slots, resolved to dense indices at load time;
 // immediates, special registers and kernel parameters are slots too. Every
@@ -48,11 +55,15 @@
 //     (src-size bytes only: src-size 0 or ignore-src reads and checks nothing), the
 //     destination bytes are pending until wait_group/wait_all retires the group, and
 //     any access to a pending byte, by any thread, is an error naming the cp.async;
-//   - a race checker records per shared byte the barrier interval and thread of the
-//     last write and the readers of the current interval: a read after another
-//     thread's write, or a write after another thread's read or write, with no
-//     barrier between, is an error naming both threads (cp.async writes count as the
-//     issuing thread's, at retirement); Launch.NoRaceCheck turns it off;
+//   - a race checker orders accesses by happens-before through barriers (vector
+//     clocks: a warp's clock advances when its lanes synchronize, at every barrier
+//     arrival and at bar.warp.sync of all its live lanes; arriving releases, a
+//     completing bar.sync acquires every arrival's release). Per shared byte it keeps
+//     the last write and each warp's latest reads: a read after another thread's
+//     write, or a write after another thread's read or write, not ordered by the
+//     barriers between them, is an error naming both threads and the earlier
+//     access's instruction (cp.async writes count as the issuing thread's, at
+//     retirement); Launch.NoRaceCheck turns it off;
 //   - reading a shared byte no thread of the CTA wrote is an error
 //     (Launch.AllowUninit turns it off);
 //   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
@@ -60,12 +71,14 @@
 // # Instructions
 //
 //	integer   add sub (.sat.s32) mul.{lo,hi,wide} mad.{lo,hi,wide} div rem min max neg abs
-//	          and or xor not shl shr popc clz brev prmt(default mode)
+//	          and or xor not shl shr popc clz brev; prmt.b32 (default mode, .f4e .b4e
+//	          .rc8 .ecl .ecr .rc16)
 //	          on .s/.u/.b 16, 32, 64 bits; and/or/xor/not/mov .pred
 //	float     add sub mul (.rn .ftz .sat) fma.rn mad.rn div.{rn,full,approx} min max
 //	          (.NaN .ftz) neg abs copysign ex2 lg2 rcp.{rn,approx} sqrt.{rn,approx} rsqrt
 //	          sin cos tanh (.approx .ftz) on .f32; add sub mul fma div min max neg abs
-//	          sqrt rcp (.rn) on .f64
+//	          sqrt rcp (.rn) on .f64; mul.rn and fma.rn on .bf16x2 (each half exact,
+//	          rounded once, subnormals kept, NaN results the canonical 0x7FFF)
 //	compare   setp.{eq,ne,lt,le,gt,ge,lo,ls,hi,hs,equ,neu,ltu,leu,gtu,geu,num,nan}
 //	          {.and,.or,.xor}{.ftz} with p or p|q destinations; selp
 //	move      mov (registers, immediates, special registers, shared symbols,
@@ -82,19 +95,23 @@
 //	warp      ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
 //	          mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 and
 //	          m16n8k32.row.col{.kind::f8f6f4}.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32;
-//	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p)
+//	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p);
+//	          movmatrix.sync.aligned.m8n8.trans.b16
 //	control   bra{.uni}, ret, exit, bar.sync/barrier.sync{.aligned} a{, b},
-//	          bar.arrive a, b, bar.warp.sync; @p/@!p guards on anything
+//	          bar.arrive a, b, bar.warp.sync m; @p/@!p guards on anything
 //	special   %tid.* %ntid.* %ctaid.* %nctaid.* %laneid %warpid
+//
+// Register names are those of the .reg ranges; an index with leading zeros (%x07)
+// is the same register (%x7), as ptxas reads it.
 //
 // Anything else, or an unknown modifier, is a *DecodeError when the module loads.
 //
 // # Numerics
 //
 // Integer ops, f32/f64 add, sub, mul, div, sqrt, rcp with .rn, min/max, setp, selp,
-// cvt and shfl are bit-exact. fma.rn.f32 rounds once: the product is exact in
-// float64 and the sum is rounded to odd (TwoSum), so the final rounding to f32 is
-// correct. Integer division by zero gives all ones (remainder: the dividend), as the
+// cvt, shfl, prmt, movmatrix and mul/fma.rn.bf16x2 are bit-exact. fma.rn.f32 rounds
+// once: the product is exact in float64 and the sum is rounded to odd (TwoSum), so
+// the final rounding to f32 is correct. Integer division by zero gives all ones (remainder: the dividend), as the
 // hardware does; PTX leaves it undefined.
 //
 // Approximate instructions (ex2, lg2, rcp.approx, rsqrt, sqrt.approx, sin, cos,

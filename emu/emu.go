@@ -25,6 +25,10 @@ type Launch struct {
 	// kernel that never terminates fails instead of hanging: 0 means
 	// DefaultMaxWarpInstrs, a negative value means no limit.
 	MaxWarpInstrs int64
+	// Warn, if set, receives what is legal PTX but most likely a bug, instead of
+	// the launch failing on it: a CTA that exits with a named barrier partially
+	// arrived (a bar.arrive no bar.sync consumed).
+	Warn func(*Error)
 }
 
 // DefaultMaxWarpInstrs is the per-CTA instruction budget when Launch.MaxWarpInstrs

@@ -230,6 +230,50 @@ func TestCpAsyncPendingRead(t *testing.T) {
 	}
 }
 
+// TestCpAsyncWaitGroupN: groups complete in commit order; wait_group N leaves the
+// newest N committed groups pending, and copies not yet committed are in no group,
+// so no wait_group retires them (wait_all commits them first).
+func TestCpAsyncWaitGroupN(t *testing.T) {
+	body := func(tail string) string {
+		return `
+	ld.param.u64 %rd0, [psrc];
+	mov.u32 %r1, smem;
+	cp.async.ca.shared.global [%r1], [%rd0], 4;         // group 0
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+4], [%rd0+4], 4;     // group 1
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+8], [%rd0+8], 4;     // group 2
+	cp.async.commit_group;
+	cp.async.ca.shared.global [%r1+12], [%rd0+12], 4;   // not committed
+` + tail
+	}
+	mem := NewMemory()
+	ps := mem.Alloc("src", make([]byte, 64))
+	l := Launch{Block: 1, SharedBytes: 64, Args: []any{ps}}
+	for _, c := range []struct {
+		wait    string
+		ok, bad int // a byte offset that is readable, one still pending (-1: none)
+	}{
+		{"cp.async.wait_group 3;", -1, 0},
+		{"cp.async.wait_group 2;", 0, 4},
+		{"cp.async.wait_group 1;", 4, 8},
+		{"cp.async.wait_group 0;", 8, 12},
+		{"cp.async.wait_all;", 12, -1},
+	} {
+		if c.ok >= 0 {
+			tail := fmt.Sprintf("%s\n\tld.shared.u32 %%r2, [%%r1+%d];", c.wait, c.ok)
+			if err := run(t, kernel(".param .u64 psrc", body(tail)), l, mem); err != nil {
+				t.Errorf("%s: reading offset %d: %v", c.wait, c.ok, err)
+			}
+		}
+		if c.bad >= 0 {
+			tail := fmt.Sprintf("%s\n\tld.shared.u32 %%r2, [%%r1+%d];", c.wait, c.bad)
+			err := run(t, kernel(".param .u64 psrc", body(tail)), l, mem)
+			wantErr(t, err, "pending", fmt.Sprintf("shared address %#x", c.bad))
+		}
+	}
+}
+
 func TestCpAsyncErrors(t *testing.T) {
 	mem := NewMemory()
 	ps := mem.Alloc("src", make([]byte, 64))
@@ -311,7 +355,7 @@ func TestRaceDetection(t *testing.T) {
 	add.u32 %r6, %r1, %r5;
 	ld.shared.u32 %r7, [%r6];
 	st.shared.u32 [%r3], %r7;`), l, nil)
-	wantErr(t, err, "data race", "st.shared.u32 [%r3], %r7", "read this byte with no bar.sync before this write")
+	wantErr(t, err, "data race", "st.shared.u32 [%r3], %r7", "read this byte with no bar.sync before this write", "(the read: line ", "`ld.shared.u32 %r7, [%r6];`)")
 	// Reading shared memory nobody wrote.
 	err = run(t, kernel("", `
 	mov.u32 %r1, smem;
@@ -551,4 +595,23 @@ func TestRunKernel(t *testing.T) {
 	// Swapping the buffers makes the kernel write through a read-only parameter.
 	k.Params[0].Written, k.Params[1].Written = true, false
 	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "read-only parameter pout changed")
+}
+
+// TestRegisterIndexLeadingZeros: ptxas reads %x07 as %x7 of a .reg range, and so
+// does the emulator (hand-written prototypes use such names).
+func TestRegisterIndexLeadingZeros(t *testing.T) {
+	mem := NewMemory()
+	p := mem.Alloc("out", make([]byte, 4))
+	src := kernel(".param .u64 pout", `
+	ld.param.u64 %rd01, [pout];
+	mov.u32 %r07, 5;
+	setp.eq.u32 %p03, %r7, 5;
+	@%p3 add.u32 %r7, %r007, 2;
+	st.global.u32 [%rd1], %r07;`)
+	if err := run(t, src, Launch{Block: 1, Args: []any{p}}, mem); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytesU32(mem.Bytes("out"))[0]; got != 7 {
+		t.Errorf("out = %d, want 7", got)
+	}
 }

@@ -90,6 +90,8 @@ func operandTypes(op string, n int) []string {
 	case parts[0] == "mul" && parts[1] == "hi", parts[0] == "mad" && last == "s64":
 	case parts[0] == "shfl":
 		ts = []string{"b32", "b32", "b32", "b32", "b32"}
+	case parts[0] == "movmatrix":
+		ts = []string{"b32", "b32"}
 	}
 	return ts
 }

@@ -124,79 +124,132 @@ func (c *cta) describePending(t uint64) string {
 
 // track runs the race and uninitialised-read checks on n bytes at addr and, when
 // record is set, records the access.
+//
+// Ordering is happens-before through barriers, by vector clocks: each warp w
+// keeps vc[w][x], the latest clock of warp x it has synchronized with, and
+// advances its own clock vc[w][w] whenever its lanes synchronize (every barrier
+// arrival, bar.warp.sync of all its lanes). Arriving releases the warp's clocks
+// into the barrier; a bar.sync that completes acquires what all arrivals
+// released. An access by a thread of warp x at clock vc[x][x] is ordered after
+// one by a thread of warp w at clock k when vc[x][w] > k (w == x included: its
+// own clock moved on), so barriers between subsets of warps order exactly the
+// warps they synchronize.
 func (c *cta) track(w *warp, in *instr, lane int, addr uint64, n int, write, record bool) error {
 	tid := int32(w.id*32 + lane)
-	sh := c.shadow[addr : addr+uint64(n)]
-	// Fast path: the bytes of an access usually share one history (they were
-	// written by one access and read by the same threads), so check one and copy.
-	first := sh[0]
-	uniform := true
-	for i := 1; i < len(sh); i++ {
-		if sh[i] != first {
-			uniform = false
-			break
+	lo, hi := int(addr), int(addr)+n
+	// The bytes of an access usually share one history (one access wrote them,
+	// the same threads read them): check a run of equal records once.
+	sh := c.shadow[lo:hi]
+	for i := 0; i < len(sh); {
+		j := i + 1
+		for j < len(sh) && sh[j] == sh[i] {
+			j++
 		}
-	}
-	if uniform {
-		e := first
-		if err := c.track1(&e, w, in, lane, addr, tid, write, record); err != nil {
+		if err := c.checkWrite(w, in, lane, addr+uint64(i), tid, &sh[i], write); err != nil {
 			return err
 		}
-		if e != first {
-			for i := range sh {
-				sh[i] = e
+		i = j
+	}
+	if write {
+		if c.race {
+			for x := 0; x < c.nw; x++ {
+				rs := c.reads[x*c.size+lo : x*c.size+hi]
+				for i := 0; i < len(rs); {
+					j := i + 1
+					for j < len(rs) && rs[j] == rs[i] {
+						j++
+					}
+					if err := c.checkRead(w, in, lane, addr+uint64(i), tid, x, &rs[i]); err != nil {
+						return err
+					}
+					i = j
+				}
 			}
+		}
+		if record {
+			c.recordWrite(lo, hi, w.id, tid, in.pc)
 		}
 		return nil
 	}
-	for i := range sh {
-		if err := c.track1(&sh[i], w, in, lane, addr+uint64(i), tid, write, record); err != nil {
-			return err
+	if c.race && record {
+		// A read of this warp at an older clock is ordered before this one, so
+		// whatever is ordered after this read is after that one too: one record
+		// per warp suffices, with a second thread of the same interval.
+		cur := w.vc[w.id]
+		for i, rs := 0, c.reads[w.id*c.size+lo:w.id*c.size+hi]; i < len(rs); i++ {
+			r := &rs[i]
+			if r.clk != cur {
+				*r = readRec{clk: cur, tid: tid, tid2: -1, pc: int32(in.pc)}
+			} else if r.tid != tid && r.tid2 < 0 {
+				r.tid2 = tid
+			}
 		}
 	}
 	return nil
 }
 
-func (c *cta) track1(e *shadow, w *warp, in *instr, lane int, addr uint64, tid int32, write, record bool) error {
-	cur := c.epoch
-	if write {
-		if c.race {
-			if e.wEpoch == cur && e.wTid != tid {
-				return w.memFault(in, lane, "shared", addr,
-					"data race: thread %d also wrote this byte with no bar.sync between", e.wTid)
-			}
-			if e.rEpoch == cur {
-				other := e.rTid
-				if other == tid {
-					other = e.rTid2
-				}
-				if other >= 0 {
-					return w.memFault(in, lane, "shared", addr,
-						"data race: thread %d read this byte with no bar.sync before this write", other)
-				}
-			}
-		}
-		if record {
-			e.wEpoch, e.wTid = cur, tid
+// ordered reports whether an access by warp w at its clock k happened before
+// what warp x does now.
+func ordered(x *warp, w int, k uint32) bool { return x.vc[w] > k }
+
+// checkWrite checks an access of the byte at addr against its last write e.
+func (c *cta) checkWrite(w *warp, in *instr, lane int, addr uint64, tid int32, e *shadow, write bool) error {
+	if e.wClk < c.start {
+		if !write && c.uninit {
+			return w.memFault(in, lane, "shared", addr, "read of a byte no thread of this CTA has written")
 		}
 		return nil
 	}
-	if e.wEpoch < c.start {
-		if c.uninit {
-			return w.memFault(in, lane, "shared", addr, "read of a byte no thread of this CTA has written")
-		}
-	} else if c.race && e.wEpoch == cur && e.wTid != tid {
+	if !c.race || e.wTid == tid || ordered(w, int(e.wTid)/32, e.wClk) {
+		return nil
+	}
+	if write {
 		return w.memFault(in, lane, "shared", addr,
-			"data race: thread %d wrote this byte with no bar.sync before this read", e.wTid)
+			"data race: thread %d also wrote this byte with no bar.sync between (%s)", e.wTid, c.where("write", int(e.wPC)))
 	}
-	if c.race && record {
-		if e.rEpoch != cur {
-			e.rEpoch, e.rTid, e.rTid2 = cur, tid, -1
-		} else if e.rTid != tid && e.rTid2 < 0 {
-			e.rTid2 = tid
+	return w.memFault(in, lane, "shared", addr,
+		"data race: thread %d wrote this byte with no bar.sync before this read (%s)", e.wTid, c.where("write", int(e.wPC)))
+}
+
+// where names the instruction at pc for an error: "the write: line 12 `...`".
+func (c *cta) where(what string, pc int) string {
+	in := &c.fp.code[pc]
+	return fmt.Sprintf("the %s: line %d `%s`", what, c.fp.lines.line(in.src), in.text())
+}
+
+// checkRead checks a write of the byte at addr against warp x's reads r.
+func (c *cta) checkRead(w *warp, in *instr, lane int, addr uint64, tid int32, x int, r *readRec) error {
+	if r.clk < c.start || ordered(w, x, r.clk) {
+		return nil
+	}
+	other := r.tid
+	if other == tid {
+		other = r.tid2
+	}
+	if other < 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("data race: thread %d read this byte with no bar.sync before this write", other)
+	if other == r.tid {
+		msg += " (" + c.where("read", int(r.pc)) + ")"
+	}
+	return w.memFault(in, lane, "shared", addr, "%s", msg)
+}
+
+// recordWrite makes thread tid of warp wid the last writer of bytes [lo, hi).
+// Every read recorded there was checked to be ordered before this write, and any
+// later access must be ordered after this write, so the reads are dropped.
+func (c *cta) recordWrite(lo, hi, wid int, tid int32, pc int) {
+	e := shadow{wClk: c.warps[wid].vc[wid], wTid: tid, wPC: int32(pc)}
+	sh := c.shadow[lo:hi]
+	for i := range sh {
+		sh[i] = e
+	}
+	if c.race {
+		for x := 0; x < c.nw; x++ {
+			clear(c.reads[x*c.size+lo : x*c.size+hi])
 		}
 	}
-	return nil
 }
 
 // ---- ld / st ----
@@ -357,10 +410,7 @@ func (c *cta) retire(q *asyncQueue, tid int, keep int32) {
 		copy(c.smem[a:a+uint64(op.n)], op.data[:op.n])
 		c.setPending(a, int(op.n), false)
 		if c.shadow != nil {
-			for i := range c.shadow[a : a+uint64(op.n)] {
-				e := &c.shadow[a+uint64(i)]
-				e.wEpoch, e.wTid = c.epoch, int32(tid)
-			}
+			c.recordWrite(int(a), int(a)+int(op.n), tid/32, int32(tid), int(op.pc))
 		}
 		c.nAsync--
 	}
@@ -521,11 +571,22 @@ func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
 			return nil, err
 		}
 		return func(w *warp, mask uint32) error {
-			// bar.warp.sync orders memory within the warp; lanes run in lockstep
-			// here, so it only checks that the named lanes all execute it.
-			want := uint32(w.slot(ms)[bits.TrailingZeros32(mask)])
-			if want&^mask != 0 {
-				return w.fault(in, -1, "bar.warp.sync: lanes %s named in the mask do not execute it", laneList(want&^mask))
+			// Lanes run in lockstep here, so bar.warp.sync checks that the named
+			// lanes all execute it and, when they are all the warp's live lanes,
+			// orders their shared-memory accesses (race checker).
+			M := w.slot(ms)
+			for m := mask; m != 0; m &= m - 1 {
+				l := bits.TrailingZeros32(m)
+				want := uint32(M[l])
+				if want>>l&1 == 0 {
+					return w.fault(in, l, "bar.warp.sync: lane not in its own membermask %#x", want)
+				}
+				if want&^mask != 0 {
+					return w.fault(in, l, "bar.warp.sync: lanes %s named in the mask do not execute it", laneList(want&^mask))
+				}
+			}
+			if uint32(M[bits.TrailingZeros32(mask)])&w.active == w.active {
+				w.tick()
 			}
 			return nil
 		}, nil
@@ -557,42 +618,78 @@ func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
 		if mask != w.active {
 			return w.uniform(in, mask, "bar")
 		}
-		l0 := bits.TrailingZeros32(mask)
-		id := w.slot(ida)[l0]
-		if id >= 16 {
-			return w.fault(in, -1, "barrier id %d out of range", id)
+		id, err := w.uniformValue(in, ida, mask, "barrier id")
+		if err != nil {
+			return err
 		}
-		want := c.r.l.Block
+		if id >= 16 {
+			return w.fault(in, -1, "barrier id %d out of range (0..15)", id)
+		}
+		// The hardware counts warps: a warp's arrival is 32 threads whatever
+		// lanes have exited. Without a count the barrier waits for every warp.
+		want := 32 * c.nw
 		if cnt >= 0 {
-			want = int(uint32(w.slot(cnt)[l0]))
-			if want%32 != 0 || want <= 0 || want > (c.r.l.Block+31)/32*32 {
-				return w.fault(in, -1, "bad barrier thread count %d", want)
+			n, err := w.uniformValue(in, cnt, mask, "thread count")
+			if err != nil {
+				return err
 			}
+			if n%32 != 0 || n == 0 || n > uint64(32*c.nw) {
+				return w.fault(in, -1, "barrier %d: thread count %d, want a multiple of 32 in 32..%d (the CTA's %d warps)", id, int32(n), 32*c.nw, c.nw)
+			}
+			want = int(n)
 		}
 		b := &c.bars[id]
-		if b.arrived == 0 {
-			b.expected, b.pc = want, in.pc
+		bit := uint32(1) << w.id
+		if b.warps&bit != 0 {
+			first := &c.fp.code[b.pcs[w.id]]
+			return w.fault(in, -1, "barrier %d: warp %d arrives again before the barrier completes (it arrived at line %d `%s`; %d of %d threads arrived: warps %v)",
+				id, w.id, c.fp.lines.line(first.src), first.text(), b.arrived, b.expected, warpList(b.warps))
+		}
+		if b.warps == 0 {
+			b.expected = want
 		} else if b.expected != want {
-			return w.fault(in, -1, "barrier %d: thread count %d, but `%s` said %d", id, want, c.fp.code[b.pc].text(), b.expected)
+			return w.fault(in, -1, "barrier %d: thread count %d, but this generation counts %d (%s)",
+				id, want, b.expected, c.arrivals(b, b.warps))
 		}
-		b.arrived += bits.OnesCount32(mask)
-		if b.arrived > b.expected {
-			return w.fault(in, -1, "barrier %d: %d threads arrived, only %d expected", id, b.arrived, b.expected)
-		}
-		if b.arrived == b.expected {
-			b.arrived = 0
-			for _, o := range c.warps {
-				if o.state == blocked && o.bar == int(id) {
-					o.state = running
-				}
-			}
-			c.r.epoch++
-			c.epoch = c.r.epoch
-			return nil
+		b.warps |= bit
+		b.pcs[w.id] = int32(in.pc)
+		b.arrived += 32
+		// Arriving releases what this warp did (and synchronizes its lanes).
+		w.tick()
+		for x, k := range w.vc {
+			b.join[x] = max(b.join[x], k)
 		}
 		if kind == "sync" {
-			w.state, w.bar, w.barPC = blocked, int(id), in.pc
+			b.waiting |= bit
 		}
+		if b.arrived < b.expected {
+			if kind == "sync" {
+				w.state, w.bar, w.barPC = blocked, int(id), in.pc
+			}
+			return nil
+		}
+		// Complete: the waiting warps acquire every arrival's release and run on;
+		// the barrier starts its next generation.
+		for m := b.waiting; m != 0; m &= m - 1 {
+			o := c.warps[bits.TrailingZeros32(m)]
+			for x, k := range b.join {
+				o.vc[x] = max(o.vc[x], k)
+			}
+			o.state = running
+		}
+		b.reset()
 		return nil
 	}, nil
+}
+
+// uniformValue is the value of slot s, which every lane of mask must agree on.
+func (w *warp) uniformValue(in *instr, s int, mask uint32, what string) (uint64, error) {
+	v := w.slot(s)
+	l0 := bits.TrailingZeros32(mask)
+	for m := mask; m != 0; m &= m - 1 {
+		if l := bits.TrailingZeros32(m); uint32(v[l]) != uint32(v[l0]) {
+			return 0, w.fault(in, l, "%s %d differs from lane %d's %d", what, uint32(v[l]), l0, uint32(v[l0]))
+		}
+	}
+	return uint64(uint32(v[l0])), nil
 }

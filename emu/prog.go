@@ -68,6 +68,9 @@ type warp struct {
 	state  uint8
 	bar    int // barrier the warp waits at
 	barPC  int
+	// vc[x] is the latest clock of warp x this warp has synchronized with (its
+	// own at vc[id]): the race checker's vector clock (see cta.track).
+	vc []uint32
 }
 
 const (
@@ -194,7 +197,7 @@ func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
 		n++
 		in.src, in.fp, in.guard, in.pc = src, fp, -1, n-1
 		if src.Guard != "" {
-			g, ok := d.preds[src.Guard]
+			g, ok := d.preds[canonReg(src.Guard)]
 			if !ok {
 				return nil, bad(s, "guard %s is not a declared predicate", src.Guard)
 			}
@@ -209,6 +212,23 @@ func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
 	fp.nslots = len(d.width)
 	fp.npred = len(d.preds)
 	return fp, nil
+}
+
+// canonReg drops leading zeros from a register's index, as ptxas does: with
+// .reg .b32 %x<100>, %x07 is %x7.
+func canonReg(name string) string {
+	i := len(name)
+	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
+		i--
+	}
+	j := i
+	for j < len(name)-1 && name[j] == '0' {
+		j++
+	}
+	if j == i {
+		return name
+	}
+	return name[:i] + name[j:]
 }
 
 // typeBits is the width of a register of type t, 0 if t is not a register type.
@@ -254,7 +274,7 @@ var specialRegs = map[string]slotInit{
 func (d *decoder) src(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if s, ok := d.regs[string(o)]; ok {
+		if s, ok := d.regs[canonReg(string(o))]; ok {
 			return s, nil
 		}
 		if s, ok := d.specs[string(o)]; ok {
@@ -266,7 +286,7 @@ func (d *decoder) src(o ptx.Operand) (int, error) {
 			d.fp.inits = append(d.fp.inits, si)
 			return si.slot, nil
 		}
-		if _, ok := d.preds[string(o)]; ok {
+		if _, ok := d.preds[canonReg(string(o))]; ok {
 			return 0, fmt.Errorf("predicate %s used as a value", o)
 		}
 		return 0, fmt.Errorf("undeclared register %s", o)
@@ -287,10 +307,10 @@ func (d *decoder) src(o ptx.Operand) (int, error) {
 func (d *decoder) dst(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if s, ok := d.regs[string(o)]; ok {
+		if s, ok := d.regs[canonReg(string(o))]; ok {
 			return s, nil
 		}
-		if _, ok := d.preds[string(o)]; ok {
+		if _, ok := d.preds[canonReg(string(o))]; ok {
 			return 0, fmt.Errorf("predicate %s used as a value destination", o)
 		}
 		return 0, fmt.Errorf("undeclared destination register %s", o)
@@ -307,7 +327,7 @@ func (d *decoder) dst(o ptx.Operand) (int, error) {
 func (d *decoder) pred(o ptx.Operand) (int, error) {
 	switch o := o.(type) {
 	case ptx.Reg:
-		if p, ok := d.preds[string(o)]; ok {
+		if p, ok := d.preds[canonReg(string(o))]; ok {
 			return p, nil
 		}
 		return 0, fmt.Errorf("%s is not a declared predicate", o)
@@ -322,7 +342,7 @@ func (d *decoder) isPred(o ptx.Operand) bool {
 	if !ok {
 		return false
 	}
-	_, ok = d.preds[string(r)]
+	_, ok = d.preds[canonReg(string(r))]
 	return ok
 }
 
@@ -484,7 +504,7 @@ type runner struct {
 	mem    *Memory
 	params []uint64
 	c      cta
-	epoch  uint32 // barrier intervals, counted across the whole launch
+	clock  uint32 // the largest warp clock so far, counted across the whole launch
 }
 
 func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {
@@ -495,35 +515,52 @@ func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {
 	c.smem = make([]byte, c.size)
 	c.race = !l.NoRaceCheck
 	c.uninit = !l.AllowUninit
+	nw := (l.Block + 31) / 32
+	c.nw = nw
 	if c.race || c.uninit {
 		c.shadow = make([]shadow, c.size)
+	}
+	if c.race {
+		c.reads = make([]readRec, c.size*nw)
+	}
+	for i := range c.bars {
+		c.bars[i].join = make([]uint32, nw)
 	}
 	if fp.usesAsync {
 		c.pending = make([]uint64, (c.size+3)/4)
 		c.pendBits = make([]uint64, (c.size+63)/64)
 		c.async = make([]asyncQueue, l.Block)
 	}
-	nw := (l.Block + 31) / 32
 	for i := 0; i < nw; i++ {
-		w := &warp{c: c, id: i, r: make([]uint64, fp.nslots*32), p: make([]uint32, fp.npred)}
+		w := &warp{c: c, id: i, r: make([]uint64, fp.nslots*32), p: make([]uint32, fp.npred), vc: make([]uint32, nw)}
 		c.warps = append(c.warps, w)
 	}
 	return r
 }
 
-// shadow is the race checker's record of one shared byte.
+// shadow is the race checker's record of the last write of one shared byte.
 type shadow struct {
-	wEpoch uint32 // interval of the last write
-	rEpoch uint32 // interval of the readers below
-	wTid   int32  // last writer
-	rTid   int32  // a reader in rEpoch
-	rTid2  int32  // a second, different reader in rEpoch, -1 if none
+	wClk uint32 // the writer's warp clock at the write (below cta.start: not this CTA)
+	wTid int32  // the writing thread
+	wPC  int32  // the writing instruction
 }
 
+// readRec records, per shared byte and warp, that warp's latest reads: its clock
+// then, the reading thread and a second thread of the same clock, -1 if none.
+type readRec struct {
+	clk       uint32
+	tid, tid2 int32
+	pc        int32 // tid's read
+}
+
+// barrier is one of the CTA's 16 named barriers in its current generation.
 type barrier struct {
-	arrived  int
-	expected int
-	pc       int // instruction of the first arrival
+	expected int    // threads the generation waits for (set by the first arrival)
+	arrived  int    // threads arrived, 32 per warp as the hardware counts
+	warps    uint32 // warps arrived in this generation
+	waiting  uint32 // of those, warps blocked in bar.sync
+	pcs      [32]int32
+	join     []uint32 // the clocks the arrivals released (race checker)
 }
 
 type cta struct {
@@ -536,8 +573,9 @@ type cta struct {
 	shadow   []shadow
 	race     bool
 	uninit   bool
-	epoch    uint32   // current barrier interval
-	start    uint32   // first interval of this CTA
+	start    uint32 // every warp clock of this CTA starts here (older ones are earlier CTAs')
+	reads    []readRec
+	nw       int      // warps
 	pending  []uint64 // per 4-byte granule: who issued the cp.async it awaits (valid where pendBits is set)
 	pendBits []uint64 // per byte: awaiting a cp.async
 	nAsync   int      // cp.async operations in flight in this CTA
@@ -553,19 +591,23 @@ func (r *runner) runCTA(id [3]int) error {
 	fp := r.fp
 	c.id = id
 	clear(c.smem)
-	r.epoch++
-	c.epoch, c.start = r.epoch, r.epoch
+	r.clock++
+	c.start = r.clock
 	c.nAsync = 0
 	clear(c.pendBits)
 	for i := range c.async {
 		c.async[i].reset()
 	}
-	c.bars = [16]barrier{}
+	for i := range c.bars {
+		c.bars[i].reset()
+	}
 	c.steps = 0
-	nw := len(c.warps)
 	for _, w := range c.warps {
 		clear(w.r)
 		clear(w.p)
+		for i := range w.vc {
+			w.vc[i] = c.start
+		}
 		w.pc, w.state = 0, running
 		n := r.l.Block - w.id*32
 		if n >= 32 {
@@ -612,7 +654,6 @@ func (r *runner) runCTA(id [3]int) error {
 			}
 		}
 	}
-	_ = nw
 	for {
 		ran := false
 		for _, w := range c.warps {
@@ -629,26 +670,87 @@ func (r *runner) runCTA(id [3]int) error {
 		}
 	}
 	// Every warp has exited or waits at a barrier.
-	var waiting []string
+	return c.finish()
+}
+
+// finish checks the barriers when no warp can run: a warp still waiting is a
+// deadlock; a barrier that some warp arrived at but that never completed is an
+// arrival nobody consumed (legal PTX, but a protocol bug in a generated kernel:
+// an error unless Launch.Warn takes it).
+func (c *cta) finish() error {
+	fp := c.fp
+	var waiting, partial []string
 	var gone []int
 	for _, w := range c.warps {
 		switch w.state {
 		case blocked:
 			b := &c.bars[w.bar]
 			in := &fp.code[w.barPC]
-			waiting = append(waiting, fmt.Sprintf("warp %d at line %d `%s` (barrier %d: %d of %d threads arrived)",
-				w.id, fp.lines.line(in.src), in.text(), w.bar, b.arrived, b.expected))
+			waiting = append(waiting, fmt.Sprintf("warp %d at line %d `%s` waits at barrier %d (%d of %d threads arrived: warps %v)",
+				w.id, fp.lines.line(in.src), in.text(), w.bar, b.arrived, b.expected, warpList(b.warps)))
 		case exited:
 			gone = append(gone, w.id)
 		}
 	}
-	if len(waiting) > 0 {
-		w := c.warps[0]
-		e := w.fault(nil, -1, "deadlock: %s; exited warps %v", strings.Join(waiting, "; "), gone)
-		e.Warp = -1
+	for id := range c.bars {
+		b := &c.bars[id]
+		if arrived := b.warps &^ b.waiting; arrived != 0 {
+			partial = append(partial, fmt.Sprintf("barrier %d: %d of %d threads arrived (%s)",
+				id, b.arrived, b.expected, c.arrivals(b, arrived)))
+		}
+	}
+	e := c.warps[0].fault(nil, -1, "")
+	e.Warp = -1
+	switch {
+	case len(waiting) > 0:
+		e.Msg = "deadlock: " + strings.Join(waiting, "; ")
+		if len(partial) > 0 {
+			e.Msg += "; " + strings.Join(partial, "; ")
+		}
+		e.Msg += fmt.Sprintf("; exited warps %v", gone)
+		return e
+	case len(partial) > 0:
+		e.Msg = "the CTA exits with a barrier partially arrived, an arrival no bar.sync consumed: " + strings.Join(partial, "; ")
+		if c.r.l.Warn != nil {
+			c.r.l.Warn(e)
+			return nil
+		}
 		return e
 	}
 	return nil
+}
+
+// arrivals names the warps of mask that arrived at b and where.
+func (c *cta) arrivals(b *barrier, mask uint32) string {
+	var s []string
+	for m := mask; m != 0; m &= m - 1 {
+		w := bits.TrailingZeros32(m)
+		in := &c.fp.code[b.pcs[w]]
+		s = append(s, fmt.Sprintf("warp %d at line %d `%s`", w, c.fp.lines.line(in.src), in.text()))
+	}
+	return strings.Join(s, ", ")
+}
+
+// warpList spells a warp mask as [0 3 4].
+func warpList(m uint32) string {
+	var ids []int
+	for ; m != 0; m &= m - 1 {
+		ids = append(ids, bits.TrailingZeros32(m))
+	}
+	return fmt.Sprint(ids)
+}
+
+// tick advances the warp's own clock: its lanes synchronized.
+func (w *warp) tick() {
+	w.vc[w.id]++
+	if r := w.c.r; w.vc[w.id] > r.clock {
+		r.clock = w.vc[w.id]
+	}
+}
+
+func (b *barrier) reset() {
+	b.expected, b.arrived, b.warps, b.waiting = 0, 0, 0, 0
+	clear(b.join)
 }
 
 // run executes the warp until it blocks at a barrier, exits or faults.

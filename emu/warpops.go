@@ -122,6 +122,48 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 	}, nil
 }
 
+// ---- movmatrix ----
+
+// movmatrix transposes an 8x8 matrix of b16 held in fragment layout: lane l holds
+// elements 2(l&3) and 2(l&3)+1 of row l>>2 (low half first), and after the
+// transpose lane l holds those of row l>>2 of the transpose, that is column l>>2
+// of the source, rows 2(l&3) and 2(l&3)+1.
+func (d *decoder) movmatrix(in *instr, m *mods) (execFn, error) {
+	if !m.has("sync") || !m.has("aligned") || !m.has("m8n8") || !m.has("trans") || !m.has("b16") {
+		return nil, fmt.Errorf("movmatrix needs .sync.aligned.m8n8.trans.b16")
+	}
+	if err := nargs(in.src, 2); err != nil {
+		return nil, err
+	}
+	dd, err := d.dst(in.src.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	sa, err := d.src(in.src.Args[1])
+	if err != nil {
+		return nil, err
+	}
+	if d.width[dd] < 32 {
+		return nil, fmt.Errorf("movmatrix needs 32-bit registers")
+	}
+	return func(w *warp, mask uint32) error {
+		if err := w.full(in, mask); err != nil {
+			return err
+		}
+		var M [8][8]uint16
+		A := w.slot(sa)
+		for l := range A {
+			M[l>>2][2*(l&3)], M[l>>2][2*(l&3)+1] = uint16(A[l]), uint16(A[l]>>16)
+		}
+		D := w.slot(dd)
+		for l := range D {
+			g, t := l>>2, l&3
+			D[l] = uint64(M[2*t][g]) | uint64(M[2*t+1][g])<<16
+		}
+		return nil
+	}, nil
+}
+
 // ---- mma ----
 
 var (

@@ -255,7 +255,8 @@ func checkInstructions(f *fn) error {
 
 // checkSync checks what sync guarantees, against the instructions it wrote (not
 // its own bookkeeping): at every point where a thread reads a shared array, the
-// cp.async group that filled it has been waited for and a bar.sync separates the
+// cp.async group that filled it has been waited for and a bar.sync of the whole
+// CTA (a named barrier of fewer threads does not count) separates the
 // read from every write since; no array is written while another array whose bytes
 // it reuses has reads not yet behind a bar.sync; a loop body that wrote shared
 // memory leaves nothing pending at its back edge.
@@ -269,6 +270,16 @@ func checkSync(f *fn) error {
 		}
 	}
 	return nil
+}
+
+// ctaWideBarrier reports whether in is a bar.sync of all threads threads of the
+// CTA: no count, or an immediate count of all of them.
+func ctaWideBarrier(in *ptx.Instr, threads int) bool {
+	if len(in.Args) < 2 {
+		return true
+	}
+	n, ok := in.Args[1].(ptx.Imm)
+	return ok && int(n) == threads
 }
 
 func checkSyncBody(f *fn, body []ptx.Stmt) error {
@@ -352,9 +363,14 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 				s.groups = append([]*ir.Value(nil), s.groups[len(s.groups)-n:]...)
 			}
 		case "bar.sync":
-			clear(s.waited)
-			clear(s.plain)
-			clear(s.readSince)
+			// Only a barrier of every thread of the CTA orders what the sync
+			// pass tracks (CTA-wide arrays); a named barrier with fewer threads,
+			// like bar.arrive, orders nothing here.
+			if ctaWideBarrier(in, 32*f.k.Warps) {
+				clear(s.waited)
+				clear(s.plain)
+				clear(s.readSince)
+			}
 		}
 	}
 	return nil

@@ -119,6 +119,38 @@ func TestSyncCheckCatchesMissingSync(t *testing.T) {
 	}
 }
 
+// TestSyncCheckNamedBarriers: a bar.sync of fewer threads than the CTA, or a
+// bar.arrive, in place of one of the sync pass's barriers is caught; a named
+// barrier of every thread serves as well as bar.sync 0.
+func TestSyncCheckNamedBarriers(t *testing.T) {
+	k := mlaKernel(t, "sm_90", 64)
+	all := ptx.Imm(32 * k.Warps)
+	for _, c := range []struct {
+		args []ptx.Operand
+		op   string
+		ok   bool
+	}{
+		{[]ptx.Operand{ptx.Imm(1), ptx.Imm(32)}, "bar.sync", false},
+		{[]ptx.Operand{ptx.Imm(1), all}, "bar.arrive", false},
+		{[]ptx.Operand{ptx.Imm(1), all}, "bar.sync", true},
+	} {
+		f := compileTo(t, k, "sm_90", "sync", Options{})
+		for _, s := range f.out.Module.Funcs[0].Body {
+			if in, ok := s.(*ptx.Instr); ok && in.Op == "bar.sync" {
+				in.Op, in.Args = c.op, c.args
+				break
+			}
+		}
+		err := checkSync(f)
+		if c.ok && err != nil {
+			t.Errorf("%s %v in place of the first bar.sync 0: %v", c.op, c.args, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "sync check")) {
+			t.Errorf("%s %v in place of the first bar.sync 0: error %v, want the sync check's", c.op, c.args, err)
+		}
+	}
+}
+
 // TestLayoutChecksCatchDefects plants one defect per check and expects it named.
 func TestLayoutChecksCatchDefects(t *testing.T) {
 	k := mlaKernel(t, "sm_90", 64)

@@ -10,7 +10,8 @@ package ptx
 // operand, the kinds it may be: r register, i integer immediate, f float
 // immediate, a address, v vector, s symbol (a parameter, a label or a shared
 // array). Source operands of arithmetic may be immediates, as PTX allows. MinSM and MinPTX (major*10+minor) are the oldest target and PTX
-// version; PTXOn raises MinPTX on particular targets.
+// version; PTXOn raises MinPTX on particular targets. The last Optional operands
+// may be left out (bar.sync a{, b}).
 var Forms = []Form{
 	// Integer and float arithmetic.
 	{Op: "{add|sub}.{s32|s64|u32|u64}", Args: "r ri ri"},
@@ -20,6 +21,9 @@ var Forms = []Form{
 	{Op: "mad.lo.{s32|u32|s64}", Args: "r ri ri ri"},
 	{Op: "{div|rem}.{s32|s64|u32|u64}", Args: "r ri ri"},
 	{Op: "div.rn.f32", Args: "r rf rf"},
+	// Packed bf16 pairs, each half rounded once (subnormals kept, no flush).
+	{Op: "mul.rn.bf16x2", Args: "r r r", MinSM: 90, MinPTX: 78},
+	{Op: "fma.rn.bf16x2", Args: "r r r r", MinSM: 80, MinPTX: 70},
 	{Op: "{min|max}.{s32|s64|u32|u64}", Args: "r ri ri"},
 	{Op: "{min|max}.f32", Args: "r rf rf"},
 	{Op: "neg.{s32|s64}", Args: "r ri"},
@@ -32,6 +36,8 @@ var Forms = []Form{
 	{Op: "not.pred", Args: "r r"},
 	{Op: "shl.{b32|b64}", Args: "r ri ri"},
 	{Op: "shr.{s32|s64|u32|u64}", Args: "r ri ri"},
+	// Byte permute of {b, a}: four selector nibbles, or a mode and c[1:0].
+	{Op: "prmt.b32{|.f4e|.b4e|.rc8|.ecl|.ecr|.rc16}", Args: "r ri ri ri"},
 	// Comparison and selection.
 	{Op: "setp.{eq|ne|lt|le|gt|ge}.{s32|s64|u32|u64}", Args: "r ri ri"},
 	{Op: "setp.{eq|ne|lt|le|gt|ge}.f32", Args: "r r rf"},
@@ -69,8 +75,13 @@ var Forms = []Form{
 	{Op: "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{|.trans}.shared.b16", Args: "v a", MinSM: 75, MinPTX: 65, Check: ldmatrixCount},
 	{Op: "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16|f16.f16}.f32", Args: "v v v v", MinSM: 80, MinPTX: 70, Check: vectorLengths(4, 4, 2, 4)},
 	{Op: "shfl.sync.bfly.b32", Args: "r r ri ri ri", MinSM: 30, MinPTX: 60},
-	// Control and synchronization.
-	{Op: "bar.sync", Args: "i"},
+	// Transpose of an 8x8 b16 matrix held in mma fragment layout across the warp.
+	{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: "r r", MinSM: 75, MinPTX: 78},
+	// Control and synchronization: named barriers 0..15 with an optional thread
+	// count (a multiple of 32; bar.arrive needs one), and the warp barrier.
+	{Op: "bar.sync", Args: "ri ri", Optional: 1, Check: barrierOperands},
+	{Op: "bar.arrive", Args: "ri ri", Check: barrierOperands},
+	{Op: "bar.warp.sync", Args: "ri", MinSM: 30, MinPTX: 60},
 	{Op: "bra{|.uni}", Args: "s"},
 	{Op: "ret"},
 	{Op: "griddepcontrol.{wait|launch_dependents}", MinSM: 90, MinPTX: 78},

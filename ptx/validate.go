@@ -13,6 +13,8 @@ type Form struct {
 	MinSM  int
 	MinPTX int
 	PTXOn  map[string]int
+	// Optional is how many trailing operands of Args may be left out.
+	Optional int
 	// Check, if set, checks what the operand kinds cannot say (vector lengths,
 	// immediate values).
 	Check func(*Instr) error
@@ -62,8 +64,12 @@ func Validate(in *Instr, target, version string) error {
 		return fmt.Errorf("ptx: %s: unknown opcode %q (not in ptx.Forms)", instrString(in), in.Op)
 	}
 	kinds := strings.Fields(f.Args)
-	if len(in.Args) != len(kinds) {
-		return fmt.Errorf("ptx: %s: %d operands, want %d", instrString(in), len(in.Args), len(kinds))
+	if n := len(in.Args); n > len(kinds) || n < len(kinds)-f.Optional {
+		want := fmt.Sprint(len(kinds))
+		if f.Optional > 0 {
+			want = fmt.Sprintf("%d to %d", len(kinds)-f.Optional, len(kinds))
+		}
+		return fmt.Errorf("ptx: %s: %d operands, want %s", instrString(in), n, want)
 	}
 	for i, a := range in.Args {
 		if k := operandKind(a); !strings.ContainsRune(kinds[i], k) {
@@ -226,4 +232,19 @@ func cpAsyncSize(sizes ...int64) func(*Instr) error {
 		}
 		return nil
 	}
+}
+
+// barrierOperands checks immediate barrier operands as ptxas does: the barrier is
+// 0..15, a thread count a positive multiple of the warp size no larger than a
+// CTA (1024).
+func barrierOperands(in *Instr) error {
+	if id, ok := in.Args[0].(Imm); ok && (id < 0 || id > 15) {
+		return fmt.Errorf("barrier %d, want 0..15", id)
+	}
+	if len(in.Args) > 1 {
+		if n, ok := in.Args[1].(Imm); ok && (n <= 0 || n > 1024 || n%32 != 0) {
+			return fmt.Errorf("thread count %d, want a multiple of 32 in 32..1024", n)
+		}
+	}
+	return nil
 }

@@ -34,6 +34,28 @@ func TestValidate(t *testing.T) {
 		{&Instr{Op: "st.global.v4.b32", Args: []Operand{addr, Vec{r("%r0"), r("%r1")}}}, "sm_80", "7.0", "vector of 2, want 4"},
 		{&Instr{Op: "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", Args: []Operand{Vec{r("a"), r("b"), r("c"), r("d")}, Vec{r("a"), r("b"), r("c"), r("d")}, Vec{r("a")}, Vec{r("a"), r("b"), r("c"), r("d")}}}, "sm_80", "7.0", "operand 2 is a vector of 1, want 2"},
 		{&Instr{Op: "add.s32", Args: []Operand{r("%r0"), r("%r1"), Imm(4)}}, "gfx90", "7.0", "bad target"},
+		// The instructions of the split-D and warp-role decode designs (issues 20, 21),
+		// with the limits ptxas 11.8 enforces.
+		{&Instr{Op: "prmt.b32", Args: []Operand{r("%r0"), r("%r1"), Imm(0), Imm(0x9180)}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "prmt.b32.rc16", Args: []Operand{r("%r0"), r("%r1"), r("%r2"), r("%r3")}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "prmt.b32.f4e", Args: []Operand{r("%r0"), r("%r1"), r("%r2")}}, "sm_80", "7.0", "3 operands, want 4"},
+		{&Instr{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: []Operand{r("%r0"), r("%r1")}}, "sm_75", "7.8", ""},
+		{&Instr{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: []Operand{r("%r0"), r("%r1")}}, "sm_80", "7.7", "needs PTX 7.8"},
+		{&Instr{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: []Operand{r("%r0"), r("%r1")}}, "sm_70", "7.8", "needs sm_75"},
+		{&Instr{Op: "mul.rn.bf16x2", Args: []Operand{r("%r0"), r("%r1"), r("%r2")}}, "sm_90", "7.8", ""},
+		{&Instr{Op: "mul.rn.bf16x2", Args: []Operand{r("%r0"), r("%r1"), r("%r2")}}, "sm_89", "7.8", "needs sm_90"},
+		{&Instr{Op: "mul.rn.bf16x2", Args: []Operand{r("%r0"), r("%r1"), Imm(0x3f803f80)}}, "sm_90", "7.8", "operand 2 is an integer immediate"},
+		{&Instr{Op: "fma.rn.bf16x2", Args: []Operand{r("%r0"), r("%r1"), r("%r2"), r("%r3")}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.warp.sync", Args: []Operand{Imm(-1)}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.sync", Args: []Operand{Imm(0)}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.sync", Args: []Operand{Imm(1), Imm(128)}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.sync", Args: []Operand{r("%r0"), r("%r1")}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.sync", Args: []Operand{}}, "sm_80", "7.0", "0 operands, want 1 to 2"},
+		{&Instr{Op: "bar.sync", Args: []Operand{Imm(16)}}, "sm_80", "7.0", "barrier 16, want 0..15"},
+		{&Instr{Op: "bar.sync", Args: []Operand{Imm(1), Imm(65)}}, "sm_80", "7.0", "thread count 65, want a multiple of 32"},
+		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1), Imm(256)}}, "sm_80", "7.0", ""},
+		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1)}}, "sm_80", "7.0", "1 operands, want 2"},
+		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1), Imm(0)}}, "sm_80", "7.0", "thread count 0"},
 	}
 	for _, c := range cases {
 		err := Validate(c.in, c.target, c.version)
