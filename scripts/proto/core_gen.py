@@ -163,7 +163,9 @@ if GATHER:
 # Q fragments (permuted k) held in registers: KS k-steps x 4 registers, loaded once.
 Q = [[R() for _ in range(4)] for _ in range(KS)]
 for k in range(KS):
-    e(f"ld.shared.v4.b32 {{{Q[k][0]},{Q[k][1]},{Q[k][2]},{Q[k][3]}}}, [%x08+{k * 512}];")
+    # (fake data from the ring's first slot, which no warp writes before its first wait: an
+    # earlier version read the exchange buffers, a race the emulator found)
+    e(f"ld.shared.v4.b32 {{{Q[k][0]},{Q[k][1]},{Q[k][2]},{Q[k][3]}}}, [%x07+{k * 512}];")
 O0 = [[f"%o{n * 4 + i}" for i in range(4)] for n in range(ON)]
 for n in range(ON):
     for i in range(4):
