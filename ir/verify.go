@@ -2,6 +2,8 @@ package ir
 
 import (
 	"fmt"
+
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // OpError is a verifier error: it names the op, the operand and the problem.
@@ -402,7 +404,7 @@ func Verify(k *Kernel) error {
 		return fmt.Errorf("ir: kernel name %q: want letters, digits and _", k.Name)
 	}
 	for i, g := range k.Grid {
-		if limit := MaxGrid[i]; g < 1 || g > limit {
+		if limit := target.MaxGrid[i]; g < 1 || g > limit {
 			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d (CUDA's limit)", k.Name, i, g, limit)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -329,8 +330,8 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	return res, nil
 }
 
-// latencyBound reports whether the launch is about one wave of CTAs (at most
-// latencyBoundNum/latencyBoundDen waves, cost.go): then each CTA's chain of
+// latencyBound reports whether the launch is about one wave of CTAs (the launch
+// plans' rule, plan.LatencyBound): then each CTA's chain of
 // barriers and exchanges is the critical path, and replicating a score tile across
 // warps (no cross-warp reductions, P stays in registers) pays for its redundant
 // mma.sync and extra registers; with several waves, occupancy decides and
@@ -343,7 +344,7 @@ func (f *fn) latencyBound() bool {
 		return false
 	}
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
-	return latencyBoundDen*ctas <= latencyBoundNum*f.target.SMs
+	return plan.LatencyBound(ctas, f.target.SMs)
 }
 
 // replicationFits reports whether this CTA's threads may have more than the

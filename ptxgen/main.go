@@ -127,7 +127,8 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	lower.CheckPasses = lower.CheckPasses || *checkPasses
-	if err := kernels.CheckTarget(*fs.Target); err != nil {
+	t, err := fs.Resolve(*fs.Target)
+	if err != nil {
 		return err
 	}
 	if *showIR && *after != "" {
@@ -140,7 +141,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *all {
 		build = kernels.Config.Build
 	}
-	prog, err := build(fs.Config, *fs.Target)
+	prog, err := build(fs.Config, t)
 	if err != nil {
 		return err
 	}
@@ -156,16 +157,16 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *after != "" {
-		d, err := lower.DumpProgram(prog, *fs.Target, *after)
+		d, err := lower.DumpProgram(prog, t, *after)
 		if err != nil {
-			return compileError(fs, err)
+			return compileError(fs, t, err)
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *fs.Target)
+	c, err := lower.CompileProgram(prog, t)
 	if err != nil {
-		return compileError(fs, err)
+		return compileError(fs, t, err)
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
@@ -173,8 +174,8 @@ func dump(args []string, stdout, stderr io.Writer) error {
 
 // compileError is bad usage: a configuration the generator cannot lower, with the
 // flags that caused it named where they are known.
-func compileError(fs *kernels.CommandFlags, err error) error {
-	err = pcheck.ExplainCompileError(fs.Config, *fs.Target, err)
+func compileError(fs *kernels.CommandFlags, t target.Target, err error) error {
+	err = pcheck.ExplainCompileError(fs.Config, t, err)
 	if kernels.IsUsage(err) {
 		return err
 	}
@@ -203,7 +204,8 @@ func list(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-12s %s\n", s.Name, s.Doc)
 	}
 	fmt.Fprintln(stdout, "targets:")
-	for _, t := range target.Targets {
+	for _, name := range target.Names() {
+		t := target.MustLookup(name)
 		fmt.Fprintf(stdout, "  %-12s PTX %s, %d KB shared memory per block, %d SMs\n", t.Name, fmt.Sprintf("%d.%d", t.MinVersion/10, t.MinVersion%10), t.MaxSharedPerBlock/1024, t.SMs)
 	}
 	fmt.Fprintln(stdout, "passes:")
@@ -223,7 +225,8 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := kernels.CheckTarget(*fs.Target); err != nil {
+	t, err := fs.Resolve(*fs.Target)
+	if err != nil {
 		return err
 	}
 	if *useGPU {
@@ -242,7 +245,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if opts.Vectors == "" {
 		// What the host cannot hold, then what the emulator would not finish, before
 		// the case (inputs, float64 reference) is built.
-		if err := pcheck.CheckHostMemory(v, *fs.Target, maxHostBytes); err != nil {
+		if err := pcheck.CheckHostMemory(v, t, maxHostBytes); err != nil {
 			return err
 		}
 		if err := pcheck.CheckEmulatorTime(v, maxEmulatorSeconds); err != nil {
@@ -250,12 +253,12 @@ func check(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	opts.MaxHostBytes = maxHostBytes
-	c, err := pcheck.ForConfig(v, *fs.Target, opts)
+	c, err := pcheck.ForConfig(v, t, opts)
 	if err != nil {
 		if kernels.IsUsage(err) {
 			return err
 		}
-		return compileError(fs, err)
+		return compileError(fs, t, err)
 	}
 	res, err := runCase(c)
 	if err != nil {
