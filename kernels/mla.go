@@ -232,27 +232,38 @@ func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
 // split the candidates, one mla_combine_N kernel per split a call may have and the
 // partial-result workspace.
 func MLA(c MLAConfig, t target.Target) (*plan.Program, error) {
+	p, _, err := MLADesign(c, t)
+	return p, err
+}
+
+// MLADesign is MLA with each family's design: its variant, its entry in the launch
+// plan and the lowering's figures for each of its kernels (what the plan chose it
+// by, and what `dump -plan` prints).
+func MLADesign(c MLAConfig, t target.Target) (*plan.Program, []MLAFamilyDesign, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The kernels take the rows at run time; everything fixed here is for the capacity.
 	c.T, c.MaxT = c.Capacity(), 0
 	rule, fams, err := c.mlaPlan(t)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	designs := make([]MLAFamilyDesign, len(fams))
 	p := &ir.Program{Name: "mla_decode"}
 	for i, f := range rule.Families {
+		designs[i] = MLAFamilyDesign{Variant: fams[i].variant, Family: f, Figures: map[string]lower.Figures{}}
 		for _, name := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {
 			if name != "" {
 				p.Kernels = append(p.Kernels, fams[i].kernels[name])
+				designs[i].Figures[name] = fams[i].figures[name]
 			}
 		}
 	}
 	for _, cb := range rule.Combines {
 		comb, err := mlaCombineKernel(c, cb)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Kernels = append(p.Kernels, comb)
 	}
@@ -262,12 +273,12 @@ func MLA(c MLAConfig, t target.Target) (*plan.Program, error) {
 			{Name: "ws_lse", PerPart: int64(c.H) * 4},
 		}
 	}
-	return &plan.Program{Program: p, Rule: rule}, nil
+	return &plan.Program{Program: p, Rule: rule}, designs, nil
 }
 
-// mlaVariant is one generated decode kernel: Direct or Partial, for large or small
-// (latency-bound) launches.
-type mlaVariant struct {
+// mlaEntry is one generated decode kernel of a family: Direct or Partial, for large
+// or small (latency-bound) launches.
+type mlaEntry struct {
 	name     string
 	partial  bool // writes a chunk's partial result for the combine; grid z is the split
 	small    bool // for launches of about a wave: replicated score tiles
@@ -278,6 +289,7 @@ type mlaVariant struct {
 // resolved), its plan entry, and its kernels, built and measured by the lowering.
 type mlaFamily struct {
 	cfg     MLAConfig
+	variant MLAVariant
 	fam     plan.Family
 	kernels map[string]*ir.Kernel
 	// figures are the lowering's figures of each kernel (lower.Measure); fits is
@@ -306,19 +318,19 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
 	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
 	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
-	mf := &mlaFamily{cfg: fc, kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
-	for _, v := range []mlaVariant{
+	mf := &mlaFamily{cfg: fc, variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
+	for _, e := range []mlaEntry{
 		{name: f.Direct}, {name: f.DirectSmall, small: true},
 		{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
 	} {
-		if v.name == "" {
+		if e.name == "" {
 			continue
 		}
-		v.maxSplit = 1
-		if v.partial {
-			v.maxSplit = most
+		e.maxSplit = 1
+		if e.partial {
+			e.maxSplit = most
 		}
-		k, err := mlaDecodeKernel(fc, v)
+		k, err := mlaDecodeKernel(fc, mf.variant, e)
 		if err != nil {
 			return nil, err
 		}
@@ -326,12 +338,12 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 		if err != nil {
 			return nil, err
 		}
-		if v.small && !fig.Replicated {
+		if e.small && !fig.Replicated {
 			continue // the large kernel's code: not generated
 		}
-		mf.kernels[v.name], mf.figures[v.name] = k, fig
+		mf.kernels[e.name], mf.figures[e.name] = k, fig
 		mf.fits = mf.fits && fig.Fits
-		if !v.small && (f.PerSM == 0 || fig.CTAsPerSM < f.PerSM) {
+		if !e.small && (f.PerSM == 0 || fig.CTAsPerSM < f.PerSM) {
 			f.PerSM = fig.CTAsPerSM
 		}
 	}
@@ -470,20 +482,30 @@ func MLACall(c MLAConfig, t target.Target) (*plan.Program, plan.Choice, error) {
 	return call, ch, nil
 }
 
+// MLAFamilyDesign is one family of CTAs of a generated mla_decode program: its
+// variant, its entry in the launch plan, and the lowering's figures for each of its
+// kernels, by name.
+type MLAFamilyDesign struct {
+	Variant MLAVariant
+	Family  plan.Family
+	Figures map[string]lower.Figures
+}
+
 const log2e = 1.4426950408889634
 
 // mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, split).
-func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
+// c's HeadBlock and Tile are d's; v says which of the family's kernels this is.
+func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) {
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
-	b.SetWarps(c.warps())
+	b.SetWarps(d.Warps)
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
 		b.SetLatency(ir.LatencySmall)
 	}
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
-	HB, N := c.headBlock(), c.tileN()
+	HB, N := d.HeadBlock, d.Tile
 
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	var split *ir.Value

@@ -79,10 +79,22 @@ func TestPlanFiguresMatchCompiledKernels(t *testing.T) {
 func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int {
 	t.Helper()
 	name := fmt.Sprintf("%s cache=%s D=%d K=%v H=%d", tg, cfg.Cache, cfg.D(), cfg.Segments, cfg.H)
-	p, err := kernels.MLA(cfg, tg)
-	if err != nil {
-		t.Errorf("%s: %v", name, err)
+	p, designs, err := kernels.MLADesign(cfg, tg)
+	if err != nil || len(designs) != len(p.Rule.Families) {
+		t.Errorf("%s: %d designs, %v", name, len(designs), err)
 		return 0
+	}
+	// The variants are the plan's families, and the layout pass splits their
+	// accumulators as the variant says.
+	for i, d := range designs {
+		if f := p.Rule.Families[i]; d.Variant.HeadBlock != f.HeadBlock || d.Variant.Tile != f.Tile || d.Family != f {
+			t.Errorf("%s: variant %v against family %+v", name, d.Variant, f)
+		}
+		for n, fig := range d.Figures {
+			if fig.WarpGrid != d.Variant.WarpGrid || fig.Threads != 32*d.Variant.Warps {
+				t.Errorf("%s: %s: the lowering split its accumulators %v over %d threads; the variant says %v over %d warps", name, n, fig.WarpGrid, fig.Threads, d.Variant.WarpGrid, d.Variant.Warps)
+			}
+		}
 	}
 	// The decode kernels, each compiled as the program would (its place among the
 	// others only adds griddepcontrol); the combines do not depend on the family.

@@ -24,6 +24,9 @@ type Figures struct {
 	// Replicated reports score tiles replicated across warps (layout): the kernel is
 	// the one for latency-bound launches, not a copy of the other.
 	Replicated bool
+	// WarpGrid is how the layout pass split the first loop's carried accumulators
+	// over the warps: row groups x column groups of m16n8 tiles ({0, 0} without one).
+	WarpGrid [2]int
 	// LatencyBound is the layout pass's judgement of the kernel's launches: the
 	// kernel's ir.Latency, or the launch rule on its grid and t's SM count.
 	LatencyBound bool
@@ -58,5 +61,16 @@ func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
 			break
 		}
 	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpFor || fig.WarpGrid != [2]int{} {
+			return
+		}
+		for _, a := range o.Body.Args[1:] {
+			if l := f.layouts[a]; l.kind == lAcc {
+				fig.WarpGrid = [2]int{l.wm, l.wn}
+				return
+			}
+		}
+	})
 	return fig, nil
 }

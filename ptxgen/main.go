@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	pcheck "github.com/ptxgen/ptxgen/check"
@@ -123,6 +124,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	all := fs.Bool("all", false, "print every kernel gen writes (all the launch plan's variants), not only those a call of -tokens rows runs")
+	showPlan := fs.Bool("plan", false, "print the launch plan instead of PTX: each family's design (heads, warps, warp grid, tile, stages, precision), the lowering's figures for its kernels, and what a call of -tokens rows runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -130,6 +132,9 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
 		return err
+	}
+	if *showPlan {
+		return printPlan(stdout, fs.Config, t)
 	}
 	if *showIR && *after != "" {
 		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
@@ -169,6 +174,45 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return compileError(fs, t, err)
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
+	return err
+}
+
+// printPlan writes what dump -plan shows: the plan's families with their variants
+// and the lowering's figures, the combines, and the choice for -tokens rows.
+func printPlan(w io.Writer, c kernels.Config, t target.Target) error {
+	v, err := c.Value()
+	if err != nil {
+		return err
+	}
+	cfg, ok := v.(kernels.MLAConfig)
+	if !ok {
+		_, err := fmt.Fprintf(w, "no launch plan: every kernel runs, in order\n")
+		return err
+	}
+	p, designs, err := kernels.MLADesign(cfg, t)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s on %s, %d SMs\n", p.Name, t, t.SMs)
+	for i, d := range designs {
+		f := d.Family
+		fmt.Fprintf(w, "family %d: %s\n  %d head blocks x %d candidate tiles per row, %d CTAs per SM\n", i, d.Variant, f.HeadBlocks, f.Tiles, f.PerSM)
+		for _, n := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {
+			if fig, ok := d.Figures[n]; ok {
+				fmt.Fprintf(w, "  %-28s %6d bytes shared, %3d registers, %d CTAs per SM, replicated scores %v\n", n, fig.SharedBytes, fig.Registers, fig.CTAsPerSM, fig.Replicated)
+			}
+		}
+	}
+	var combs []string
+	for _, cb := range p.Rule.Combines {
+		combs = append(combs, strconv.Itoa(cb.Chunks))
+	}
+	fmt.Fprintf(w, "combines for splits: %s\n", strings.Join(combs, " "))
+	ch, err := p.Rule.Choose(cfg.T, t.SMs)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "a call of %d rows: %s, split %d, %d CTAs\n", cfg.T, strings.Join(ch.Kernels, " + "), ch.Split, ch.CTAs)
 	return err
 }
 

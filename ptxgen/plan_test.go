@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,3 +137,42 @@ func TestFormerlyFailingConfigsGenerate(t *testing.T) {
 }
 
 func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestDumpPlan: dump -plan names each family's design and gives for each kernel the
+// register budget its PTX (dump -all) carries; gemm has no plan.
+func TestDumpPlan(t *testing.T) {
+	for _, tg := range []string{"sm_80", "sm_90", "sm_120"} {
+		code, plan, errOut := runCLI("dump", "-plan", "-target", tg, "-tokens", "8")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tg, code, errOut)
+		}
+		_, all, _ := runCLI("dump", "-all", "-target", tg)
+		if !strings.Contains(plan, "16 heads, 4 warps (1x4), 32 candidates per tile, 1 stage(s)") || !strings.Contains(plan, "a call of 8 rows: ") {
+			t.Errorf("%s: plan lacks the 16-head design or the call:\n%s", tg, plan)
+		}
+		n := 0
+		for _, line := range strings.Split(plan, "\n") {
+			var name string
+			var shared, regs int
+			if _, err := fmt.Sscanf(line, "  %s %d bytes shared, %d registers", &name, &shared, &regs); err != nil {
+				continue
+			}
+			n++
+			at := strings.Index(all, ".entry "+name+"(")
+			if at < 0 {
+				t.Errorf("%s: %s is in the plan, not in dump -all", tg, name)
+				continue
+			}
+			entry := all[at:]
+			if want := fmt.Sprintf(".maxnreg %d\n", regs); !strings.Contains(entry[:strings.Index(entry, "{")], want) {
+				t.Errorf("%s: %s: plan says %d registers; its PTX: %q", tg, name, regs, entry[:strings.Index(entry, "{")])
+			}
+		}
+		if n < 2 {
+			t.Errorf("%s: %d kernels in the plan:\n%s", tg, n, plan)
+		}
+	}
+	if code, out, _ := runCLI("dump", "-plan", "-kernel", "gemm"); code != 0 || !strings.Contains(out, "no launch plan") {
+		t.Errorf("gemm: exit %d, %q", code, out)
+	}
+}
