@@ -48,7 +48,7 @@ func MLAPoolPages(cfg kernels.MLAConfig, pool string, minBytes int64) ([]int, er
 // MLABench returns one seeded mla_decode case per target, all on the same inputs
 // (pool as in MLAPoolPages) and compared with one float64 reference, computed
 // once; and the pool's size in bytes (every segment's cache). A target may carry
-// a planning target (target.LookupTarget's "sm_90@sm_120").
+// another target's limits (target.Target.WithLimitsOf, -plan-target).
 func MLABench(cfg kernels.MLAConfig, targets []arch.Target, pool string, minBytes int64, seed uint64) ([]*Case, int64, error) {
 	pages, err := MLAPoolPages(cfg, pool, minBytes)
 	if err != nil {

@@ -157,7 +157,7 @@ func (c MLAConfig) Validate() error {
 // tiles is the number of candidate tiles of segment s.
 func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }
 
-// tileN is the candidates per tile. MLA resolves 0 (automatic) with pickTile
+// tileN is the candidates per tile. MLA resolves 0 (automatic) with mlaWidest
 // before anything else reads it; 32 stands for it until then.
 func (c MLAConfig) tileN() int {
 	if c.Tile != 0 {
@@ -179,7 +179,7 @@ func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, c.headBlock()) }
 
 // headBlock is the number of heads a CTA takes: 16 (one m16 tile, 4 warps), 32 or
 // 64 (8 or 16 warps, each keeping the output accumulator at 64 registers per
-// thread). MLA resolves 0 (automatic) with pickHeadBlock before anything else
+// thread). mlaPlan resolves 0 (automatic) per family before anything else
 // reads it; 16 stands for it until then.
 func (c MLAConfig) headBlock() int {
 	if c.HeadBlock != 0 {
@@ -210,7 +210,7 @@ func (c MLAConfig) warps() int {
 const mlaWarps64 = 8
 
 // mlaWideMinTiles is the least number of candidate tiles per CTA at which
-// pickHeadBlock takes 64-head CTAs with 64-candidate tiles (see there).
+// the plan takes 64-head CTAs with 64-candidate tiles (plan.Rule.WideMinTiles).
 const mlaWideMinTiles = 2
 
 // dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
