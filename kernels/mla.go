@@ -285,10 +285,9 @@ type mlaEntry struct {
 	maxSplit int  // the largest split a launch may have
 }
 
-// mlaFamily is one CTA shape of the decode: its configuration (head block and tile
-// resolved), its plan entry, and its kernels, built and measured by the lowering.
+// mlaFamily is one CTA shape of the decode: its variant, its plan entry, and its
+// kernels, built and measured by the lowering.
 type mlaFamily struct {
-	cfg     MLAConfig
 	variant MLAVariant
 	fam     plan.Family
 	kernels map[string]*ir.Kernel
@@ -318,7 +317,7 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
 	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
 	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
-	mf := &mlaFamily{cfg: fc, variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
+	mf := &mlaFamily{variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
 	for _, e := range []mlaEntry{
 		{name: f.Direct}, {name: f.DirectSmall, small: true},
 		{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},

@@ -142,9 +142,7 @@ func (r *Rule) wide(rows, sms int) bool {
 // Choose is the plan of a call of rows on a device of sms SMs (Rule.SMs overrides
 // it): deterministic, and the same on every host.
 func (r *Rule) Choose(rows, sms int) (Choice, error) {
-	if r.SMs > 0 {
-		sms = r.SMs
-	}
+	sms = r.smsFor(sms)
 	if rows < 0 || sms < 1 || len(r.Families) == 0 {
 		return Choice{}, fmt.Errorf("plan: %d rows on %d SMs with %d families", rows, sms, len(r.Families))
 	}
@@ -177,6 +175,17 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	return c, nil
 }
 
+// smsFor is the SM count calls are planned for on a device of sms SMs: the count
+// the user fixed (Rule.SMs, -sms) where there is one, the device's otherwise. It is
+// the one statement of that default; below the plan the count travels in
+// target.Target.SMs.
+func (r *Rule) smsFor(sms int) int {
+	if r.SMs > 0 {
+		return r.SMs
+	}
+	return sms
+}
+
 // combineFor is the combine of split chunks, "" if none was generated.
 func (r *Rule) combineFor(split int) string {
 	for _, c := range r.Combines {
@@ -199,9 +208,7 @@ func pick(large, small string, isSmall bool) string {
 // rows that runs a Partial kernel on sms SMs: the workspace holds one partial result
 // per pair. 0 when no call splits.
 func (r *Rule) MaxParts(capacity, sms int) int {
-	if r.SMs > 0 {
-		sms = r.SMs
-	}
+	sms = r.smsFor(sms)
 	fewest := 0 // the fewest CTAs per row of any family
 	for i, f := range r.Families {
 		if i == 0 || f.HeadBlocks < fewest {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -174,5 +175,21 @@ func TestDumpPlan(t *testing.T) {
 	}
 	if code, out, _ := runCLI("dump", "-plan", "-kernel", "gemm"); code != 0 || !strings.Contains(out, "no launch plan") {
 		t.Errorf("gemm: exit %d, %q", code, out)
+	}
+}
+
+// TestArchSpecificTargets: sm_90a and sm_120a are their target's plan and code, with
+// the architecture-specific .target and the PTX version that accepts it.
+func TestArchSpecificTargets(t *testing.T) {
+	for _, tc := range []struct{ a, base, version string }{{"sm_90a", "sm_90", "8.0"}, {"sm_120a", "sm_120", "8.7"}} {
+		_, a, errA := runCLI("dump", "-all", "-target", tc.a)
+		_, base, errB := runCLI("dump", "-all", "-target", tc.base)
+		if errA != "" || errB != "" {
+			t.Fatalf("%s: %s %s", tc.a, errA, errB)
+		}
+		d := lineDiff(a, base)
+		if !strings.Contains(a, ".version "+tc.version+"\n") || !slices.Contains(d, ".target "+tc.a+" | .target "+tc.base) || len(d) > 2 {
+			t.Errorf("%s against %s differs in %q", tc.a, tc.base, d)
+		}
 	}
 }
