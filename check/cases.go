@@ -243,7 +243,7 @@ func describeMLA(c kernels.MLAConfig) string {
 // mlaCase binds inputs to the kernels' parameters. wantOut and wantLSE are the
 // expected outputs; nil means compute them with the package's float64 reference.
 func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, target arch.Target) (*Case, error) {
-	prog, choice, err := kernels.MLACall(cfg, target)
+	prog, choice, design, err := kernels.MLACallDesign(cfg, target)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +261,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	c := &Case{
 		Name:     name,
 		Compiled: comp,
+		Variant:  design.Variant.Short(),
 		Buffers: map[string][]byte{
 			"q":   bytesOf(in.Q),
 			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),

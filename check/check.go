@@ -31,6 +31,9 @@ type Case struct {
 	// WriteVectors, when set, writes the case's inputs and reference outputs as a
 	// test-vector folder (for other implementations, such as the Triton baseline).
 	WriteVectors func(dir string) error
+	// Variant is the design of the CTAs the case runs (kernels.MLAVariant.Short),
+	// "" for kernels without variants.
+	Variant string
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of

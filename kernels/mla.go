@@ -466,19 +466,26 @@ func suffix(name, s string) string {
 // chooses for t's SM count, or -sms's; the rest of the program generated for the
 // capacity dropped), with the choice: what `dump -tokens T` shows and check runs.
 func MLACall(c MLAConfig, t target.Target) (*plan.Program, plan.Choice, error) {
-	p, err := MLA(c, t)
+	p, ch, _, err := MLACallDesign(c, t)
+	return p, ch, err
+}
+
+// MLACallDesign is MLACall with the design of the family the call runs (what the
+// bench reports beside its time).
+func MLACallDesign(c MLAConfig, t target.Target) (*plan.Program, plan.Choice, MLAFamilyDesign, error) {
+	p, designs, err := MLADesign(c, t)
 	if err != nil {
-		return nil, plan.Choice{}, err
+		return nil, plan.Choice{}, MLAFamilyDesign{}, err
 	}
 	ch, err := p.Rule.Choose(c.T, t.SMs)
 	if err != nil {
-		return nil, plan.Choice{}, err
+		return nil, plan.Choice{}, MLAFamilyDesign{}, err
 	}
 	call := p.Only(ch.Kernels)
 	if ch.Split == 1 {
 		call.Workspace = nil
 	}
-	return call, ch, nil
+	return call, ch, designs[ch.Family], nil
 }
 
 // MLAFamilyDesign is one family of CTAs of a generated mla_decode program: its

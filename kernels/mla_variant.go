@@ -34,6 +34,11 @@ func (c MLAConfig) variant(hb, tile int) MLAVariant {
 	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: 1, Precision: mlaPrecision}
 }
 
+// Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".
+func (v MLAVariant) Short() string {
+	return fmt.Sprintf("h%d w%d %dx%d t%d s%d", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages)
+}
+
 func (v MLAVariant) String() string {
 	return fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision)
 }

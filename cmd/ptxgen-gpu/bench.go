@@ -320,6 +320,9 @@ func plan(c *check.Case) string {
 		g := k.GridFor(int(rows), int(split))
 		p = append(p, fmt.Sprintf("%s %dx%dx%d/%d %dKB", strings.TrimPrefix(k.Name, "mla_"), g[0], g[1], g[2], k.Block, k.SharedBytes/1024))
 	}
+	if c.Variant != "" {
+		return "[" + c.Variant + "] " + strings.Join(p, " + ")
+	}
 	return strings.Join(p, " + ")
 }
 
