@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // TestFloorOfTheIssue: the issue quotes a floor of about 7.7 us for H=64, T=64,
@@ -198,11 +199,11 @@ func TestShapesRunTheCapacitysCode(t *testing.T) {
 		var names [2]string
 		for i, capacity := range []int{0, 4096} {
 			cfg.MaxT = capacity
-			call, ch, err := kernels.MLACall(cfg, "sm_90")
+			call, ch, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp, err := lower.CompileProgram(call, "sm_90")
+			comp, err := lower.CompileProgram(call, target.MustLookup("sm_90"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // TestTritonBaselineSelftest runs the pure-Python parts of bench/triton_seed.py (folder
@@ -32,7 +33,7 @@ func TestTritonBaselineSelftest(t *testing.T) {
 	for _, cache := range []string{kernels.CacheFP8DS, kernels.CacheBF16} {
 		cfg := kernels.MLAConfig{T: 2, H: 8, Nope: 448, Rope: 64, Cache: cache, Sink: true, Segments: segs}
 		seed := uint64(3)
-		c, err := check.MLA(cfg, "sm_90", golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.2})
+		c, err := check.MLA(cfg, target.MustLookup("sm_90"), golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,8 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 func sortedNames[V any](m map[string]V) []string {
@@ -25,19 +27,19 @@ func sortedNames[V any](m map[string]V) []string {
 }
 
 // GEMM returns a seeded gemm case: dense row-major A, B, C (strides K, N, N).
-func GEMM(cfg kernels.GEMMConfig, target string, seed uint64) (*Case, error) {
+func GEMM(cfg kernels.GEMMConfig, target arch.Target, seed uint64) (*Case, error) {
 	return GEMMStrided(cfg, target, seed, 0, 0)
 }
 
 // GEMMStrided is GEMM with A and B row strides lda >= K and ldb >= N (0 means
 // dense). golden.GenGemm fills the gaps with NaN, so a kernel that lets a byte
 // outside the logical matrix reach an output produces NaN.
-func GEMMStrided(cfg kernels.GEMMConfig, target string, seed uint64, lda, ldb int) (*Case, error) {
+func GEMMStrided(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, ldb int) (*Case, error) {
 	k, err := kernels.GEMM(cfg)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, target)
+	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +114,7 @@ func KernelMLAConfig(g golden.MLAConfig) kernels.MLAConfig {
 }
 
 // MLA returns a seeded mla_decode case.
-func MLA(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
+func MLA(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions) (*Case, error) {
 	return MLAPool(cfg, target, opt, 0)
 }
 
@@ -126,7 +128,7 @@ const MaxPoolBytes = 32 << 30
 // record the kernel reads sits past 2^32 bytes. Only those pages are written;
 // the rest of each pool is one zeroed allocation. Meant for the GPU: the
 // emulator would copy every pool twice.
-func MLAPool(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions, poolBytes int64) (*Case, error) {
+func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions, poolBytes int64) (*Case, error) {
 	if poolBytes < 0 || poolBytes > MaxPoolBytes {
 		return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
 	}
@@ -172,7 +174,7 @@ func MLAPool(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions, poo
 // (0: automatic); meta.json sets the rest. The case also fails when meta.json's
 // valid_candidates_per_row differs from the count its len and idx files give.
 // maxHostBytes bounds the folder's arrays (0: HostMemoryLimit).
-func Vectors(dir, target string, plan kernels.MLAConfig, maxHostBytes int64) (*Case, error) {
+func Vectors(dir string, target arch.Target, plan kernels.MLAConfig, maxHostBytes int64) (*Case, error) {
 	if maxHostBytes <= 0 {
 		maxHostBytes = HostMemoryLimit()
 	}
@@ -264,8 +266,8 @@ func describeMLA(c kernels.MLAConfig) string {
 
 // mlaCase binds inputs to the kernels' parameters. wantOut and wantLSE are the
 // expected outputs; nil means compute them with the package's float64 reference.
-func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, target string) (*Case, error) {
-	prog, choice, err := kernels.MLACall(cfg, target)
+func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, target arch.Target) (*Case, error) {
+	prog, choice, design, err := kernels.MLACallDesign(cfg, target)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +285,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	c := &Case{
 		Name:     name,
 		Compiled: comp,
+		Variant:  design.Variant.Short(),
 		Buffers: map[string][]byte{
 			"q":   bytesOf(in.Q),
 			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),
@@ -325,12 +328,12 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 }
 
 // Copy returns a copy case: random f32 rows, compared exactly.
-func Copy(cfg kernels.CopyConfig, target string, seed uint64) (*Case, error) {
+func Copy(cfg kernels.CopyConfig, target arch.Target, seed uint64) (*Case, error) {
 	k, err := kernels.Copy(cfg)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, target)
+	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
 	}
@@ -354,12 +357,12 @@ func Copy(cfg kernels.CopyConfig, target string, seed uint64) (*Case, error) {
 }
 
 // MMALoop returns an mma_loop case: every CTA's output is Iters x (A·B).
-func MMALoop(cfg kernels.MMALoopConfig, target string, seed uint64) (*Case, error) {
+func MMALoop(cfg kernels.MMALoopConfig, target arch.Target, seed uint64) (*Case, error) {
 	k, err := kernels.MMALoop(cfg)
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, target)
+	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
 	}

@@ -11,11 +11,11 @@ import (
 // and the copy moves 16 bytes per access both ways (or it would not measure
 // bandwidth).
 func TestCeilingKernels(t *testing.T) {
-	cp, err := Copy(kernels.CopyConfig{Rows: 300}, "sm_90", 3)
+	cp, err := Copy(kernels.CopyConfig{Rows: 300}, tgt("sm_90"), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm, err := MMALoop(kernels.MMALoopConfig{CTAs: 2, Iters: 7}, "sm_80", 4)
+	mm, err := MMALoop(kernels.MMALoopConfig{CTAs: 2, Iters: 7}, tgt("sm_80"), 4)
 	if err != nil {
 		t.Fatal(err)
 	}

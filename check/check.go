@@ -34,6 +34,9 @@ type Case struct {
 	// MaxWarpInstrs bounds the warp instructions of each CTA in the emulator (0:
 	// emu.DefaultMaxWarpInstrs), so that a program of one's own cannot run for hours.
 	MaxWarpInstrs int64
+	// Variant is the design of the CTAs the case runs (kernels.MLAVariant.Short),
+	// "" for kernels without variants.
+	Variant string
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of

@@ -59,7 +59,7 @@ func TestGEMMEmulator(t *testing.T) {
 		cfg := gc.cfg
 		t.Run(fmt.Sprintf("m%d_n%d_k%d_%s_%s", cfg.M, cfg.N, cfg.K, cfg.Out, gc.target), func(t *testing.T) {
 			t.Parallel()
-			c, err := GEMM(cfg, gc.target, gc.seed)
+			c, err := GEMM(cfg, tgt(gc.target), gc.seed)
 			if err != nil {
 				t.Fatalf("seed %d: %v", gc.seed, err)
 			}
@@ -123,7 +123,7 @@ func TestGEMMStridedEmulator(t *testing.T) {
 		cfg := kernels.GEMMConfig{M: tc.m, N: tc.n, K: tc.k, Out: tc.out}
 		t.Run(fmt.Sprintf("m%d_n%d_k%d_lda%d_ldb%d", tc.m, tc.n, tc.k, tc.lda, tc.ldb), func(t *testing.T) {
 			t.Parallel()
-			c, err := GEMMStrided(cfg, tc.target, uint64(2000+i), tc.lda, tc.ldb)
+			c, err := GEMMStrided(cfg, tgt(tc.target), uint64(2000+i), tc.lda, tc.ldb)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // CaseOptions are what a command asks of a case beyond the kernel configuration.
@@ -125,7 +126,7 @@ func kernelName(v any) string {
 
 // ForConfig makes the case for a validated kernel configuration (the Value of a
 // kernels.Config). Bad option values are *kernels.ConfigError.
-func ForConfig(v any, target string, o CaseOptions) (*Case, error) {
+func ForConfig(v any, target arch.Target, o CaseOptions) (*Case, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func BenchmarkEmulateDecodeCTA(b *testing.B) {
 	cfg := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
 		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}},
 		Split:    1}
-	c, err := MLA(cfg, "sm_120", golden.MLAGenOptions{Seed: 1})
+	c, err := MLA(cfg, tgt("sm_120"), golden.MLAGenOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // ExplainCompileError turns a lowering error of configuration c on target into one
@@ -15,7 +16,7 @@ import (
 // fits the target, so when it compiles, the forced flags are the cause, and the
 // error lists the forced values that do compile. Any other error is returned as it
 // is. It compiles a few variants, on this error path only.
-func ExplainCompileError(c kernels.Config, target string, err error) error {
+func ExplainCompileError(c kernels.Config, target arch.Target, err error) error {
 	if err == nil {
 		return err
 	}
@@ -57,6 +58,6 @@ func ExplainCompileError(c kernels.Config, target string, err error) error {
 	if cfg.HeadBlock == 0 {
 		flag, value = "tile", fmt.Sprint(cfg.Tile)
 	}
-	return &kernels.ConfigError{Flag: flag, Value: value + " on " + target,
+	return &kernels.ConfigError{Flag: flag, Value: value + " on " + target.String(),
 		Want: fmt.Sprintf("a CTA that fits %s (%s: %v); these fit: %s", target, strings.Join(forced, " "), err, strings.Join(fits, ", "))}
 }

@@ -113,13 +113,13 @@ func (k *emuKernel) Unload() error { k.d.loaded--; return nil }
 func TestGPUExecutorOnEmulatedDevice(t *testing.T) {
 	cases := []func() (*Case, error){
 		func() (*Case, error) {
-			return GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, "sm_90", 3)
+			return GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, tgt("sm_90"), 3)
 		},
 		func() (*Case, error) {
 			// Split in two chunks: two kernels and a workspace.
 			cfg := kernels.MLAConfig{T: 1, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Split: 2,
 				Segments: []kernels.MLASegment{{K: 100, PageSize: 53, HasLen: true}}}
-			return MLA(cfg, "sm_90", golden.MLAGenOptions{Seed: 2, InvalidFrac: 0.1, Poison: true})
+			return MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 2, InvalidFrac: 0.1, Poison: true})
 		},
 	}
 	for _, mk := range cases {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ptx"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // Verdict kinds: how a run of a case ended.
@@ -125,3 +126,6 @@ func shortDetail(v verdict) string {
 	}
 	return fmt.Sprint(strings.Join(keep, "; "))
 }
+
+// tgt is the target named name.
+func tgt(name string) arch.Target { return arch.MustLookup(name) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/kernels"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // Host memory: a check holds its inputs, outputs and workspace (and the executor a
@@ -66,7 +67,7 @@ type memPart struct {
 // HostBytes estimates the host memory a check of configuration v on target needs, in bytes,
 // and names the flags of its largest term. Float arithmetic: the products of the
 // flags' maxima overflow int64.
-func HostBytes(v any, target string) (float64, string) {
+func HostBytes(v any, target arch.Target) (float64, string) {
 	var parts []memPart
 	switch c := v.(type) {
 	case kernels.GEMMConfig:
@@ -119,7 +120,7 @@ func HostBytes(v any, target string) (float64, string) {
 
 // CheckHostMemory refuses a configuration whose check on target needs more than limit bytes
 // (0: HostMemoryLimit) as a *kernels.ConfigError naming the flags of its largest term.
-func CheckHostMemory(v any, target string, limit int64) error {
+func CheckHostMemory(v any, target arch.Target, limit int64) error {
 	source := "the limit given"
 	if limit <= 0 {
 		limit, source = HostMemoryLimit(), fmt.Sprintf("%.0f%% of this machine's memory", 100*DefaultHostFraction)

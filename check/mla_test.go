@@ -100,7 +100,7 @@ func TestMLAMatrix(t *testing.T) {
 			t.Parallel()
 			opts := s.opts
 			opts.Seed = uint64(100 + i)
-			c, err := MLA(s.config(), s.target, opts)
+			c, err := MLA(s.config(), tgt(s.target), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +173,7 @@ func TestVectors(t *testing.T) {
 	for _, d := range dirs {
 		for _, split := range []int{1, 0} {
 			t.Run(fmt.Sprintf("%s/split%d", filepath.Base(d), split), func(t *testing.T) {
-				c, err := Vectors(d, "sm_90", kernels.MLAConfig{Split: split}, 0)
+				c, err := Vectors(d, tgt("sm_90"), kernels.MLAConfig{Split: split}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -191,11 +191,11 @@ func TestMLAMatrixAssembles(t *testing.T) {
 		for _, target := range []string{"sm_80", "sm_90"} {
 			t.Run(fmt.Sprintf("%d_%s", i, target), func(t *testing.T) {
 				t.Parallel()
-				p, err := kernels.MLA(s.config(), target)
+				p, err := kernels.MLA(s.config(), tgt(target))
 				if err != nil {
 					t.Fatal(err)
 				}
-				comp, err := lower.CompileProgram(p, target)
+				comp, err := lower.CompileProgram(p, tgt(target))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -248,7 +248,7 @@ func TestVectorsIndexPastPool(t *testing.T) {
 	// The folder's own count still includes the dropped candidate, which the check
 	// reports as a mismatch (a clear failure, not a crash); a folder written for
 	// the new rule says 159.
-	c, err := Vectors(dir, "sm_90", kernels.MLAConfig{Split: 1}, 0)
+	c, err := Vectors(dir, tgt("sm_90"), kernels.MLAConfig{Split: 1}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestVectorsIndexPastPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, split := range []int{1, 0} {
-		c, err := Vectors(dir, "sm_90", kernels.MLAConfig{Split: split}, 0)
+		c, err := Vectors(dir, tgt("sm_90"), kernels.MLAConfig{Split: split}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -290,7 +290,7 @@ func TestMLAPool(t *testing.T) {
 	cfg := kernels.MLAConfig{T: 2, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Split: 2,
 		Segments: []kernels.MLASegment{seg(70, 64, true), seg(40, 16, true)}}
 	const poolBytes = 3 << 20
-	c, err := MLAPool(cfg, "sm_90", golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true}, poolBytes)
+	c, err := MLAPool(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true}, poolBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,10 +322,10 @@ func TestMLAPool(t *testing.T) {
 	passesInEmulator(t, c)
 
 	tiny := kernels.MLAConfig{T: 1, H: 1, Nope: 1, Rope: 0, Cache: kernels.CacheBF16, Segments: []kernels.MLASegment{seg(1, 1, false)}}
-	if _, err := MLAPool(tiny, "sm_90", golden.MLAGenOptions{Seed: seed}, MaxPoolBytes); err == nil || !strings.Contains(err.Error(), "2^31-1 slots") {
+	if _, err := MLAPool(tiny, tgt("sm_90"), golden.MLAGenOptions{Seed: seed}, MaxPoolBytes); err == nil || !strings.Contains(err.Error(), "2^31-1 slots") {
 		t.Errorf("2^31 slots of 16 bytes: err = %v", err)
 	}
-	if _, err := MLAPool(cfg, "sm_90", golden.MLAGenOptions{Seed: seed}, MaxPoolBytes+1); err == nil || !strings.Contains(err.Error(), "-pool-gib") {
+	if _, err := MLAPool(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: seed}, MaxPoolBytes+1); err == nil || !strings.Contains(err.Error(), "-pool-gib") {
 		t.Errorf("past MaxPoolBytes: err = %v", err)
 	}
 }

@@ -260,7 +260,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_17x9x33",
 		build: func() (*Case, error) {
-			return GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, "sm_80", 11)
+			return GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, tgt("sm_80"), 11)
 		},
 		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
 			"srcsize_first": noCpAsync, "srcsize_all": noCpAsync},
@@ -269,7 +269,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_17x9x33_lda40_ldb12",
 		build: func() (*Case, error) {
-			return GEMMStrided(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.F32}, "sm_90", 14, 40, 12)
+			return GEMMStrided(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.F32}, tgt("sm_90"), 14, 40, 12)
 		},
 		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
 			"srcsize_first": noCpAsync, "srcsize_all": noCpAsync},
@@ -277,7 +277,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_100x72x448",
 		build: func() (*Case, error) {
-			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.F32}, "sm_90", 12)
+			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.F32}, tgt("sm_90"), 12)
 		},
 		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{
@@ -290,7 +290,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_100x72x440",
 		build: func() (*Case, error) {
-			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.BF16}, "sm_120", 13)
+			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.BF16}, tgt("sm_120"), 13)
 		},
 		absent:   map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{"srcsize_first": srcsizeA440},
@@ -298,7 +298,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "gemm_100x72x440_lda448_ldb80",
 		build: func() (*Case, error) {
-			return GEMMStrided(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.F32}, "sm_90", 15, 448, 80)
+			return GEMMStrided(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.F32}, tgt("sm_90"), 15, 448, 80)
 		},
 		absent:   map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{"srcsize_first": srcsizeA440},
@@ -351,7 +351,7 @@ const loopEndRedundant = "redundant in mla_decode: the only shared writes of the
 func mlaPoisonedPage0(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
 	strides := MLAGoldenConfig(cfg, make([]int, len(cfg.Segments)))
 	for range 500 {
-		c, err := MLA(cfg, target, opt)
+		c, err := MLA(cfg, tgt(target), opt)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // Pools for benchmark inputs (golden.GenMLAPool): where the rows' candidates live.
@@ -47,8 +48,8 @@ func MLAPoolPages(cfg kernels.MLAConfig, pool string, minBytes int64) ([]int, er
 // MLABench returns one seeded mla_decode case per target, all on the same inputs
 // (pool as in MLAPoolPages) and compared with one float64 reference, computed
 // once; and the pool's size in bytes (every segment's cache). A target may carry
-// a planning target (target.LookupTarget's "sm_90@sm_120").
-func MLABench(cfg kernels.MLAConfig, targets []string, pool string, minBytes int64, seed uint64) ([]*Case, int64, error) {
+// another target's limits (target.Target.WithLimitsOf, -plan-target).
+func MLABench(cfg kernels.MLAConfig, targets []arch.Target, pool string, minBytes int64, seed uint64) ([]*Case, int64, error) {
 	pages, err := MLAPoolPages(cfg, pool, minBytes)
 	if err != nil {
 		return nil, 0, err
@@ -82,7 +83,7 @@ func MLABench(cfg kernels.MLAConfig, targets []string, pool string, minBytes int
 // folder that an MLABench case wrote (ptxgen-gpu bench -vectors-out), so a second
 // run needs neither the generator nor the reference. The folder must hold cfg's
 // shape; the error says what differs.
-func MLABenchVectors(dir string, cfg kernels.MLAConfig, targets []string) ([]*Case, int64, error) {
+func MLABenchVectors(dir string, cfg kernels.MLAConfig, targets []arch.Target) ([]*Case, int64, error) {
 	v, err := golden.LoadVectors(dir)
 	if err != nil {
 		return nil, 0, err

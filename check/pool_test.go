@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/kernels"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 func benchConfig(T, H int) kernels.MLAConfig {
@@ -45,7 +46,7 @@ func TestMLAPoolPages(t *testing.T) {
 // plan's decode stays within sm_120's shared memory.
 func TestMLABenchPlans(t *testing.T) {
 	cfg := benchConfig(3, 8)
-	cs, bytes, err := MLABench(cfg, []string{"sm_90", "sm_90@sm_120"}, PoolServing, 4<<20, 11)
+	cs, bytes, err := MLABench(cfg, []arch.Target{tgt("sm_90"), tgt("sm_90").WithLimitsOf(tgt("sm_120"))}, PoolServing, 4<<20, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestMLABenchPlans(t *testing.T) {
 		if c.Compiled.Module.Target != "sm_90" {
 			t.Errorf("%s: emitted for %s", c.Name, c.Compiled.Module.Target)
 		}
-		if k := c.Compiled.Kernels[0]; k.SharedBytes > 99*1024 && c.Compiled.Target == "sm_90@sm_120" {
+		if k := c.Compiled.Kernels[0]; k.SharedBytes > 99*1024 && c.Compiled.Target.PlannedFor == "sm_120" {
 			t.Errorf("%s: %d bytes of shared memory", c.Name, k.SharedBytes)
 		}
 		res, err := Run(Emulator{}, c)

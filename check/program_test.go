@@ -7,6 +7,8 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 func compileText(t *testing.T, src string) *lower.Compiled {
@@ -15,7 +17,11 @@ func compileText(t *testing.T, src string) *lower.Compiled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lower.CompileProgram(p, "sm_90")
+	tg, err := target.LookupTarget("sm_90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := lower.CompileProgram(plan.Unplanned(p), tg)
 	if err != nil {
 		t.Fatal(err)
 	}

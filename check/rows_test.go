@@ -19,7 +19,7 @@ func TestMLARowsAtRunTime(t *testing.T) {
 		for _, rows := range []int{1, 3, 8} {
 			cfg := kernels.MLAConfig{T: rows, MaxT: 8, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Segments: segs, Split: split}
 			opt := golden.MLAGenOptions{Seed: uint64(100*split + rows), InvalidFrac: 0.1, Poison: true}
-			c, err := MLA(cfg, "sm_90", opt)
+			c, err := MLA(cfg, tgt("sm_90"), opt)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -44,6 +44,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // Version is the generator version recorded in every generated file's header. It is a
@@ -124,7 +125,7 @@ func CheckFileName(base string) error {
 // counts, tiles), lowers it and returns the Go file followed by one PTX file per target,
 // in the order of targets, and the manifest when Options.Manifest is set (see Render). Empty Options.Type, Config, Doc and Shape are filled in from
 // the configuration.
-func Generate(cfg kernels.Config, targets []string, opt Options) ([]File, error) {
+func Generate(cfg kernels.Config, targets []target.Target, opt Options) ([]File, error) {
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("gogen: no targets")
 	}
@@ -727,11 +728,11 @@ func factsLit(k *ptx.Kernel) jen.Code {
 	return jen.Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, fields...)
 }
 
-// isa is the target a compiled program's PTX is for: its module's .target, which
-// differs from Compiled.Target when it was planned for another ("sm_90@sm_120").
+// isa is the target a compiled program's PTX is for: its module's .target (the
+// target's name, also when it was planned under another's limits).
 func isa(c *lower.Compiled) string {
 	if c.Module != nil {
 		return c.Module.Target
 	}
-	return c.Target
+	return c.Target.Name
 }

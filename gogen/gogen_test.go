@@ -14,10 +14,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -51,7 +52,7 @@ var goldens = []struct {
 func generate(t testing.TB, kernel string, args, targets []string, pkg, file string) []File {
 	t.Helper()
 	cfg := config(t, kernel, args...)
-	files, err := Generate(cfg, targets, Options{Package: pkg, File: file,
+	files, err := Generate(cfg, lookupAll(targets...), Options{Package: pkg, File: file,
 		Command: "ptxgen gen " + strings.Join(cfg.Args(), " ") + " -targets " + strings.Join(targets, ",") + " -pkg " + pkg + " -o " + file})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestDeterministic(t *testing.T) {
 // twoKernels is a program like split-KV decode: a first kernel writes a workspace buffer
 // that a second one reads, the kernels name their parameters in different orders, and n
 // is one argument although both take it.
-func twoKernels(t testing.TB) *ir.Program {
+func twoKernels(t testing.TB) *plan.Program {
 	t.Helper()
 	part := ir.NewBuilder("part")
 	x := part.Param("x", ir.PtrTo(ir.F32), 16, 256)
@@ -198,14 +199,14 @@ func twoKernels(t testing.TB) *ir.Program {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &ir.Program{Name: "two_step", Kernels: []*ir.Kernel{k1, k2}, Workspace: []ir.Workspace{{Name: "ws", Bytes: 256}}}
+	return plan.Unplanned(&ir.Program{Name: "two_step", Kernels: []*ir.Kernel{k1, k2}, Workspace: []ir.Workspace{{Name: "ws", Bytes: 256}}})
 }
 
 func TestWorkspaceBinding(t *testing.T) {
 	p := twoKernels(t)
 	var cs []*lower.Compiled
 	for _, tg := range []string{"sm_90", "sm_80"} {
-		c, err := lower.CompileProgram(p, tg)
+		c, err := lower.CompileProgram(p, target.MustLookup(tg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +246,7 @@ func TestWorkspaceBinding(t *testing.T) {
 
 func TestRenderErrors(t *testing.T) {
 	p := twoKernels(t)
-	c, err := lower.CompileProgram(p, "sm_90")
+	c, err := lower.CompileProgram(p, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,13 +293,13 @@ func TestRenderErrors(t *testing.T) {
 
 func TestTargetsMustAgree(t *testing.T) {
 	p := twoKernels(t)
-	a, err := lower.CompileProgram(p, "sm_90")
+	a, err := lower.CompileProgram(p, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := twoKernels(t)
 	q.Kernels = q.Kernels[:1] // no kernel takes y on sm_80
-	b, err := lower.CompileProgram(q, "sm_80")
+	b, err := lower.CompileProgram(q, target.MustLookup("sm_80"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +385,7 @@ func TestGoldenBuilds(t *testing.T) {
 	}
 	var cs []*lower.Compiled
 	for _, tg := range []string{"sm_90", "sm_80"} {
-		c, err := lower.CompileProgram(twoKernels(t), tg)
+		c, err := lower.CompileProgram(twoKernels(t), target.MustLookup(tg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -500,10 +501,19 @@ func BenchmarkGenerate(b *testing.B) {
 			cfg := config(b, c.kernel, c.args...)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Generate(cfg, []string{"sm_120"}, Options{Package: "kern", File: "kern_gen.go", Command: "bench"}); err != nil {
+				if _, err := Generate(cfg, lookupAll("sm_120"), Options{Package: "kern", File: "kern_gen.go", Command: "bench"}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// lookupAll is the targets named.
+func lookupAll(names ...string) []target.Target {
+	var out []target.Target
+	for _, n := range names {
+		out = append(out, target.MustLookup(n))
+	}
+	return out
 }

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // The manifest round trip: parsed back, each target's launches give exactly the launch
@@ -30,11 +30,11 @@ func TestManifestRoundTrip(t *testing.T) {
 		cfg := config(t, tc.kernel, tc.args...)
 		var cs []*lower.Compiled
 		for _, tg := range tc.targets {
-			p, err := cfg.Build(tg)
+			p, err := cfg.Build(target.MustLookup(tg))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := lower.CompileProgram(p, tg)
+			c, err := lower.CompileProgram(p, target.MustLookup(tg))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestParseManifestRefuses(t *testing.T) {
 // A manifest without a Go file names the PTX files after itself.
 func TestManifestAlone(t *testing.T) {
 	cfg := config(t, "mla_decode", "-max-tokens", "4", "-heads", "16")
-	files, err := Generate(cfg, []string{"sm_90"}, Options{Manifest: "dec.json", Command: "test"})
+	files, err := Generate(cfg, lookupAll("sm_90"), Options{Manifest: "dec.json", Command: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestManifestAlone(t *testing.T) {
 	if _, err := ptx.Parse(string(files[0].Data)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Generate(cfg, []string{"sm_90"}, Options{Manifest: "dec.txt"}); err == nil {
+	if _, err := Generate(cfg, lookupAll("sm_90"), Options{Manifest: "dec.txt"}); err == nil {
 		t.Error("a manifest not named .json was accepted")
 	}
 }

@@ -47,7 +47,7 @@ func TestPythonHostSelftest(t *testing.T) {
 	}
 	cfg := config(t, "mla_decode", append(flags[2:], "-max-tokens", "8")...)
 	targets := []string{"sm_120", "sm_90"}
-	files, err := Generate(cfg, targets, Options{Manifest: "mla_decode.json",
+	files, err := Generate(cfg, lookupAll(targets...), Options{Manifest: "mla_decode.json",
 		Command: "ptxgen gen " + strings.Join(cfg.Args(), " ") + " -targets sm_120,sm_90 -manifest mla_decode.json"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,11 @@
 package ir
 
-import "github.com/ptxgen/ptxgen/plan"
-
 // Kernel is one GPU kernel: typed parameters, a launch grid, a CTA size in warps,
 // and a body.
 type Kernel struct {
 	Name   string
 	Params []*Param
-	Grid   [3]int // CTAs per dimension, each in 1..MaxGrid[i]
+	Grid   [3]int // CTAs per dimension, each in 1..target.MaxGrid[i]
 	// GridParam binds grid dimensions to a run-time value: where GridParam[d] names an
 	// i32 parameter, a launch's extent in d is that argument's value and Grid[d] is the
 	// largest value accepted. The first bound dimension is the rows of the call
@@ -44,13 +42,6 @@ func (k *Kernel) RowsParam() string {
 	}
 	return ""
 }
-
-// CUDA's grid limits on every architecture ptxgen targets: 2^31-1 CTAs in x, 65535 in
-// y and z. Verify refuses larger grids, since such a kernel cannot be launched.
-const MaxGridYZ = 65535
-
-// MaxGrid is the largest grid extent per dimension.
-var MaxGrid = [3]int{1<<31 - 1, MaxGridYZ, MaxGridYZ}
 
 // Param is a kernel parameter. Pointers and 32/64-bit scalars only.
 type Param struct {
@@ -199,18 +190,18 @@ type Op struct {
 func (o *Op) Result() *Value { return o.Results[0] }
 
 // Program is what one configuration generates: kernels launched in order, and the
-// scratch buffers they share. A kernel parameter whose name matches a workspace
+// scratch buffers they share (package plan adds the rule that picks, per call, which
+// of them run). A kernel parameter whose name matches a workspace
 // buffer is bound to it; every other parameter is the caller's.
 type Program struct {
 	Name      string
 	Kernels   []*Kernel
 	Workspace []Workspace
-	// SMs is the SM count the program was planned for (0: the target's); the
-	// lowering's cost decisions use it too.
+	// SMs is the SM count the program was planned for, as the text form records it
+	// (`sms N`; 0: the target's). It is not a second carrier: whoever compiles a program
+	// read from text applies it to the target once (target.Target.WithSMs), and the
+	// lowering reads only the target's.
 	SMs int
-	// Plan, when set, chooses per call which kernels run (plan.Rule.Choose); without
-	// it every kernel runs, in order.
-	Plan *plan.Rule
 }
 
 // Only is p with just the named kernels, in p's order: what one call runs.
@@ -233,7 +224,7 @@ type Workspace struct {
 	Name  string
 	Bytes int64
 	// PerPart is what the size grows by per (row, chunk) pair: a launcher allocates
-	// Bytes + PerPart x the plan's MaxParts (plan.Rule.MaxParts).
+	// Bytes + PerPart x the launch plan's most (row, chunk) pairs.
 	PerPart int64
 }
 

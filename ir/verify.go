@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"math"
+
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // OpError is a verifier error: it names the op, the operand and the problem.
@@ -428,7 +430,7 @@ func Verify(k *Kernel) error {
 		return err
 	}
 	for i, g := range k.Grid {
-		if limit := MaxGrid[i]; g < 1 || g > limit {
+		if limit := target.MaxGrid[i]; g < 1 || g > limit {
 			return fmt.Errorf("ir: kernel %s: grid dimension %d is %d, want 1..%d (CUDA's limit)", k.Name, i, g, limit)
 		}
 	}

@@ -52,7 +52,7 @@ func NewCommandFlags(command, defaultKernel, defaultTarget, targetDoc string, st
 	fs.Usage = func() {}
 	fs.String("kernel", defaultKernel, "kernel family: "+strings.Join(Names(), ", "))
 	c := &CommandFlags{FlagSet: fs, command: command, defaultKernel: defaultKernel, stderr: stderr}
-	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(target.TargetNames(), ", ")+targetDoc)
+	c.Target = fs.String("target", defaultTarget, "GPU target: "+strings.Join(target.Names(), ", ")+targetDoc)
 	c.PlanTarget = fs.String("plan-target", "", "plan the kernel under this target's limits (shared memory, threads and registers per SM, SM count) and emit it for -target: -target sm_90 -plan-target sm_120 runs sm_120's kernel on an sm_90 GPU")
 	return c
 }
@@ -77,24 +77,34 @@ func (c *CommandFlags) Parse(args []string) error {
 		return err
 	}
 	if p := *c.PlanTarget; p != "" {
-		if _, err := target.LookupTarget(p); err != nil || strings.Contains(p, target.PlanSep) {
-			return &ConfigError{Flag: "plan-target", Value: p, Want: "one of " + strings.Join(target.TargetNames(), ", ")}
+		if _, err := lookupTarget("plan-target", p); err != nil {
+			return err
 		}
 	}
 	if *c.Target != "" {
-		*c.Target = c.WithPlan(*c.Target)
+		if _, err := c.Resolve(*c.Target); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// WithPlan returns the target name planned under -plan-target when that is given
-// ("sm_90@sm_120", target.Target.WithLimitsOf); commands that choose their target
-// after Parse (from the device) call it themselves.
-func (c *CommandFlags) WithPlan(name string) string {
-	if *c.PlanTarget == "" || strings.Contains(name, target.PlanSep) {
-		return name
+// Resolve is the target named name (-target's value, or one a command chose from the
+// device) planned under -plan-target's limits when that is given
+// (target.Target.WithLimitsOf), or a *ConfigError of -target.
+func (c *CommandFlags) Resolve(name string) (target.Target, error) {
+	t, err := LookupTarget(name)
+	if err != nil {
+		return target.Target{}, err
 	}
-	return name + target.PlanSep + *c.PlanTarget
+	if p := *c.PlanTarget; p != "" {
+		pt, err := lookupTarget("plan-target", p)
+		if err != nil {
+			return target.Target{}, err
+		}
+		t = t.WithLimitsOf(pt)
+	}
+	return t, nil
 }
 
 // scanKernel finds the value of -kernel in args the way the flag package will parse
@@ -167,12 +177,16 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// CheckTarget reports an unknown target as a *ConfigError of -target.
-func CheckTarget(t string) error {
-	if _, err := target.LookupTarget(t); err != nil {
-		return &ConfigError{Flag: "target", Value: t, Want: "one of " + strings.Join(target.TargetNames(), ", ")}
+// LookupTarget is the target named name, or a *ConfigError of -target naming the
+// targets there are.
+func LookupTarget(name string) (target.Target, error) { return lookupTarget("target", name) }
+
+func lookupTarget(flag, name string) (target.Target, error) {
+	t, err := target.LookupTarget(name)
+	if err != nil {
+		return target.Target{}, &ConfigError{Flag: flag, Value: name, Want: "one of " + strings.Join(target.Names(), ", ")}
 	}
-	return nil
+	return t, nil
 }
 
 // Float32Var defines a float flag whose value must be finite and representable as a

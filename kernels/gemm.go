@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // GEMMConfig configures gemm: C[M,N] = A[M,K] x B[K,N] with bf16 inputs, fp32
@@ -23,7 +24,7 @@ const MaxGEMMDim = 1 << 24
 
 // MaxGEMMN bounds N further: its CTAs (one per 128 columns) are the grid's y
 // dimension, which CUDA limits to 65535.
-const MaxGEMMN = ir.MaxGridYZ * gemmMaxBN
+const MaxGEMMN = target.MaxGridYZ * gemmMaxBN
 
 // Validate reports the first bad field, naming it and the accepted range.
 func (c GEMMConfig) Validate() error {
@@ -36,7 +37,7 @@ func (c GEMMConfig) Validate() error {
 		}
 	}
 	if c.N > MaxGEMMN {
-		return &ConfigError{Flag: "n", Value: fmt.Sprint(c.N), Want: fmt.Sprintf("an integer in 1..%d (ceil(n/%d) CTAs are the grid's y dimension, which CUDA limits to %d)", MaxGEMMN, gemmMaxBN, ir.MaxGridYZ)}
+		return &ConfigError{Flag: "n", Value: fmt.Sprint(c.N), Want: fmt.Sprintf("an integer in 1..%d (ceil(n/%d) CTAs are the grid's y dimension, which CUDA limits to %d)", MaxGEMMN, gemmMaxBN, target.MaxGridYZ)}
 	}
 	if c.Out != ir.BF16 && c.Out != ir.F32 {
 		return &ConfigError{Flag: "out", Value: c.Out.String(), Want: "bf16 or f32"}

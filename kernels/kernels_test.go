@@ -14,6 +14,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -34,13 +35,13 @@ func gemmName(c kernels.GEMMConfig, target string) string {
 	return fmt.Sprintf("gemm_%dx%dx%d_%s_%s", c.M, c.N, c.K, c.Out, target)
 }
 
-func compileGEMM(t *testing.T, c kernels.GEMMConfig, target string) string {
+func compileGEMM(t *testing.T, c kernels.GEMMConfig, tname string) string {
 	t.Helper()
 	k, err := kernels.GEMM(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := lower.Compile(k, target, lower.Options{})
+	res, err := lower.Compile(k, target.MustLookup(tname), lower.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,13 +68,14 @@ func mlaDefault() kernels.MLAConfig {
 }
 
 // compileMLA is the PTX of what a call of c.T rows runs (dump -tokens T).
-func compileMLA(t *testing.T, c kernels.MLAConfig, target string) string {
+func compileMLA(t *testing.T, c kernels.MLAConfig, tname string) string {
 	t.Helper()
-	p, _, err := kernels.MLACall(c, target)
+	tg := target.MustLookup(tname)
+	p, _, err := kernels.MLACall(c, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := lower.CompileProgram(p, target)
+	comp, err := lower.CompileProgram(p, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +201,7 @@ func TestPaddingIsGranular(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := lower.Compile(k, "sm_90", lower.Options{After: "legalize"})
+	res, err := lower.Compile(k, target.MustLookup("sm_90"), lower.Options{After: "legalize"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,7 @@ func TestPaddingIsGranular(t *testing.T) {
 		}
 	}
 	k, _ = kernels.GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.BF16})
-	res, err = lower.Compile(k, "sm_90", lower.Options{After: "legalize"})
+	res, err = lower.Compile(k, target.MustLookup("sm_90"), lower.Options{After: "legalize"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +234,7 @@ func TestDeterministic(t *testing.T) {
 		}
 		var outs []string
 		for _, kk := range []*ir.Kernel{k, k, parsed} {
-			res, err := lower.Compile(kk, "sm_90", lower.Options{})
+			res, err := lower.Compile(kk, target.MustLookup("sm_90"), lower.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -316,7 +318,7 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {
 		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb, Warps64: c.w64}
-		p, _, err := kernels.MLACall(cfg, c.target)
+		p, _, err := kernels.MLACall(cfg, target.MustLookup(c.target))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,13 +339,13 @@ func TestWideCTAWarpRules(t *testing.T) {
 	dump := func(w64 int, after string) string {
 		t.Helper()
 		cfg := kernels.MLAConfig{T: 64, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Warps64: w64}
-		p, _, err := kernels.MLACall(cfg, "sm_90")
+		p, _, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		k := *p.Kernels[0]
 		k.Latency = ir.LatencySmall
-		res, err := lower.Compile(&k, "sm_90", lower.Options{After: after, SMs: 132})
+		res, err := lower.Compile(&k, target.MustLookup("sm_90"), lower.Options{After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,17 +363,17 @@ func TestWideCTAWarpRules(t *testing.T) {
 }
 
 // TestReplicableMatchesLowering: the plan generates Small kernels exactly for the
-// head blocks whose PTX the lowering changes when launches are latency-bound
-// (MLAConfig.replicable, read through the generated kernel names).
+// head blocks whose PTX the lowering changes when launches are latency-bound (the
+// plan asks lower.Measure whether the Small kernel replicates its score tiles).
 func TestReplicableMatchesLowering(t *testing.T) {
 	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, hb := range []int{16, 32, 64} {
 		cfg := kernels.MLAConfig{T: 8, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: hb}
-		p, err := kernels.MLA(cfg, "sm_90")
+		p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := p.Plan.Families[0]
+		f := p.Rule.Families[0]
 		var direct *ir.Kernel
 		for _, k := range p.Kernels {
 			if k.Name == f.Direct {
@@ -381,7 +383,7 @@ func TestReplicableMatchesLowering(t *testing.T) {
 		ptxOf := func(l ir.Latency) string {
 			k := *direct
 			k.Latency = l
-			res, err := lower.Compile(&k, "sm_90", lower.Options{SMs: 132})
+			res, err := lower.Compile(&k, target.MustLookup("sm_90"), lower.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -420,11 +422,11 @@ func TestCombineChunks(t *testing.T) {
 		{T: 3, split: 5, want: "mla_decode_h16_split_small mla_combine_3", all: "mla_combine_3"},
 	} {
 		cfg := kernels.MLAConfig{T: c.T, MaxT: 3, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Split: c.split, SMs: c.sms}
-		call, _, err := kernels.MLACall(cfg, "sm_90")
+		call, _, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := kernels.MLA(cfg, "sm_90")
+		p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +439,7 @@ func TestCombineChunks(t *testing.T) {
 	// filled: 2 tiles a chunk).
 	cfg := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS,
 		Segments: []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 2048, PageSize: 64}}}
-	p, err := kernels.MLA(cfg, "sm_90")
+	p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -449,7 +451,7 @@ func TestCombineChunks(t *testing.T) {
 }
 
 // kernelNames lists p's kernels whose names start with prefix.
-func kernelNames(p *ir.Program, prefix string) string {
+func kernelNames(p *plan.Program, prefix string) string {
 	var names []string
 	for _, k := range p.Kernels {
 		if strings.HasPrefix(k.Name, prefix) {

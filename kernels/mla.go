@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -79,7 +80,7 @@ const (
 	MaxMLAK     = 1 << 20
 	MaxMLADim   = 1024
 	// MaxMLATokens: the decode and combine grids put rows in y (at most 65535).
-	MaxMLATokens = ir.MaxGridYZ
+	MaxMLATokens = target.MaxGridYZ
 )
 
 // Capacity is the most rows a call may have: MaxT, or T when MaxT is 0.
@@ -108,9 +109,9 @@ func (c MLAConfig) Validate() error {
 	}
 	switch {
 	case c.T < 1 || c.T > MaxMLATokens:
-		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, ir.MaxGridYZ))
+		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, target.MaxGridYZ))
 	case c.MaxT < 0 || c.MaxT > MaxMLATokens:
-		return bad("max-tokens", c.MaxT, fmt.Sprintf("0 (= -tokens) or an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, ir.MaxGridYZ))
+		return bad("max-tokens", c.MaxT, fmt.Sprintf("0 (= -tokens) or an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, target.MaxGridYZ))
 	case c.MaxT != 0 && c.T > c.MaxT:
 		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (-max-tokens %d: the rows of a call are at most the capacity)", c.MaxT, c.MaxT))
 	case c.H < 1 || c.H > MaxMLAHeads:
@@ -172,31 +173,11 @@ func (c MLAConfig) pageBytes(pageSize int) int64 {
 // tiles is the number of candidate tiles of segment s.
 func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }
 
-// tileN is the candidates per tile. MLA resolves 0 (automatic) with pickTile
+// tileN is the candidates per tile. MLA resolves 0 (automatic) with mlaWidest
 // before anything else reads it; 32 stands for it until then.
 func (c MLAConfig) tileN() int {
 	if c.Tile != 0 {
 		return c.Tile
-	}
-	return mlaTile
-}
-
-// pickTile chooses the candidates per tile on target t when the caller left it
-// to us: 64 for 64-head CTAs where the shared memory allows (sm_90: 191 KB),
-// else 32. A 64-head CTA is alone on its SM, and each k16 step of q·k loads a Q
-// fragment for one n8 tile of candidates at 32 and for two at 64, so Q's shared
-// memory traffic per candidate halves, as do the tiles' barriers and index
-// round trips (H=64, T=256 on the H200: 166 against 234 us, docs/perf-notes.md
-// v6). 16-head CTAs keep 32: at 64 their shared memory (120 KB) would leave one
-// CTA per SM instead of three.
-func (c MLAConfig) pickTile(t target.Target) int {
-	if c.Tile != 0 {
-		return c.Tile
-	}
-	wide := c
-	wide.Tile = 64
-	if c.headBlock() == 64 && wide.sharedEstimate() <= t.MaxSharedPerBlock {
-		return 64
 	}
 	return mlaTile
 }
@@ -214,7 +195,7 @@ func (c MLAConfig) headBlocks() int { return ceilDiv(c.H, c.headBlock()) }
 
 // headBlock is the number of heads a CTA takes: 16 (one m16 tile, 4 warps), 32 or
 // 64 (8 or 16 warps, each keeping the output accumulator at 64 registers per
-// thread). MLA resolves 0 (automatic) with pickHeadBlock before anything else
+// thread). mlaPlan resolves 0 (automatic) per family before anything else
 // reads it; 16 stands for it until then.
 func (c MLAConfig) headBlock() int {
 	if c.HeadBlock != 0 {
@@ -245,43 +226,8 @@ func (c MLAConfig) warps() int {
 const mlaWarps64 = 8
 
 // mlaWideMinTiles is the least number of candidate tiles per CTA at which
-// pickHeadBlock takes 64-head CTAs with 64-candidate tiles (see there).
+// the plan takes 64-head CTAs with 64-candidate tiles (plan.Rule.WideMinTiles).
 const mlaWideMinTiles = 2
-
-// residentCTAs estimates how many decode CTAs of this configuration one SM of
-// target t holds, by the lowering's own rule (registers and shared memory), from
-// the CTA's shared memory (sharedEstimate) and its loop-carried registers: the
-// output accumulators and the running max and sum of the thread's rows. Replicated
-// score tiles (latency-bound launches) need more registers; those launches are
-// small enough that one wave holds them either way.
-func (c MLAConfig) residentCTAs(t target.Target) int {
-	threads := 32 * c.warps()
-	carried := c.headBlock()*len(c.dChunks())*mlaChunk/threads + 4
-	return t.CTAsPerSM(threads, c.sharedEstimate(), carried)
-}
-
-// sharedEstimate is the decode CTA's shared memory, at or a little above what the
-// smem pass allocates: Q, one candidate tile's raw and dequantized slices, the
-// score tile exchanged between warps, the preloaded candidate indices and 1 KB for
-// the small rest (the lifetimes of the others overlap these). Every family is
-// generated, so one that does not fit must not be planned: bf16 with 64 heads on
-// sm_80 needs 167936 bytes at 64-candidate tiles, 1 KB over the limit.
-func (c MLAConfig) sharedEstimate() int {
-	const pitch = 144 // a 64-wide bf16 row with its 16-byte pad
-	slices := len(c.dChunks())
-	q := slices * c.headBlock() * pitch
-	tile := slices * c.tileN() * pitch
-	if c.Cache != CacheBF16 {
-		tile += (fp8dsNope / fp8dsScaleBlock) * c.tileN() * fp8dsScaleBlock
-	}
-	ids := 0
-	for _, s := range c.Segments {
-		if n := roundUpInt(s.K, c.tileN()); n <= mlaPreloadIDs {
-			ids += 4 * n
-		}
-	}
-	return q + tile + 4*c.headBlock()*c.tileN() + ids + 1024
-}
 
 // dChunks are the 64-wide column slices of K/V: [start, width, tile width]. The
 // last slice rounds its tile up to a multiple of 32 (four warps split it in n8
@@ -297,46 +243,43 @@ func (c MLAConfig) dChunks() [][3]int {
 
 func roundUpInt(x, g int) int { return (x + g - 1) / g * g }
 
-// MLA builds the mla_decode program for targetName: the decode kernels a call may
-// run and the launch plan that picks one per call (plan.Rule, see mlaPlan), and when
-// a call may split the candidates, one mla_combine_N kernel per split a call may have
-// and the partial-result workspace.
-func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
+// MLA builds the mla_decode program for t: the decode kernels a call may run and the
+// launch plan that picks one per call (plan.Rule, see mlaPlan), and when a call may
+// split the candidates, one mla_combine_N kernel per split a call may have and the
+// partial-result workspace.
+func MLA(c MLAConfig, t target.Target) (*plan.Program, error) {
+	p, _, err := MLADesign(c, t)
+	return p, err
+}
+
+// MLADesign is MLA with each family's design: its variant, its entry in the launch
+// plan and the lowering's figures for each of its kernels (what the plan chose it
+// by, and what `dump -plan` prints).
+func MLADesign(c MLAConfig, t target.Target) (*plan.Program, []MLAFamilyDesign, error) {
 	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	t, err := target.LookupTarget(targetName)
-	if err != nil {
-		return nil, &ConfigError{Flag: "target", Value: targetName, Want: "a known target"}
+		return nil, nil, err
 	}
 	// The kernels take the rows at run time; everything fixed here is for the capacity.
 	c.T, c.MaxT = c.Capacity(), 0
-	rule, fams := c.mlaPlan(t)
-	p := &ir.Program{Name: "mla_decode", SMs: c.SMs, Plan: rule}
+	rule, fams, err := c.mlaPlan(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	designs := make([]MLAFamilyDesign, len(fams))
+	p := &ir.Program{Name: "mla_decode"}
 	for i, f := range rule.Families {
-		fc := fams[i]
-		for _, v := range []mlaVariant{
-			{name: f.Direct}, {name: f.DirectSmall, small: true},
-			{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
-		} {
-			if v.name == "" {
-				continue
+		designs[i] = MLAFamilyDesign{Variant: fams[i].variant, Family: f, Figures: map[string]lower.Figures{}}
+		for _, name := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {
+			if name != "" {
+				p.Kernels = append(p.Kernels, fams[i].kernels[name])
+				designs[i].Figures[name] = fams[i].figures[name]
 			}
-			v.maxSplit = 1
-			if v.partial {
-				v.maxSplit = rule.SplitFor(f, 1, 1<<30) // a lone row on a huge GPU: the most
-			}
-			dec, err := mlaDecodeKernel(fc, v)
-			if err != nil {
-				return nil, err
-			}
-			p.Kernels = append(p.Kernels, dec)
 		}
 	}
 	for _, cb := range rule.Combines {
 		comb, err := mlaCombineKernel(c, cb)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p.Kernels = append(p.Kernels, comb)
 	}
@@ -346,24 +289,116 @@ func MLA(c MLAConfig, targetName string) (*ir.Program, error) {
 			{Name: "ws_lse", PerPart: int64(c.H) * 4},
 		}
 	}
-	return p, nil
+	return &plan.Program{Program: p, Rule: rule}, designs, nil
 }
 
-// mlaVariant is one generated decode kernel: Direct or Partial, for large or small
-// (latency-bound) launches.
-type mlaVariant struct {
+// mlaEntry is one generated decode kernel of a family: Direct or Partial, for large
+// or small (latency-bound) launches.
+type mlaEntry struct {
 	name     string
 	partial  bool // writes a chunk's partial result for the combine; grid z is the split
 	small    bool // for launches of about a wave: replicated score tiles
 	maxSplit int  // the largest split a launch may have
 }
 
-// mlaPlan is the launch plan on target t and the configuration of each family. The
+// mlaFamily is one CTA shape of the decode: its variant, its plan entry, and its
+// kernels, built and measured by the lowering.
+type mlaFamily struct {
+	variant MLAVariant
+	fam     plan.Family
+	kernels map[string]*ir.Kernel
+	// figures are the lowering's figures of each kernel (lower.Measure); fits is
+	// whether every kernel's shared memory fits the target.
+	figures map[string]lower.Figures
+	fits    bool
+}
+
+// mlaFamily builds the family of hb heads per CTA and tile candidates per tile on
+// t: its Direct and Partial kernels (as -split allows) and their Small versions, kept
+// only where the lowering replicates their score tiles (Figures.Replicated), since
+// otherwise they would be the same code. Its CTAs per SM are the lowering's for the
+// family's large kernels (the fewest of them).
+func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) {
+	fc := c
+	fc.HeadBlock, fc.Tile = hb, tile
+	name := fmt.Sprintf("mla_decode_h%d", hb)
+	f := plan.Family{HeadBlock: hb, Tile: tile, HeadBlocks: fc.headBlocks(), Tiles: fc.totalTiles(),
+		Direct: name, Partial: name + "_split"}
+	if c.Split > 1 && f.Tiles > 1 {
+		f.Direct = ""
+	}
+	if c.Split == 1 || f.Tiles == 1 {
+		f.Partial = ""
+	}
+	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
+	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
+	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
+	mf := &mlaFamily{variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
+	for _, e := range []mlaEntry{
+		{name: f.Direct}, {name: f.DirectSmall, small: true},
+		{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
+	} {
+		if e.name == "" {
+			continue
+		}
+		e.maxSplit = 1
+		if e.partial {
+			e.maxSplit = most
+		}
+		k, err := mlaDecodeKernel(fc, mf.variant, e)
+		if err != nil {
+			return nil, err
+		}
+		fig, err := lower.Measure(k, t)
+		if err != nil {
+			return nil, err
+		}
+		if e.small && !fig.Replicated {
+			continue // the large kernel's code: not generated
+		}
+		mf.kernels[e.name], mf.figures[e.name] = k, fig
+		mf.fits = mf.fits && fig.Fits
+		if !e.small && (f.PerSM == 0 || fig.CTAsPerSM < f.PerSM) {
+			f.PerSM = fig.CTAsPerSM
+		}
+	}
+	for _, n := range []*string{&f.DirectSmall, &f.PartialSmall} {
+		if mf.kernels[*n] == nil {
+			*n = ""
+		}
+	}
+	mf.fam = f
+	return mf, nil
+}
+
+// mlaWidest is the family of hb heads per CTA with the largest candidate tile whose
+// kernels fit t's shared memory: -tile when given, else 64 for 64-head CTAs where it
+// fits and 32 otherwise. A 64-head CTA is alone on its SM, and each k16 step of q·k
+// loads a Q fragment for one n8 tile of candidates at 32 and for two at 64, so Q's
+// shared memory traffic per candidate halves, as do the tiles' barriers and index
+// round trips (H=64, T=256 on the H200: 166 against 234 us, docs/perf-notes.md v6).
+// 16-head CTAs keep 32: at 64 their shared memory (120 KB) would leave one CTA per SM
+// instead of three. The result may not fit (fits false) when nothing does.
+func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
+	if c.Tile != 0 {
+		return c.mlaFamily(t, hb, c.Tile)
+	}
+	if hb == 64 {
+		if f, err := c.mlaFamily(t, hb, 64); err != nil || f.fits {
+			return f, err
+		}
+	}
+	return c.mlaFamily(t, hb, mlaTile)
+}
+
+// mlaPlan is the launch plan on target t and the families it launches. The
 // families are the 16-head CTAs and, where they fit and were not ruled out by
 // -head-block, the 64-head CTAs; each has a Direct and, unless -split 1 or a single
-// tile rules it out, a Partial kernel, and 16-head families Small versions of both
-// (replicable). With -sms the SM count is known, and only the kernels some call of
-// 1..capacity rows chooses are generated; otherwise any device may run it, and all are.
+// tile rules it out, a Partial kernel, and Small versions of both where the lowering
+// replicates their score tiles (16-head CTAs). With -sms the SM count is known, and
+// only the kernels some call of 1..capacity rows chooses are generated; otherwise any
+// device may run it, and all are. Whether a family fits, its tile and its CTAs per SM
+// are the lowering's figures for its kernels (lower.Measure), never an estimate.
 //
 // The rule's numbers were measured on the H200 (docs/perf-notes.md). The split
 // (plan.Rule.SplitFor) picks the fastest split swept per shape, or one within 2%, at
@@ -377,39 +412,32 @@ type mlaVariant struct {
 // and 8-warp CTAs (mlaWarps64) they pay from 2 tiles per CTA when the CTAs fill at
 // least half of the SMs (serving pools, v7: H=64 T=32, 3 tiles, 36.0 against 39.3 us;
 // H=128 T=8, 2 tiles, 25.8 against 27.0) and lose at 1 (H=64 T=8: 20.2 against 19.6).
-func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
+func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 	rule := &plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit, SMs: c.SMs, WideMinTiles: mlaWideMinTiles,
-		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen}
-	var fams []MLAConfig
-	add := func(hb int) {
-		fc := c
-		fc.HeadBlock = hb
-		fc.Tile = fc.pickTile(t)
-		name := fmt.Sprintf("mla_decode_h%d", hb)
-		f := plan.Family{HeadBlock: hb, Tile: fc.tileN(), HeadBlocks: fc.headBlocks(), Tiles: fc.totalTiles(),
-			PerSM: fc.residentCTAs(t), Direct: name, Partial: name + "_split"}
-		if c.Split > 1 && f.Tiles > 1 {
-			f.Direct = ""
+		SmallNum: plan.LatencyBoundNum, SmallDen: plan.LatencyBoundDen}
+	var fams []*mlaFamily
+	add := func(hb int, onlyIfFits bool) error {
+		f, err := c.mlaWidest(t, hb)
+		if err != nil || onlyIfFits && !f.fits {
+			return err
 		}
-		if c.Split == 1 || f.Tiles == 1 {
-			f.Partial = ""
-		}
-		if fc.replicable() {
-			f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
-		}
-		rule.Families = append(rule.Families, f)
-		fams = append(fams, fc)
+		rule.Families = append(rule.Families, f.fam)
+		fams = append(fams, f)
+		return nil
 	}
 	switch {
 	case c.HeadBlock != 0:
-		add(c.HeadBlock)
+		if err := add(c.HeadBlock, false); err != nil {
+			return nil, nil, err
+		}
 	default:
-		add(16)
-		wide := c
-		wide.HeadBlock = 64
-		wide.Tile = wide.pickTile(t)
-		if c.H >= 64 && wide.sharedEstimate() <= t.MaxSharedPerBlock {
-			add(64)
+		if err := add(16, false); err != nil {
+			return nil, nil, err
+		}
+		if c.H >= 64 {
+			if err := add(64, true); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	rule.Combines = mlaCombines(rule)
@@ -418,7 +446,7 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
 		for rows := 1; rows <= c.T; rows++ {
 			ch, err := rule.Choose(rows, c.SMs)
 			if err != nil {
-				panic(err) // every kernel was generated: Choose cannot miss one
+				return nil, nil, fmt.Errorf("mla_decode: a generated plan misses a kernel: %v", err)
 			}
 			for _, n := range ch.Kernels {
 				used[n] = true
@@ -440,7 +468,7 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []MLAConfig) {
 		}
 		rule.Combines = kept
 	}
-	return rule, fams
+	return rule, fams, nil
 }
 
 func suffix(name, s string) string {
@@ -450,50 +478,56 @@ func suffix(name, s string) string {
 	return name + s
 }
 
-// replicable reports whether the lowering replicates this CTA's score tiles across
-// warps in latency-bound launches (lower/layout.go: one row group, which 16-head CTAs
-// of four warps have), so that a Small kernel is different code. A test lowers both
-// for every head block and holds this to what the lowering does.
-func (c MLAConfig) replicable() bool { return c.headBlock() == 16 }
-
 // MLACall is the program of what a call of c.T rows runs (the kernels its plan
-// chooses, for c.SMs or the target's SMs; the rest of the program generated for the
+// chooses for t's SM count, or -sms's; the rest of the program generated for the
 // capacity dropped), with the choice: what `dump -tokens T` shows and check runs.
-func MLACall(c MLAConfig, targetName string) (*ir.Program, plan.Choice, error) {
-	p, err := MLA(c, targetName)
+func MLACall(c MLAConfig, t target.Target) (*plan.Program, plan.Choice, error) {
+	p, ch, _, err := MLACallDesign(c, t)
+	return p, ch, err
+}
+
+// MLACallDesign is MLACall with the design of the family the call runs (what the
+// bench reports beside its time).
+func MLACallDesign(c MLAConfig, t target.Target) (*plan.Program, plan.Choice, MLAFamilyDesign, error) {
+	p, designs, err := MLADesign(c, t)
 	if err != nil {
-		return nil, plan.Choice{}, err
+		return nil, plan.Choice{}, MLAFamilyDesign{}, err
 	}
-	t, _ := target.LookupTarget(targetName) // MLA looked it up
-	sms := c.SMs
-	if sms == 0 {
-		sms = t.SMs
-	}
-	ch, err := p.Plan.Choose(c.T, sms)
+	ch, err := p.Rule.Choose(c.T, t.SMs)
 	if err != nil {
-		return nil, plan.Choice{}, err
+		return nil, plan.Choice{}, MLAFamilyDesign{}, err
 	}
 	call := p.Only(ch.Kernels)
 	if ch.Split == 1 {
 		call.Workspace = nil
 	}
-	return call, ch, nil
+	return call, ch, designs[ch.Family], nil
+}
+
+// MLAFamilyDesign is one family of CTAs of a generated mla_decode program: its
+// variant, its entry in the launch plan, and the lowering's figures for each of its
+// kernels, by name.
+type MLAFamilyDesign struct {
+	Variant MLAVariant
+	Family  plan.Family
+	Figures map[string]lower.Figures
 }
 
 const log2e = 1.4426950408889634
 
 // mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, split).
-func mlaDecodeKernel(c MLAConfig, v mlaVariant) (*ir.Kernel, error) {
+// c's HeadBlock and Tile are d's; v says which of the family's kernels this is.
+func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) {
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
-	b.SetWarps(c.warps())
+	b.SetWarps(d.Warps)
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
 		b.SetLatency(ir.LatencySmall)
 	}
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
-	HB, N := c.headBlock(), c.tileN()
+	HB, N := d.HeadBlock, d.Tile
 
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	var split *ir.Value

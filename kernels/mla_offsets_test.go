@@ -9,6 +9,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // TestMLACacheOffsetsAre64Bit: pools pass 4 GiB (the GPU check runs 4.5 GiB per
@@ -40,11 +41,11 @@ func TestMLACacheOffsetsAre64Bit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.cfg
 			c.Split = tc.split
-			p, _, err := kernels.MLACall(c, tc.target)
+			p, _, err := kernels.MLACall(c, target.MustLookup(tc.target))
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp, err := lower.CompileProgram(p, tc.target)
+			comp, err := lower.CompileProgram(p, target.MustLookup(tc.target))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,14 +7,16 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // Config is one kernel configuration, bound to command-line flags.
 type Config interface {
-	// Build returns the program (kernels and workspace) in the tile IR for a target
-	// (programs may depend on it: SM count, shared memory), or a *ConfigError for a
-	// bad value.
-	Build(target string) (*ir.Program, error)
+	// Build returns the program (kernels, workspace and launch plan) in the tile IR
+	// for a target (programs may depend on it: SM count, shared memory), or a
+	// *ConfigError for a bad value.
+	Build(t target.Target) (*plan.Program, error)
 	// Args renders the configuration as the flags that reproduce it.
 	Args() []string
 	// Value returns the validated configuration struct (GEMMConfig, ...).
@@ -25,13 +27,13 @@ type Config interface {
 // plan (mla_decode) the kernels the plan chooses for the call's rows (-tokens) on the
 // SMs planned for, else Build's program. dump shows it and check runs it; gen writes
 // Build's.
-func BuildCall(c Config, target string) (*ir.Program, error) {
+func BuildCall(c Config, t target.Target) (*plan.Program, error) {
 	if cb, ok := c.(interface {
-		BuildCall(target string) (*ir.Program, error)
+		BuildCall(t target.Target) (*plan.Program, error)
 	}); ok {
-		return cb.BuildCall(target)
+		return cb.BuildCall(t)
 	}
-	return c.Build(target)
+	return c.Build(t)
 }
 
 // Spec describes a kernel family the command line can generate.
@@ -109,7 +111,7 @@ func (g *gemmFlags) config() (GEMMConfig, error) {
 	return c, c.Validate()
 }
 
-func (g *gemmFlags) Build(target string) (*ir.Program, error) {
+func (g *gemmFlags) Build(t target.Target) (*plan.Program, error) {
 	c, err := g.config()
 	if err != nil {
 		return nil, err
@@ -118,7 +120,7 @@ func (g *gemmFlags) Build(target string) (*ir.Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil
+	return plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), nil
 }
 
 // Value returns the validated configuration (a GEMMConfig).
@@ -188,21 +190,21 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 	return c, c.Validate()
 }
 
-func (m *mlaFlags) Build(target string) (*ir.Program, error) {
+func (m *mlaFlags) Build(t target.Target) (*plan.Program, error) {
 	c, err := m.config()
 	if err != nil {
 		return nil, err
 	}
-	return MLA(c, target)
+	return MLA(c, t)
 }
 
 // BuildCall is the program a call of -tokens rows runs (MLACall).
-func (m *mlaFlags) BuildCall(target string) (*ir.Program, error) {
+func (m *mlaFlags) BuildCall(t target.Target) (*plan.Program, error) {
 	c, err := m.config()
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := MLACall(c, target)
+	p, _, err := MLACall(c, t)
 	return p, err
 }
 
@@ -248,12 +250,12 @@ func init() {
 
 type copyFlags struct{ CopyConfig }
 
-func (c *copyFlags) Build(string) (*ir.Program, error) {
+func (c *copyFlags) Build(t target.Target) (*plan.Program, error) {
 	k, err := Copy(c.CopyConfig)
 	if err != nil {
 		return nil, err
 	}
-	return &ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, nil
+	return plan.Unplanned(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}), nil
 }
 
 func (c *copyFlags) Value() (any, error) { return c.CopyConfig, c.Validate() }
@@ -262,12 +264,12 @@ func (c *copyFlags) Args() []string { return []string{"-kernel", "copy", "-rows"
 
 type mmaLoopFlags struct{ MMALoopConfig }
 
-func (c *mmaLoopFlags) Build(string) (*ir.Program, error) {
+func (c *mmaLoopFlags) Build(t target.Target) (*plan.Program, error) {
 	k, err := MMALoop(c.MMALoopConfig)
 	if err != nil {
 		return nil, err
 	}
-	return &ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, nil
+	return plan.Unplanned(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}), nil
 }
 
 func (c *mmaLoopFlags) Value() (any, error) { return c.MMALoopConfig, c.Validate() }

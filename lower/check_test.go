@@ -1,11 +1,13 @@
 package lower
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -36,33 +38,40 @@ func compileTo(t *testing.T, k *ir.Kernel, targetName, last string, opt Options)
 	return nil
 }
 
+// gemmKernel and mlaKernel read the real kernels from testdata/kernels, which
+// kernels' TestLowerTestdataKernels holds to the builders (lower's tests cannot
+// import kernels, which imports lower).
 func gemmKernel(t *testing.T, m, n, k int) *ir.Kernel {
 	t.Helper()
-	kern, err := kernels.GEMM(kernels.GEMMConfig{M: m, N: n, K: k, Out: ir.BF16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return kern
+	return testdataKernel(t, fmt.Sprintf("gemm_%dx%dx%d", m, n, k))
 }
 
 // mlaKernel is the default mla_decode (split scores, several loops, shared
-// arrays that reuse each other's bytes) for target.
-func mlaKernel(t *testing.T, targetName string, tokens int) *ir.Kernel {
+// arrays that reuse each other's bytes) for a call of tokens rows: the same IR on
+// every target (16-head CTAs, 32-candidate tiles).
+func mlaKernel(t *testing.T, tokens int) *ir.Kernel {
 	t.Helper()
-	c := kernels.MLAConfig{T: tokens, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
-	p, err := kernels.MLA(c, targetName)
+	return testdataKernel(t, fmt.Sprintf("mla_decode_t%d", tokens))
+}
+
+func testdataKernel(t *testing.T, name string) *ir.Kernel {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("testdata", "kernels", name+".ir"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Kernels[0]
+	k, err := ir.Parse(string(text))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return k
 }
 
 // TestChecksPassOnRealKernels: every pass's check accepts what the passes build
 // for gemm and mla_decode (the checks also run inside every Compile of the tests).
 func TestChecksPassOnRealKernels(t *testing.T) {
 	for _, tg := range target.TargetNames() {
-		for _, k := range []*ir.Kernel{gemmKernel(t, 17, 9, 33), gemmKernel(t, 100, 72, 448), mlaKernel(t, tg, 1), mlaKernel(t, tg, 64)} {
+		for _, k := range []*ir.Kernel{gemmKernel(t, 17, 9, 33), gemmKernel(t, 100, 72, 448), mlaKernel(t, 1), mlaKernel(t, 64)} {
 			f := compileTo(t, k, tg, "sync", Options{})
 			for _, p := range Passes {
 				if p.check == nil {
@@ -96,7 +105,7 @@ func blank(f *fn, op string, n int) bool {
 // that the sync pass wrote for gemm or mla_decode is reported (none of them is
 // redundant).
 func TestSyncCheckCatchesMissingSync(t *testing.T) {
-	for _, k := range []*ir.Kernel{gemmKernel(t, 100, 72, 448), mlaKernel(t, "sm_90", 1), mlaKernel(t, "sm_90", 64)} {
+	for _, k := range []*ir.Kernel{gemmKernel(t, 100, 72, 448), mlaKernel(t, 1), mlaKernel(t, 64)} {
 		for _, op := range []string{"bar.sync", "cp.async.wait_group"} {
 			caught, total := 0, 0
 			for n := 0; ; n++ {
@@ -123,7 +132,7 @@ func TestSyncCheckCatchesMissingSync(t *testing.T) {
 // bar.arrive, in place of one of the sync pass's barriers is caught; a named
 // barrier of every thread serves as well as bar.sync 0.
 func TestSyncCheckNamedBarriers(t *testing.T) {
-	k := mlaKernel(t, "sm_90", 64)
+	k := mlaKernel(t, 64)
 	all := ptx.Imm(32 * k.Warps)
 	for _, c := range []struct {
 		args []ptx.Operand
@@ -153,7 +162,7 @@ func TestSyncCheckNamedBarriers(t *testing.T) {
 
 // TestLayoutChecksCatchDefects plants one defect per check and expects it named.
 func TestLayoutChecksCatchDefects(t *testing.T) {
-	k := mlaKernel(t, "sm_90", 64)
+	k := mlaKernel(t, 64)
 	cases := []struct {
 		name, after, want string
 		plant             func(f *fn)

@@ -11,11 +11,6 @@ import (
 // builders plan splits with it too. Measurements are on the H200 unless noted;
 // docs/perf-notes.md has the full runs.
 
-// latencyBoundNum / latencyBoundDen is the launch size, in waves of CTAs, up to
-// which a launch counts as latency-bound (layout: replicated score tiles). It is
-// target.LatencyBoundNum/Den, since launch plans pick their Small kernels by it too.
-const latencyBoundNum, latencyBoundDen = target.LatencyBoundNum, target.LatencyBoundDen
-
 // replicateMaxRowGroups is the most row groups (m16 tiles of the score tile split
 // across warps) a CTA may have for its score tiles to be replicated: with one row
 // group (16-head CTAs, 4 warps) each warp's copy replaces the cross-warp exchange

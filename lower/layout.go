@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -404,8 +405,8 @@ func (f *fn) reduceSource(o *ir.Op) (layout, error) {
 	return layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
 }
 
-// latencyBound reports whether the launch is about one wave of CTAs (at most
-// latencyBoundNum/latencyBoundDen waves, cost.go): then each CTA's chain of
+// latencyBound reports whether the launch is about one wave of CTAs (the launch
+// plans' rule, plan.LatencyBound): then each CTA's chain of
 // barriers and exchanges is the critical path, and replicating a score tile across
 // warps (no cross-warp reductions, P stays in registers) pays for its redundant
 // mma.sync and extra registers; with several waves, occupancy decides and
@@ -418,7 +419,7 @@ func (f *fn) latencyBound() bool {
 		return false
 	}
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
-	return latencyBoundDen*ctas <= latencyBoundNum*f.target.SMs
+	return plan.LatencyBound(ctas, f.target.SMs)
 }
 
 // replicationFits reports whether this CTA's threads may have more than the

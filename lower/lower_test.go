@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/runtime"
 	"github.com/ptxgen/ptxgen/target"
@@ -76,18 +77,15 @@ func tinyKernelCols(t *testing.T, rows, cols int) *ir.Kernel {
 
 func TestCompileErrors(t *testing.T) {
 	k := tinyKernel(t, 16)
-	if _, err := Compile(k, "sm_70", Options{}); err == nil || !strings.Contains(err.Error(), "sm_70") {
-		t.Errorf("unknown target: %v", err)
-	}
-	if _, err := Compile(k, "sm_90", Options{After: "regalloc"}); err == nil || !strings.Contains(err.Error(), "legalize") {
+	if _, err := Compile(k, target.MustLookup("sm_90"), Options{After: "regalloc"}); err == nil || !strings.Contains(err.Error(), "legalize") {
 		t.Errorf("unknown pass: %v", err)
 	}
 	// 128 rows of 512 bf16 in shared memory (pitch 1040): 130 KB, fine on sm_90 ...
-	if _, err := Compile(tinyKernelCols(t, 128, 512), "sm_90", Options{}); err != nil {
+	if _, err := Compile(tinyKernelCols(t, 128, 512), target.MustLookup("sm_90"), Options{}); err != nil {
 		t.Errorf("130 KB on sm_90: %v", err)
 	}
 	// ... but more than sm_120's 99 KB.
-	_, err := Compile(tinyKernelCols(t, 128, 512), "sm_120", Options{})
+	_, err := Compile(tinyKernelCols(t, 128, 512), target.MustLookup("sm_120"), Options{})
 	if err == nil || !strings.Contains(err.Error(), "sm_120 allows at most 101376") {
 		t.Errorf("shared memory over the limit: %v", err)
 	}
@@ -97,7 +95,7 @@ func TestCompileErrors(t *testing.T) {
 func TestEveryPassDumps(t *testing.T) {
 	k := tinyKernel(t, 12)
 	for _, p := range PassNames() {
-		res, err := Compile(k, "sm_90", Options{After: p})
+		res, err := Compile(k, target.MustLookup("sm_90"), Options{After: p})
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
@@ -112,7 +110,7 @@ func TestEveryPassDumps(t *testing.T) {
 			t.Errorf("dump after sync still has sync points:\n%s", res.Dump)
 		}
 	}
-	res, _ := Compile(k, "sm_90", Options{After: "legalize"})
+	res, _ := Compile(k, target.MustLookup("sm_90"), Options{After: "legalize"})
 	if !strings.Contains(res.Dump, "tile<16x16xf32>  // logical 12x12") {
 		t.Errorf("12 rows pad to one m16 tile, 12 columns to two n8 tiles:\n%s", res.Dump)
 	}
@@ -122,13 +120,13 @@ func TestEveryPassDumps(t *testing.T) {
 // the second launch early and the second waits for it before anything else, and is
 // marked Programmatic for launchers; older targets get neither instruction.
 func TestGridDependency(t *testing.T) {
-	p := &ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}}
+	p := plan.Unplanned(&ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}})
 	for _, tname := range target.TargetNames() {
-		c, err := CompileProgram(p, tname)
+		tg := target.MustLookup(tname)
+		c, err := CompileProgram(p, tg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg, _ := target.LookupTarget(tname)
 		for i, k := range c.Kernels {
 			var ops []string
 			for _, s := range k.Module.Funcs[i].Body {
@@ -153,7 +151,7 @@ func TestGridDependency(t *testing.T) {
 			}
 		}
 	}
-	if c, _ := CompileProgram(&ir.Program{Name: "one", Kernels: []*ir.Kernel{tinyKernel(t, 16)}}, "sm_90"); strings.Contains(c.Module.Print(), "griddepcontrol") {
+	if c, _ := CompileProgram(plan.Unplanned(&ir.Program{Name: "one", Kernels: []*ir.Kernel{tinyKernel(t, 16)}}), target.MustLookup("sm_90")); strings.Contains(c.Module.Print(), "griddepcontrol") {
 		t.Errorf("a program of one kernel needs no grid dependency control")
 	}
 }

@@ -44,6 +44,9 @@ type fn struct {
 	out      *ptx.Kernel
 	// follows and precedes place the kernel in its program (Options).
 	follows, precedes bool
+	// measuring is Measure's compilation: the smem pass reports a size over the
+	// target's limit instead of refusing it.
+	measuring bool
 }
 
 func (f *fn) freshName() string {
@@ -98,8 +101,6 @@ type Options struct {
 	After string
 	// Check runs each pass's check after it (see CheckPasses).
 	Check bool
-	// SMs overrides the target's SM count in cost decisions (0: the target's).
-	SMs int
 	// Follows says an earlier kernel of the same program writes what this one reads;
 	// Precedes says a later one reads what this one writes. On targets with grid
 	// dependency control they let the later kernel launch early (see ptx.Kernel.Programmatic).
@@ -112,16 +113,22 @@ type Result struct {
 	Dump   string
 }
 
-// Compile lowers k for target. The kernel is copied first, so k is not modified
-// and compiling it again gives identical bytes.
-func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
-	t, err := target.LookupTarget(targetName)
-	if err != nil {
-		return nil, err
-	}
+// Compile lowers k for t (its limits and SM count are the ones the cost decisions
+// use). The kernel is copied first, so k is not modified and compiling it again
+// gives identical bytes.
+func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	if opt.After != "" && !validPass(opt.After) {
 		return nil, fmt.Errorf("unknown pass %q: want one of %s", opt.After, strings.Join(PassNames(), ", "))
 	}
+	f, err := newFn(k, t, opt)
+	if err != nil {
+		return nil, err
+	}
+	return f.run(k, opt)
+}
+
+// newFn verifies k and starts a compilation of a copy of it.
+func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err := ir.Verify(k); err != nil {
 		return nil, err
 	}
@@ -129,12 +136,16 @@ func Compile(k *ir.Kernel, targetName string, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
-	if opt.SMs > 0 {
-		t.SMs = opt.SMs
-	}
 	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
-	check := opt.Check || CheckPasses
+	return f, nil
+}
+
+// run runs the passes, up to opt.After when it is set.
+func (f *fn) run(k *ir.Kernel, opt Options) (*Result, error) {
+	// Measure's passes are checked when the kernel is compiled; their smem check
+	// would refuse a size over the limit, which Measure reports instead.
+	check := (opt.Check || CheckPasses) && !f.measuring
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)

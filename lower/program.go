@@ -7,6 +7,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // Compiled is a program lowered for one target: one PTX module holding every
@@ -14,7 +15,7 @@ import (
 // order of the program; the plan chooses which of them a call runs).
 type Compiled struct {
 	Program   string // the ir.Program's name
-	Target    string
+	Target    target.Target
 	Module    *ptx.Module
 	Kernels   []*ptx.Kernel
 	Workspace []ir.Workspace
@@ -33,11 +34,11 @@ func (c *Compiled) Kernel(name string) *ptx.Kernel {
 
 // neighbours reports, for kernel i of p, whether a kernel launches before it and
 // after it in one call: in the program's order, or in the plan's sequences.
-func neighbours(p *ir.Program, i int) (follows, precedes bool) {
-	if p.Plan == nil {
+func neighbours(p *plan.Program, i int) (follows, precedes bool) {
+	if p.Rule == nil {
 		return i > 0, i < len(p.Kernels)-1
 	}
-	for _, seq := range p.Plan.Sequences() {
+	for _, seq := range p.Rule.Sequences() {
 		for j, n := range seq {
 			if n == p.Kernels[i].Name {
 				follows = follows || j > 0
@@ -48,16 +49,17 @@ func neighbours(p *ir.Program, i int) (follows, precedes bool) {
 	return follows, precedes
 }
 
-// CompileProgram lowers every kernel of p for target and merges them into one
-// module whose .version is the highest any kernel needs.
-func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
+// CompileProgram lowers every kernel of p for t and merges them into one module
+// whose .version is the highest any kernel needs.
+func CompileProgram(p *plan.Program, t target.Target) (*Compiled, error) {
 	if len(p.Kernels) == 0 {
 		return nil, fmt.Errorf("program %s has no kernels", p.Name)
 	}
-	c := &Compiled{Program: p.Name, Target: target, Workspace: p.Workspace, Plan: p.Plan}
+	c := &Compiled{Program: p.Name, Target: t, Workspace: p.Workspace, Plan: p.Rule}
+	version := 0
 	for i, k := range p.Kernels {
 		follows, precedes := neighbours(p, i)
-		res, err := Compile(k, target, Options{SMs: p.SMs, Follows: follows, Precedes: precedes})
+		res, err := Compile(k, t, Options{Follows: follows, Precedes: precedes})
 		if err != nil {
 			return nil, err
 		}
@@ -65,8 +67,8 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 		if c.Module == nil {
 			c.Module = &ptx.Module{Version: m.Version, Target: m.Target, AddressSize: m.AddressSize}
 		}
-		if versionLess(c.Module.Version, m.Version) {
-			c.Module.Version = m.Version
+		if v, err := ptx.ParseVersion(m.Version); err == nil && v > version {
+			c.Module.Version, version = m.Version, v
 		}
 		c.Module.Funcs = append(c.Module.Funcs, m.Funcs...)
 		c.Kernels = append(c.Kernels, res.Kernel)
@@ -78,22 +80,15 @@ func CompileProgram(p *ir.Program, target string) (*Compiled, error) {
 }
 
 // DumpProgram returns every kernel's dump after the named pass.
-func DumpProgram(p *ir.Program, target, after string) (string, error) {
+func DumpProgram(p *plan.Program, t target.Target, after string) (string, error) {
 	var parts []string
 	for i, k := range p.Kernels {
 		follows, precedes := neighbours(p, i)
-		res, err := Compile(k, target, Options{After: after, SMs: p.SMs, Follows: follows, Precedes: precedes})
+		res, err := Compile(k, t, Options{After: after, Follows: follows, Precedes: precedes})
 		if err != nil {
 			return "", err
 		}
 		parts = append(parts, res.Dump)
 	}
 	return strings.Join(parts, "\n"), nil
-}
-
-func versionLess(a, b string) bool {
-	var am, an, bm, bn int
-	fmt.Sscanf(a, "%d.%d", &am, &an)
-	fmt.Sscanf(b, "%d.%d", &bm, &bn)
-	return am < bm || am == bm && an < bn
 }

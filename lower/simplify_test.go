@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 func TestSimplifyRule(t *testing.T) {
@@ -59,7 +60,7 @@ func TestSimplifyPass(t *testing.T) {
 			t.Errorf("%%%s: rule %v, want %v", name, got[name], want)
 		}
 	}
-	res, err := Compile(k, "sm_90", Options{After: "simplify"})
+	res, err := Compile(k, target.MustLookup("sm_90"), Options{After: "simplify"})
 	if err != nil {
 		t.Fatal(err)
 	}

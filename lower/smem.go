@@ -215,16 +215,16 @@ func (f *fn) allocShared() error {
 		}
 	})
 	f.smem = roundUp(top, 128)
-	if f.smem > f.target.MaxSharedPerBlock {
+	if f.smem > f.target.MaxSharedPerBlock && !f.measuring {
 		for _, it := range order {
 			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
 				// One tile alone is too large (whole rows of a wide row softmax):
 				// say which, and the way out.
 				return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; %s (%s) alone takes %d bytes: load it in column chunks inside a loop, carrying the row statistics (DESIGN.md, layouts)",
-					f.smem, f.target.Name, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
+					f.smem, f.target, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
 			}
 		}
-		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target.Name, f.target.MaxSharedPerBlock)
+		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
 	}
 	return nil
 }

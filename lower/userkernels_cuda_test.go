@@ -21,6 +21,7 @@ import (
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/runtime"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 var gpuDev *runtime.Device
@@ -55,7 +56,7 @@ func runBoth(t *testing.T, b *ir.Builder, bufs map[string][]float32) (gpu, em []
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, gpuTarget(t, d), Options{Check: true})
+	res, err := Compile(k, target.MustLookup(gpuTarget(t, d)), Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // The kernels of this file are written the way a user writes them (issue 22): a
@@ -191,7 +192,7 @@ func columnStats(s userShape, cols int) *ir.Builder {
 
 // userCase compiles a kernel and runs it in the emulator on args, returning the
 // output buffer y.
-func runUserKernel(t *testing.T, b *ir.Builder, target string, bufs map[string][]float32, scalars map[string]float32) ([]float32, *ptx.Kernel) {
+func runUserKernel(t *testing.T, b *ir.Builder, arch string, bufs map[string][]float32, scalars map[string]float32) ([]float32, *ptx.Kernel) {
 	t.Helper()
 	raw := map[string][]byte{}
 	for name, data := range bufs {
@@ -200,17 +201,17 @@ func runUserKernel(t *testing.T, b *ir.Builder, target string, bufs map[string][
 			binary.LittleEndian.PutUint32(raw[name][4*i:], math.Float32bits(v))
 		}
 	}
-	return runUserKernelBytes(t, b, target, raw, scalars)
+	return runUserKernelBytes(t, b, arch, raw, scalars)
 }
 
 // runUserKernelBytes is runUserKernel with buffers as bytes.
-func runUserKernelBytes(t *testing.T, b *ir.Builder, target string, bufs map[string][]byte, scalars map[string]float32) ([]float32, *ptx.Kernel) {
+func runUserKernelBytes(t *testing.T, b *ir.Builder, arch string, bufs map[string][]byte, scalars map[string]float32) ([]float32, *ptx.Kernel) {
 	t.Helper()
 	k, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, target, Options{Check: true})
+	res, err := Compile(k, target.MustLookup(arch), Options{Check: true})
 	if err != nil {
 		t.Fatalf("compile %s: %v", k.Name, err)
 	}
@@ -500,7 +501,7 @@ func TestUserKernelsAssemble(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := Compile(k, arch, Options{})
+				res, err := Compile(k, target.MustLookup(arch), Options{})
 				if err != nil {
 					t.Fatalf("%s %v %s: %v", c.name, s, arch, err)
 				}
@@ -529,7 +530,7 @@ func TestUserWholeRowTooWide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Compile(k, "sm_90", Options{})
+	_, err = Compile(k, target.MustLookup("sm_90"), Options{})
 	for _, want := range []string{"262144 bytes", "tile<16x4096xf32>", "column chunks inside a loop"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("want an error with %q, got %v", want, err)

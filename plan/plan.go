@@ -142,9 +142,7 @@ func (r *Rule) wide(rows, sms int) bool {
 // Choose is the plan of a call of rows on a device of sms SMs (Rule.SMs overrides
 // it): deterministic, and the same on every host.
 func (r *Rule) Choose(rows, sms int) (Choice, error) {
-	if r.SMs > 0 {
-		sms = r.SMs
-	}
+	sms = r.smsFor(sms)
 	if rows < 0 || sms < 1 || len(r.Families) == 0 {
 		return Choice{}, fmt.Errorf("plan: %d rows on %d SMs with %d families", rows, sms, len(r.Families))
 	}
@@ -158,7 +156,7 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	f := r.Families[fi]
 	c := Choice{Family: fi, Split: r.SplitFor(f, rows, sms)}
 	c.CTAs = f.HeadBlocks * rows * c.Split
-	small := r.SmallDen*c.CTAs <= r.SmallNum*sms
+	small := latencyBound(c.CTAs, sms, r.SmallNum, r.SmallDen)
 	k := pick(f.Direct, f.DirectSmall, small)
 	if c.Split > 1 {
 		k = pick(f.Partial, f.PartialSmall, small)
@@ -175,6 +173,17 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 		c.Kernels = append(c.Kernels, comb)
 	}
 	return c, nil
+}
+
+// smsFor is the SM count calls are planned for on a device of sms SMs: the count
+// the user fixed (Rule.SMs, -sms) where there is one, the device's otherwise. It is
+// the one statement of that default; below the plan the count travels in
+// target.Target.SMs.
+func (r *Rule) smsFor(sms int) int {
+	if r.SMs > 0 {
+		return r.SMs
+	}
+	return sms
 }
 
 // combineFor is the combine of split chunks, "" if none was generated.
@@ -199,9 +208,7 @@ func pick(large, small string, isSmall bool) string {
 // rows that runs a Partial kernel on sms SMs: the workspace holds one partial result
 // per pair. 0 when no call splits.
 func (r *Rule) MaxParts(capacity, sms int) int {
-	if r.SMs > 0 {
-		sms = r.SMs
-	}
+	sms = r.smsFor(sms)
 	fewest := 0 // the fewest CTAs per row of any family
 	for i, f := range r.Families {
 		if i == 0 || f.HeadBlocks < fewest {
@@ -242,6 +249,25 @@ func (r *Rule) Kernels() []string {
 	}
 	return out
 }
+
+// LatencyBoundNum / LatencyBoundDen is the launch size, in waves of CTAs (CTAs /
+// SMs), up to which a launch counts as latency-bound: plans then pick a family's Small
+// kernels (replicated score tiles), and the lowering replicates the score tiles of a
+// kernel that did not say which launches it is for (ir.LatencyAuto).
+// Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7 -> 113 and
+// T=256 318 -> 427 (docs/perf-notes.md v3); the launches that gained were at most
+// 1.25 waves.
+const LatencyBoundNum, LatencyBoundDen = 5, 4
+
+// LatencyBound reports whether a launch of ctas CTAs on sms SMs is latency-bound.
+func LatencyBound(ctas, sms int) bool {
+	return latencyBound(ctas, sms, LatencyBoundNum, LatencyBoundDen)
+}
+
+// latencyBound is the latency rule, its one statement: a launch of at most num/den
+// waves of CTAs. Rules carry num and den as data (Rule.SmallNum, SmallDen) so that
+// other hosts apply the same numbers.
+func latencyBound(ctas, sms, num, den int) bool { return den*ctas <= num*sms }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 

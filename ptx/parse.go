@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // Parse reads PTX text back into a Module. It accepts the subset the printer writes
@@ -333,18 +335,11 @@ func isDigits(s string) bool {
 	return true
 }
 
-// isTargetName reports whether s is a target such as sm_90 or sm_90a.
+// isTargetName reports whether s is a target name target.ParseID accepts (sm_90,
+// sm_90a).
 func isTargetName(s string) bool {
-	if !strings.HasPrefix(s, "sm_") || len(s) < 4 {
-		return false
-	}
-	for i := 3; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
-			return false
-		}
-	}
-	return true
+	_, err := arch.ParseID(s)
+	return err == nil
 }
 
 func (p *parser) function() (*Func, error) {

@@ -2,8 +2,9 @@ package ptx
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 // Form is one family of instructions in Forms.
@@ -76,15 +77,15 @@ func Validate(in *Instr, target, version string) error {
 			return fmt.Errorf("ptx: %s: operand %d is %s, want %s", instrString(in), i, kindName(k), kindNames(kinds[i]))
 		}
 	}
-	sm, err := smNumber(target)
+	id, err := arch.ParseID(target)
 	if err != nil {
-		return err
+		return fmt.Errorf("ptx: %v", err)
 	}
-	if sm < f.MinSM {
+	if sm := id.SM; sm < f.MinSM {
 		return fmt.Errorf("ptx: %s needs sm_%d or later (target %s)", in.Op, f.MinSM, target)
 	}
 	need, _ := MinVersion(in.Op, target)
-	if v, err := versionNumber(version); err != nil {
+	if v, err := ParseVersion(version); err != nil {
 		return err
 	} else if v < need {
 		return fmt.Errorf("ptx: %s needs PTX %d.%d on %s (module is %s)", in.Op, need/10, need%10, target, version)
@@ -162,15 +163,9 @@ func instrString(in *Instr) string {
 	return strings.TrimSpace(in.Op + " " + strings.Join(args, ", "))
 }
 
-func smNumber(target string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimPrefix(target, "sm_"))
-	if err != nil || !strings.HasPrefix(target, "sm_") {
-		return 0, fmt.Errorf("ptx: bad target %q (want sm_NN)", target)
-	}
-	return n, nil
-}
-
-func versionNumber(v string) (int, error) {
+// ParseVersion parses a PTX ISA version "M.m" as M*10+m (7.8 = 78), the form
+// target.Target.MinVersion and Forms use.
+func ParseVersion(v string) (int, error) {
 	var major, minor int
 	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil || minor > 9 {
 		return 0, fmt.Errorf("ptx: bad PTX version %q (want M.m)", v)

@@ -14,6 +14,8 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // -from FILE: dump, check and gen read a kernel or a program in the IR text form
@@ -78,6 +80,16 @@ func readIRFile(path string) (*ir.Program, error) {
 	return p, nil
 }
 
+// fromTarget is the target a -from program is lowered for: -target (and -plan-target)
+// planned for the SM count the program records (`sms N`), if it records one.
+func fromTarget(fs *kernels.CommandFlags, prog *ir.Program) (target.Target, error) {
+	t, err := fs.Resolve(*fs.Target)
+	if err != nil {
+		return target.Target{}, err
+	}
+	return t.WithSMs(prog.SMs), nil
+}
+
 // loweringError is a program of one's own that the lowering refuses: bad usage.
 func loweringError(path string, err error) error {
 	return &usageError{Msg: "-from " + path + ": " + err.Error()}
@@ -92,16 +104,20 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 	if err != nil {
 		return err
 	}
+	t, err := fromTarget(fs, prog)
+	if err != nil {
+		return err
+	}
 	var out string
 	switch {
 	case showIR:
 		out = ir.PrintProgram(prog)
 	case after != "":
-		if out, err = lower.DumpProgram(prog, *fs.Target, after); err != nil {
+		if out, err = lower.DumpProgram(plan.Unplanned(prog), t, after); err != nil {
 			return loweringError(path, err)
 		}
 	default:
-		c, err := lower.CompileProgram(prog, *fs.Target)
+		c, err := lower.CompileProgram(plan.Unplanned(prog), t)
 		if err != nil {
 			return loweringError(path, err)
 		}
@@ -128,7 +144,11 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *fs.Target)
+	t, err := fromTarget(fs, prog)
+	if err != nil {
+		return err
+	}
+	c, err := lower.CompileProgram(plan.Unplanned(prog), t)
 	if err != nil {
 		return loweringError(path, err)
 	}
@@ -225,7 +245,7 @@ func relativeFrom(path, dir string) string {
 // genFrom lowers a program of one's own for each target and renders the launcher,
 // the PTX files and the manifest, as gen does for a built-in kernel (without shape
 // constants: a file has no configuration struct).
-func genFrom(path string, targets []string, opt gogen.Options) ([]gogen.File, error) {
+func genFrom(path string, targets []target.Target, opt gogen.Options) ([]gogen.File, error) {
 	prog, err := genFromProgram(path)
 	if err != nil {
 		return nil, err
@@ -236,7 +256,7 @@ func genFrom(path string, targets []string, opt gogen.Options) ([]gogen.File, er
 	opt.Config = "-from " + filepath.Base(path)
 	var cs []*lower.Compiled
 	for _, t := range targets {
-		c, err := lower.CompileProgram(prog, t)
+		c, err := lower.CompileProgram(plan.Unplanned(prog), t.WithSMs(prog.SMs))
 		if err != nil {
 			return nil, loweringError(path, fmt.Errorf("%s: %w", t, err))
 		}

@@ -51,15 +51,17 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	}
 	list := *targets
 	if !set["targets"] {
-		list, _, _ = strings.Cut(*fs.Target, target.PlanSep)
+		list = *fs.Target
 	}
 	ts, err := genTargets(list)
 	if err != nil {
 		return err
 	}
-	lowered := make([]string, len(ts))
-	for i, t := range ts {
-		lowered[i] = fs.WithPlan(t)
+	lowered := make([]target.Target, len(ts))
+	for i, name := range ts {
+		if lowered[i], err = fs.Resolve(name); err != nil {
+			return err
+		}
 	}
 	if *pkg == "" {
 		*pkg = os.Getenv("GOPACKAGE")
@@ -143,7 +145,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err != nil {
-		for _, t := range ts {
+		for _, t := range lowered {
 			if e := pcheck.ExplainCompileError(fs.Config, t, err); e != err {
 				return e
 			}
@@ -284,7 +286,7 @@ func fileKind(m os.FileMode) string {
 // embeds, so a dropped target does not leave a stale file behind. Only files that
 // start with the header ptxgen prints are removed, and each removal is reported.
 func removeStalePTX(dir, base string, ts []string, stderr io.Writer) error {
-	for _, t := range target.TargetNames() {
+	for _, t := range target.Names() {
 		if slices.Contains(ts, t) {
 			continue
 		}
@@ -324,7 +326,7 @@ func genTargets(list string) ([]string, error) {
 	var ts []string
 	for _, t := range strings.Split(list, ",") {
 		t = strings.TrimSpace(t)
-		if err := kernels.CheckTarget(t); err != nil {
+		if _, err := kernels.LookupTarget(t); err != nil {
 			err.(*kernels.ConfigError).Flag = "targets"
 			return nil, err
 		}
@@ -333,7 +335,7 @@ func genTargets(list string) ([]string, error) {
 		}
 		ts = append(ts, t)
 	}
-	names := target.TargetNames() // oldest first
+	names := target.Names() // oldest first
 	slices.SortFunc(ts, func(a, b string) int { return slices.Index(names, b) - slices.Index(names, a) })
 	return ts, nil
 }

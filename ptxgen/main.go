@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	pcheck "github.com/ptxgen/ptxgen/check"
@@ -141,12 +142,17 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	all := fs.Bool("all", false, "print every kernel gen writes (all the launch plan's variants), not only those a call of -tokens rows runs")
 	from := fs.String("from", "", fromUsage)
+	showPlan := fs.Bool("plan", false, "print the launch plan instead of PTX: each family's design (heads, warps, warp grid, tile, stages, precision), the lowering's figures for its kernels, and what a call of -tokens rows runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	lower.CheckPasses = lower.CheckPasses || *checkPasses
-	if err := kernels.CheckTarget(*fs.Target); err != nil {
+	t, err := fs.Resolve(*fs.Target)
+	if err != nil {
 		return err
+	}
+	if *showPlan {
+		return printPlan(stdout, fs.Config, t)
 	}
 	if *showIR && *after != "" {
 		return &usageError{Msg: "dump: give -ir or -after PASS, not both (-after prints the IR after that pass)"}
@@ -164,13 +170,18 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *all {
 		build = kernels.Config.Build
 	}
-	prog, err := build(fs.Config, *fs.Target)
+	prog, err := build(fs.Config, t)
 	if err != nil {
 		return err
 	}
 	if *showIR && !*all {
 		// What one call launches, in order: the text form dump -from reads back.
-		_, err := io.WriteString(stdout, ir.PrintProgram(prog))
+		// The text form records the SM count the user fixed (-sms), which the plan holds.
+		printed := *prog.Program
+		if prog.Rule != nil {
+			printed.SMs = prog.Rule.SMs
+		}
+		_, err := io.WriteString(stdout, ir.PrintProgram(&printed))
 		return err
 	}
 	if *showIR {
@@ -187,25 +198,64 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *after != "" {
-		d, err := lower.DumpProgram(prog, *fs.Target, *after)
+		d, err := lower.DumpProgram(prog, t, *after)
 		if err != nil {
-			return compileError(fs, err)
+			return compileError(fs, t, err)
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *fs.Target)
+	c, err := lower.CompileProgram(prog, t)
 	if err != nil {
-		return compileError(fs, err)
+		return compileError(fs, t, err)
 	}
 	_, err = io.WriteString(stdout, c.Module.Print())
 	return err
 }
 
+// printPlan writes what dump -plan shows: the plan's families with their variants
+// and the lowering's figures, the combines, and the choice for -tokens rows.
+func printPlan(w io.Writer, c kernels.Config, t target.Target) error {
+	v, err := c.Value()
+	if err != nil {
+		return err
+	}
+	cfg, ok := v.(kernels.MLAConfig)
+	if !ok {
+		_, err := fmt.Fprintf(w, "no launch plan: every kernel runs, in order\n")
+		return err
+	}
+	p, designs, err := kernels.MLADesign(cfg, t)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s on %s, %d SMs\n", p.Name, t, t.SMs)
+	for i, d := range designs {
+		f := d.Family
+		fmt.Fprintf(w, "family %d: %s\n  %d head blocks x %d candidate tiles per row, %d CTAs per SM\n", i, d.Variant, f.HeadBlocks, f.Tiles, f.PerSM)
+		for _, n := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {
+			if fig, ok := d.Figures[n]; ok {
+				fmt.Fprintf(w, "  %-28s %6d bytes shared, %3d registers, %d CTAs per SM, replicated scores %v\n", n, fig.SharedBytes, fig.Registers, fig.CTAsPerSM, fig.Replicated)
+			}
+		}
+	}
+	var combs []string
+	for _, cb := range p.Rule.Combines {
+		combs = append(combs, strconv.Itoa(cb.Chunks))
+	}
+	fmt.Fprintf(w, "combines for splits: %s\n", strings.Join(combs, " "))
+	ch, err := p.Rule.Choose(cfg.T, t.SMs)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "a call of %d rows: %s, split %d, %d CTAs\n", cfg.T, strings.Join(ch.Kernels, " + "), ch.Split, ch.CTAs)
+	return err
+}
+
 // compileError is bad usage: a configuration the generator cannot lower, with the
 // flags that caused it named where they are known.
-func compileError(fs *kernels.CommandFlags, err error) error {
-	err = pcheck.ExplainCompileError(fs.Config, *fs.Target, err)
+func compileError(fs *kernels.CommandFlags, t target.Target, err error) error {
+	err = pcheck.ExplainCompileError(fs.Config, t, err)
 	if kernels.IsUsage(err) {
 		return err
 	}
@@ -234,7 +284,8 @@ func list(stdout io.Writer) error {
 		fmt.Fprintf(stdout, "  %-12s %s\n", s.Name, s.Doc)
 	}
 	fmt.Fprintln(stdout, "targets:")
-	for _, t := range target.Targets {
+	for _, name := range target.Names() {
+		t := target.MustLookup(name)
 		fmt.Fprintf(stdout, "  %-12s PTX %s, %d KB shared memory per block, %d SMs\n", t.Name, fmt.Sprintf("%d.%d", t.MinVersion/10, t.MinVersion%10), t.MaxSharedPerBlock/1024, t.SMs)
 	}
 	fmt.Fprintln(stdout, "passes:")
@@ -256,7 +307,8 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := kernels.CheckTarget(*fs.Target); err != nil {
+	t, err := fs.Resolve(*fs.Target)
+	if err != nil {
 		return err
 	}
 	if *useGPU {
@@ -287,7 +339,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if opts.Vectors == "" {
 		// What the host cannot hold, then what the emulator would not finish, before
 		// the case (inputs, float64 reference) is built.
-		if err := pcheck.CheckHostMemory(v, *fs.Target, maxHostBytes); err != nil {
+		if err := pcheck.CheckHostMemory(v, t, maxHostBytes); err != nil {
 			return err
 		}
 		if err := pcheck.CheckEmulatorTime(v, maxEmulatorSeconds); err != nil {
@@ -295,12 +347,12 @@ func check(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	opts.MaxHostBytes = maxHostBytes
-	c, err := pcheck.ForConfig(v, *fs.Target, opts)
+	c, err := pcheck.ForConfig(v, t, opts)
 	if err != nil {
 		if kernels.IsUsage(err) {
 			return err
 		}
-		return compileError(fs, err)
+		return compileError(fs, t, err)
 	}
 	res, err := runCase(c)
 	if err != nil {

@@ -48,7 +48,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-kernel", "gemm", "-m", "0"}, []string{"-m 0", "1..16777216"}},
 		{[]string{"dump", "-kernel", "gemm", "-n", "-5"}, []string{"-n -5", "1..16777216"}},
 		{[]string{"dump", "-kernel=gemm", "-k", "abc"}, []string{"-k", "abc"}},
-		{[]string{"dump", "-target", "sm_70"}, []string{"-target sm_70", "sm_80, sm_86, sm_89, sm_90, sm_120"}},
+		{[]string{"dump", "-target", "sm_70"}, []string{"-target sm_70", "sm_80, sm_86, sm_89, sm_90, sm_90a, sm_120, sm_120a"}},
 		{[]string{"dump", "-kernel", "conv"}, []string{"-kernel conv", "gemm"}},
 		{[]string{"dump", "-kernel", "gemm", "-out", "f16"}, []string{"-out f16", "bf16 or f32"}},
 		{[]string{"dump", "-heads", "0"}, []string{"-heads 0", "1..128"}},

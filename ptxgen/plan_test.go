@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,11 +63,17 @@ func TestPlanTargetOnlyChangesTheISA(t *testing.T) {
 	}
 }
 
+// TestPlanTargetBad: a bad -plan-target is refused in one line naming the targets;
+// so is the former "E@P" form of -target (the plan target is a flag of its own, for
+// every command).
 func TestPlanTargetBad(t *testing.T) {
 	for _, args := range [][]string{
 		{"dump", "-plan-target", "sm_99"},
 		{"dump", "-plan-target", "sm_90@sm_120"},
 		{"dump", "-target", "sm_90@sm_99"},
+		{"dump", "-target", "sm_90@sm_120"},
+		{"gen", "-target", "sm_90@sm_120", "-pkg", "x", "-o", filepath.Join(t.TempDir(), "x.go")},
+		{"gen", "-targets", "sm_90@sm_120", "-pkg", "x", "-o", filepath.Join(t.TempDir(), "x.go")},
 		{"check", "-emu", "-plan-target", "bogus"},
 	} {
 		code, _, errOut := runCLI(args...)
@@ -97,5 +106,90 @@ func TestGenPlanTarget(t *testing.T) {
 	_, want, _ := runCLI(append(append([]string{"dump", "-all"}, args...), "-target", "sm_90")...)
 	if string(ptx) != want {
 		t.Errorf("gen's PTX differs from dump's")
+	}
+}
+
+// TestFormerlyFailingConfigsGenerate: configurations whose plan used to estimate the
+// 64-head CTA's shared memory below what the smem pass allocates (issue 19), so that
+// gen and dump failed on a valid configuration, now generate: the plan takes the
+// lowering's figures, which fall back to 32-candidate tiles, or drop the 64-head
+// family where those do not fit either.
+func TestFormerlyFailingConfigsGenerate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string // a kernel the output must hold
+	}{
+		{[]string{"gen", "-cache", "bf16", "-k0", "512", "-k1", "0", "-targets", "sm_80", "-pkg", "x", "-o", filepath.Join(dir, "x_gen.go")}, ""},
+		{[]string{"dump", "-all", "-cache", "bf16", "-k0", "512", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h64("},
+		{[]string{"dump", "-cache", "bf16", "-k0", "512", "-k1", "4096", "-target", "sm_80", "-tokens", "64"}, ".entry mla_decode_h16("}, // 32-candidate 64-head CTAs need the rows to fill the SMs,
+		{[]string{"dump", "-all", "-cache", "bf16", "-k0", "4096", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h64_split("},
+		{[]string{"dump", "-all", "-cache", "bf16", "-nope", "640", "-k0", "4096", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h16_split("},
+	} {
+		code, out, errOut := runCLI(tc.args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("%v: exit %d, %q; stderr %s", tc.args, code, firstLine(out), errOut)
+		}
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "x_gen.go"))
+	if err != nil || !strings.Contains(string(src), `"mla_decode_h64"`) {
+		t.Errorf("gen wrote no 64-head kernel: %v", err)
+	}
+}
+
+func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+// TestDumpPlan: dump -plan names each family's design and gives for each kernel the
+// register budget its PTX (dump -all) carries; gemm has no plan.
+func TestDumpPlan(t *testing.T) {
+	for _, tg := range []string{"sm_80", "sm_90", "sm_120"} {
+		code, plan, errOut := runCLI("dump", "-plan", "-target", tg, "-tokens", "8")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tg, code, errOut)
+		}
+		_, all, _ := runCLI("dump", "-all", "-target", tg)
+		if !strings.Contains(plan, "16 heads, 4 warps (1x4), 32 candidates per tile, 1 stage(s)") || !strings.Contains(plan, "a call of 8 rows: ") {
+			t.Errorf("%s: plan lacks the 16-head design or the call:\n%s", tg, plan)
+		}
+		n := 0
+		for _, line := range strings.Split(plan, "\n") {
+			var name string
+			var shared, regs int
+			if _, err := fmt.Sscanf(line, "  %s %d bytes shared, %d registers", &name, &shared, &regs); err != nil {
+				continue
+			}
+			n++
+			at := strings.Index(all, ".entry "+name+"(")
+			if at < 0 {
+				t.Errorf("%s: %s is in the plan, not in dump -all", tg, name)
+				continue
+			}
+			entry := all[at:]
+			if want := fmt.Sprintf(".maxnreg %d\n", regs); !strings.Contains(entry[:strings.Index(entry, "{")], want) {
+				t.Errorf("%s: %s: plan says %d registers; its PTX: %q", tg, name, regs, entry[:strings.Index(entry, "{")])
+			}
+		}
+		if n < 2 {
+			t.Errorf("%s: %d kernels in the plan:\n%s", tg, n, plan)
+		}
+	}
+	if code, out, _ := runCLI("dump", "-plan", "-kernel", "gemm"); code != 0 || !strings.Contains(out, "no launch plan") {
+		t.Errorf("gemm: exit %d, %q", code, out)
+	}
+}
+
+// TestArchSpecificTargets: sm_90a and sm_120a are their target's plan and code, with
+// the architecture-specific .target and the PTX version that accepts it.
+func TestArchSpecificTargets(t *testing.T) {
+	for _, tc := range []struct{ a, base, version string }{{"sm_90a", "sm_90", "8.0"}, {"sm_120a", "sm_120", "8.7"}} {
+		_, a, errA := runCLI("dump", "-all", "-target", tc.a)
+		_, base, errB := runCLI("dump", "-all", "-target", tc.base)
+		if errA != "" || errB != "" {
+			t.Fatalf("%s: %s %s", tc.a, errA, errB)
+		}
+		d := lineDiff(a, base)
+		if !strings.Contains(a, ".version "+tc.version+"\n") || !slices.Contains(d, ".target "+tc.a+" | .target "+tc.base) || len(d) > 2 {
+			t.Errorf("%s against %s differs in %q", tc.a, tc.base, d)
+		}
 	}
 }

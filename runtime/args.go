@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // Arg is one kernel argument: a device buffer (Ptr) or a scalar (I32, U32, I64, U64, F32,
@@ -298,8 +298,8 @@ func CheckFacts(k *ptx.Kernel) error {
 		return fmt.Errorf("runtime: kernel has no entry name")
 	}
 	for i, g := range k.Grid {
-		if g <= 0 || g > ir.MaxGrid[i] {
-			return fail("grid dimension %d is %d, want 1..%d (CUDA's limit)", i, g, ir.MaxGrid[i])
+		if g <= 0 || g > target.MaxGrid[i] {
+			return fail("grid dimension %d is %d, want 1..%d (CUDA's limit)", i, g, target.MaxGrid[i])
 		}
 	}
 	if k.Block <= 0 || k.Block > maxBlock {

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // Device is one opened GPU with its primary context. In the cuda build all driver calls
@@ -78,11 +79,11 @@ func (d *Device) checkLoad(k *ptx.Kernel) error {
 		return err
 	}
 	if k.Module != nil {
-		t, err := parseTarget(k.Module.Target)
+		t, err := target.ParseID(k.Module.Target)
 		if err != nil {
 			return fmt.Errorf("runtime: kernel %s: %w", k.Name, err)
 		}
-		if !t.runsOn(d.cc) {
+		if !t.RunsOn(d.cc) {
 			return fmt.Errorf("runtime: kernel %s targets %s, which does not run on this %s device (use Device.Pick)", k.Name, k.Module.Target, d.arch)
 		}
 	}

@@ -95,9 +95,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
 		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
 	}
+	var planUnder arch.Target
 	if *planTarget != "" {
-		if err := kernels.CheckTarget(*planTarget); err != nil || strings.Contains(*planTarget, arch.PlanSep) {
-			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(arch.TargetNames(), ", ")}
+		var err error
+		if planUnder, err = arch.LookupTarget(*planTarget); err != nil {
+			return &kernels.ConfigError{Flag: "plan-target", Value: *planTarget, Want: "one of " + strings.Join(arch.Names(), ", ")}
 		}
 	}
 	if *poolMB < 0 || *poolMB > 8192 {
@@ -184,12 +186,12 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	// The sm_120 plan runs here as sm_90 (or this device's) code planned under
 	// sm_120's limits; on an sm_120 device it is the first column already.
-	targets := []string{target}
+	targets := []arch.Target{target}
 	if *planTarget != "" {
-		targets[0] += arch.PlanSep + *planTarget
+		targets[0] = target.WithLimitsOf(planUnder)
 	}
-	if *sm120 && target != "sm_120" {
-		targets = append(targets, target+arch.PlanSep+"sm_120")
+	if *sm120 && target.Name != "sm_120" {
+		targets = append(targets, target.WithLimitsOf(arch.MustLookup("sm_120")))
 	}
 	// A serving pool holds at least 3x L2 of cache per shape, so no input copies
 	// need rotating; cases are built one shape at a time (each holds its pool).
@@ -197,7 +199,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *poolMB > 0 {
 		minPool = int64(*poolMB) << 20
 	}
-	build := func(i int, targets []string) ([]*check.Case, int64, error) {
+	build := func(i int, targets []arch.Target) ([]*check.Case, int64, error) {
 		cfg := picked[i].Config()
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
 		if cfg.Wide() {
@@ -242,7 +244,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		return nil
 	}
 	rep := bench.Report{
-		GPU: strings.TrimSpace(firstLine(d.Info())), Driver: bd.Driver(), Target: target,
+		GPU: strings.TrimSpace(firstLine(d.Info())), Driver: bd.Driver(), Target: target.Name,
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: "ptxgen-gpu bench " + strings.Join(args, " "),
 		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, Pool: *pool,
 	}
@@ -334,6 +336,9 @@ func plan(c *check.Case) string {
 		g := k.GridFor(int(rows), int(split))
 		p = append(p, fmt.Sprintf("%s %dx%dx%d/%d %dKB", strings.TrimPrefix(k.Name, "mla_"), g[0], g[1], g[2], k.Block, k.SharedBytes/1024))
 	}
+	if c.Variant != "" {
+		return "[" + c.Variant + "] " + strings.Join(p, " + ")
+	}
 	return strings.Join(p, " + ")
 }
 
@@ -387,7 +392,7 @@ func timeCase(d benchDevice, c *check.Case, warmup, iters int, flush int64) benc
 }
 
 // measureCeilings times the generated copy and mma_loop kernels.
-func measureCeilings(d benchDevice, target string, w io.Writer) (bench.Ceilings, error) {
+func measureCeilings(d benchDevice, target arch.Target, w io.Writer) (bench.Ceilings, error) {
 	cp := kernels.CopyConfig{Rows: 1 << 19} // 512 MB each way
 	cc, err := check.Copy(cp, target, 1)
 	if err != nil {

@@ -127,11 +127,15 @@ func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
 
 // deviceTarget is the target to compile for on a device of architecture arch: its own
 // when ptxgen has it, else the newest one it runs.
-func deviceTarget(arch string) (string, error) {
+func deviceTarget(arch string) (target.Target, error) {
 	if slices.Contains(target.TargetNames(), arch) {
-		return arch, nil
+		return target.LookupTarget(arch)
 	}
-	return runtime.PickTarget(arch, target.TargetNames())
+	name, err := runtime.PickTarget(arch, target.TargetNames())
+	if err != nil {
+		return target.Target{}, err
+	}
+	return target.LookupTarget(name)
 }
 
 func dump(args []string, stdout, stderr io.Writer) error {
@@ -141,18 +145,19 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *fs.Target == "" {
-		*fs.Target = fs.WithPlan("sm_90")
+		*fs.Target = "sm_90"
 	}
-	if err := kernels.CheckTarget(*fs.Target); err != nil {
-		return err
-	}
-	prog, err := kernels.BuildCall(fs.Config, *fs.Target)
+	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
 		return err
 	}
-	c, err := lower.CompileProgram(prog, *fs.Target)
+	prog, err := kernels.BuildCall(fs.Config, t)
 	if err != nil {
-		if err := check.ExplainCompileError(fs.Config, *fs.Target, err); kernels.IsUsage(err) {
+		return err
+	}
+	c, err := lower.CompileProgram(prog, t)
+	if err != nil {
+		if err := check.ExplainCompileError(fs.Config, t, err); kernels.IsUsage(err) {
 			return err
 		}
 		return &usageError{Msg: err.Error()}
@@ -193,8 +198,10 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if !*useGPU {
 		return &usageError{Msg: "check: say -gpu (the emulator-only check is ptxgen check -emu)"}
 	}
+	var t target.Target
 	if *fs.Target != "" {
-		if err := kernels.CheckTarget(*fs.Target); err != nil {
+		var err error
+		if t, err = fs.Resolve(*fs.Target); err != nil {
 			return err
 		}
 	}
@@ -220,12 +227,15 @@ func checkCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	defer d.Close()
 	if *fs.Target == "" {
-		if *fs.Target, err = deviceTarget(d.Arch()); err != nil {
+		own, err := deviceTarget(d.Arch())
+		if err != nil {
 			return &usageError{Msg: fmt.Sprintf("device %s: %v", d.Arch(), err)}
 		}
-		*fs.Target = fs.WithPlan(*fs.Target)
+		if t, err = fs.Resolve(own.Name); err != nil {
+			return err
+		}
 	}
-	c, err := check.ForConfig(v, *fs.Target, opts)
+	c, err := check.ForConfig(v, t, opts)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // RowsFill is a kernel whose grid's y is its rows argument (capacity 8), lowered for
@@ -22,7 +23,7 @@ func RowsFill() (*ptx.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := lower.Compile(k, "sm_80", lower.Options{})
+	res, err := lower.Compile(k, target.MustLookup("sm_80"), lower.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,44 @@
+package kernels
+
+import "fmt"
+
+// MLAVariant is one design of the decode's CTA, as data: the kernel builder builds
+// it (mlaDecodeKernel), the plan's families are named and sized after it
+// (plan.Family.HeadBlock, Tile), `dump -plan` prints it, and the plan sweep test
+// holds WarpGrid to what the layout pass decides. Adding a variant is one such value
+// (MLAConfig.variant, and the flags that select it) plus the lowering features it
+// needs; DESIGN.md ("Where the decode's design lives") lists the files.
+type MLAVariant struct {
+	HeadBlock int // heads per CTA: one m16 row group per 16
+	Warps     int // warps per CTA
+	// WarpGrid is how an output slice's m16n8 tiles are split over the warps: row
+	// groups x column groups (16 heads over 4 warps: 1x4; 64 heads over 8: 4x2).
+	WarpGrid [2]int
+	Tile     int // candidates per loop iteration
+	// Stages is the number of candidate tiles in flight: 1, a tile's gathers are
+	// issued together and its math waits for them.
+	Stages    int
+	Precision string
+}
+
+// mlaPrecision is the decode's arithmetic: bf16 operands on mma.sync with fp32
+// accumulation, and P·V with P in two bf16 terms (DESIGN.md, "P in two bf16 terms").
+const mlaPrecision = "bf16 mma.sync, fp32 accumulators, P = hi + lo in bf16"
+
+// variant is the design of hb heads per CTA and tile candidates per tile for c (its
+// -warps64 choice for 64-head CTAs).
+func (c MLAConfig) variant(hb, tile int) MLAVariant {
+	fc := c
+	fc.HeadBlock = hb
+	warps, rows := fc.warps(), max(hb/16, 1)
+	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: 1, Precision: mlaPrecision}
+}
+
+// Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".
+func (v MLAVariant) Short() string {
+	return fmt.Sprintf("h%d w%d %dx%d t%d s%d", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages)
+}
+
+func (v MLAVariant) String() string {
+	return fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision)
+}

@@ -1,0 +1,76 @@
+package lower
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// Figures are what the lowering decides about a kernel's resources on a target: the
+// numbers a launch plan needs to choose between variants. Measure returns them from
+// the passes themselves, so a plan never holds a second copy of their rules.
+type Figures struct {
+	Threads int
+	// SharedBytes is the dynamic shared memory per CTA the smem pass allocates; Fits
+	// reports whether the target allows it (Compile refuses the kernel otherwise).
+	SharedBytes int
+	Fits        bool
+	// CarriedRegs are the registers per thread of loop-carried fragments (plus what
+	// replicated score tiles add), from which the register budget is set.
+	CarriedRegs int
+	// Registers is the register budget, the kernel's .maxnreg.
+	Registers int
+	// CTAsPerSM is how many of these CTAs one SM of the target holds at that budget.
+	CTAsPerSM int
+	// Replicated reports score tiles replicated across warps (layout): the kernel is
+	// the one for latency-bound launches, not a copy of the other.
+	Replicated bool
+	// WarpGrid is how the layout pass split the first loop's carried accumulators
+	// over the warps: row groups x column groups of m16n8 tiles ({0, 0} without one).
+	WarpGrid [2]int
+	// LatencyBound is the layout pass's judgement of the kernel's launches: the
+	// kernel's ir.Latency, or the launch rule on its grid and t's SM count.
+	LatencyBound bool
+}
+
+// Measure runs the passes that decide k's resources on t (through smem) and returns
+// the figures the rest of the pipeline uses: the .maxnreg and the shared memory that
+// Compile gives the same kernel on the same target.
+func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
+	f, err := newFn(k, t, Options{})
+	if err != nil {
+		return Figures{}, err
+	}
+	f.measuring = true
+	if _, err := f.run(k, Options{After: "smem"}); err != nil {
+		return Figures{}, err
+	}
+	threads := 32 * f.k.Warps
+	carried := f.carriedRegs()
+	fig := Figures{
+		Threads:      threads,
+		SharedBytes:  f.smem,
+		Fits:         f.smem <= t.MaxSharedPerBlock,
+		CarriedRegs:  carried,
+		Registers:    regBudget(t, threads, f.smem, carried),
+		CTAsPerSM:    t.CTAsPerSM(threads, f.smem, carried),
+		LatencyBound: f.latencyBound(),
+	}
+	for _, l := range f.layouts {
+		if l.rep > 1 {
+			fig.Replicated = true
+			break
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpFor || fig.WarpGrid != [2]int{} {
+			return
+		}
+		for _, a := range o.Body.Args[1:] {
+			if l := f.layouts[a]; l.kind == lAcc {
+				fig.WarpGrid = [2]int{l.wm, l.wn}
+				return
+			}
+		}
+	})
+	return fig, nil
+}
