@@ -10,6 +10,7 @@ import (
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/target"
 )
 
 // TestEmulator compiles rmsnorm.ir for each target this package is generated for, runs it
@@ -24,13 +25,17 @@ func TestEmulator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, target := range []string{"sm_120", "sm_90"} {
-		res, err := lower.Compile(k, target, lower.Options{Check: true})
+	for _, arch := range []string{"sm_120", "sm_90"} {
+		tg, err := target.LookupTarget(arch)
 		if err != nil {
-			t.Fatalf("%s: %v", target, err)
+			t.Fatal(err)
+		}
+		res, err := lower.Compile(k, tg, lower.Options{Check: true})
+		if err != nil {
+			t.Fatalf("%s: %v", arch, err)
 		}
 		for _, rows := range []int{1, 7} {
-			seed := uint64(100*rows) + uint64(len(target))
+			seed := uint64(100*rows) + uint64(len(arch))
 			rng := rand.New(rand.NewPCG(seed, 0))
 			x := make([]float32, rows*Width)
 			for i := range x {
@@ -43,7 +48,7 @@ func TestEmulator(t *testing.T) {
 			mem := emu.NewMemory()
 			args := []any{int32(rows), mem.Alloc("x", f32Bytes(x)), mem.Alloc("w", f32Bytes(w)), mem.Alloc("y", make([]byte, 4*len(x)))}
 			if err := emu.RunKernel(res.Kernel, args, mem); err != nil {
-				t.Fatalf("%s rows %d: %v", target, rows, err)
+				t.Fatalf("%s rows %d: %v", arch, rows, err)
 			}
 			got := mem.Bytes("y")
 			want := Reference(x, w, rows)
@@ -52,13 +57,13 @@ func TestEmulator(t *testing.T) {
 				g := float64(math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:])))
 				if d := math.Abs(g - wv); !(d <= Abs+Rel*math.Abs(wv)) {
 					if bad < 5 {
-						t.Errorf("%s rows %d (seed %d): y[%d] = %g, want %g", target, rows, seed, i, g, wv)
+						t.Errorf("%s rows %d (seed %d): y[%d] = %g, want %g", arch, rows, seed, i, g, wv)
 					}
 					bad++
 				}
 			}
 			if bad > 0 {
-				t.Fatalf("%s rows %d (seed %d): %d of %d elements outside tolerance", target, rows, seed, bad, len(want))
+				t.Fatalf("%s rows %d (seed %d): %d of %d elements outside tolerance", arch, rows, seed, bad, len(want))
 			}
 		}
 	}
