@@ -192,7 +192,11 @@ func mathKernel(op string, n int) *ir.Builder {
 // TestMathOpsGPU measures each op's error on the hardware against float64 over 2^20
 // inputs and holds it to the documented bound: sqrt bit for bit like the emulator
 // (IEEE); rsqrt within 2^-22.9 relative (rounded up to 2^-22.5); exp within 2 ulp plus
-// |x| 2^-24 relative; log within 2^-22.6 absolute in log2 (times ln 2) plus 1 ulp.
+// |x| 2^-23 relative (x log2 e is rounded twice, in the constant and in the product:
+// a relative 2^-23 of the exponent, which is |x| 2^-23 of the result); log within
+// ln 2 (2^-22.6 + 1 ulp of log2 x, lg2.approx's error and its own rounding) plus
+// |log x| 2^-23 (ln 2 and the product, each rounded). The first GPU run (run 17) measured
+// exp at 1.15 and log at 1.81 times bounds that counted one rounding of the two.
 func TestMathOpsGPU(t *testing.T) {
 	const n = 1 << 20
 	rng := rand.New(rand.NewPCG(4242, 22))
@@ -231,10 +235,10 @@ func TestMathOpsGPU(t *testing.T) {
 					errv, bound = math.Abs(g-want)/want, math.Pow(2, -22.5)
 				case "exp":
 					want := math.Exp(xf)
-					errv, bound = math.Abs(g-want), 2*ulp(want)+math.Abs(xf)*math.Pow(2, -24)*want
+					errv, bound = math.Abs(g-want), 2*ulp(want)+math.Abs(xf)*math.Pow(2, -23)*want
 				case "log":
 					want := math.Log(xf)
-					errv, bound = math.Abs(g-want), math.Pow(2, -22.6)*math.Ln2+ulp(want)
+					errv, bound = math.Abs(g-want), (math.Pow(2, -22.6)+ulp(math.Log2(xf)))*math.Ln2+math.Abs(want)*math.Pow(2, -23)
 				}
 				if errv/bound > worst {
 					worst, worstAt = errv/bound, i
