@@ -60,6 +60,32 @@ func Shapes() []Shape {
 	return s
 }
 
+// ParseShapeName is the shape a name of the list's form spells, "H<heads>_T<rows>_K<k0>+<k1>"
+// with "_bf16" after it for the bf16 cache: fp8ds (or bf16), pages of 64, sink, every
+// candidate valid, as the listed shapes. K1 0 is one candidate list of K0 (a shape the
+// list does not have). The configuration must be one the generator takes.
+func ParseShapeName(name string) (Shape, error) {
+	base, cache := name, kernels.CacheFP8DS
+	if b, ok := strings.CutSuffix(name, "_"+kernels.CacheBF16); ok {
+		base, cache = b, kernels.CacheBF16
+	}
+	var h, t, k0, k1 int
+	var rest string
+	n, _ := fmt.Sscanf(base, "H%d_T%d_K%d+%d%s", &h, &t, &k0, &k1, &rest)
+	if n != 4 || fmt.Sprintf("H%d_T%d_K%d+%d", h, t, k0, k1) != base {
+		return Shape{}, fmt.Errorf("shape %q: want H<heads>_T<rows>_K<k0>+<k1>, optionally followed by _bf16 (e.g. H16_T64_K4096+0)", name)
+	}
+	if k0 < 1 {
+		return Shape{}, fmt.Errorf("shape %q: K0 %d, want at least 1 (K1 0 means one candidate list)", name, k0)
+	}
+	s := Shape{T: t, H: h, K0: k0, K1: k1, Page: 64, Cache: cache, Sink: true, Nope: 448, Rope: 64}
+	if err := s.Config().Validate(); err != nil {
+		return Shape{}, fmt.Errorf("shape %q: %v", name, err)
+	}
+	s.Name = s.defaultName()
+	return s, nil
+}
+
 func (s Shape) defaultName() string {
 	n := fmt.Sprintf("H%d_T%d_K%d+%d", s.H, s.T, s.K0, s.K1)
 	if s.Cache != kernels.CacheFP8DS {

@@ -217,3 +217,29 @@ func TestShapesRunTheCapacitysCode(t *testing.T) {
 		}
 	}
 }
+
+// TestParseShapeName: every listed shape's name parses back to that shape, a one-list
+// shape outside the list parses, and malformed or impossible names are refused.
+func TestParseShapeName(t *testing.T) {
+	for _, s := range Shapes() {
+		got, err := ParseShapeName(s.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		if got != s {
+			t.Errorf("%s: parsed %+v, want %+v", s.Name, got, s)
+		}
+	}
+	one, err := ParseShapeName("H16_T64_K4096+0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := one.Config(); len(c.Segments) != 1 || c.Segments[0].K != 4096 || one.Name != "H16_T64_K4096+0" {
+		t.Errorf("H16_T64_K4096+0: %+v, config %+v", one, c)
+	}
+	for _, bad := range []string{"H16_T64", "H16_T64_K128+512x", "h16_T64_K128+512", "H16_T64_K0+512", "H0_T64_K128+512", "H16_T64_K128+512_f16", "H16_T64_K-5+512"} {
+		if _, err := ParseShapeName(bad); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}

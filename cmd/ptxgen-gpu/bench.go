@@ -131,7 +131,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 				}
 			}
 			if !found {
-				return &kernels.ConfigError{Flag: "shapes", Value: n, Want: "a name from -list, or all"}
+				sh, err := bench.ParseShapeName(n)
+				if err != nil {
+					return &kernels.ConfigError{Flag: "shapes", Value: n, Want: "a name from -list, one of their form (H16_T64_K4096+0: fp8ds, pages of 64, sink), or all (" + err.Error() + ")"}
+				}
+				picked = append(picked, sh)
 			}
 		}
 	}
