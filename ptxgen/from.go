@@ -80,14 +80,18 @@ func readIRFile(path string) (*ir.Program, error) {
 	return p, nil
 }
 
-// fromTarget is the target a -from program is lowered for: -target (and -plan-target)
-// planned for the SM count the program records (`sms N`), if it records one.
-func fromTarget(fs *kernels.CommandFlags, prog *ir.Program) (target.Target, error) {
+// readIRFileFor reads a -from file and the target to lower it for: -target (and
+// -plan-target) planned for the SM count the program records (`sms N`), if it records one.
+func readIRFileFor(fs *kernels.CommandFlags, path string) (*ir.Program, target.Target, error) {
+	prog, err := readIRFile(path)
+	if err != nil {
+		return nil, target.Target{}, err
+	}
 	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
-		return target.Target{}, err
+		return nil, target.Target{}, err
 	}
-	return t.WithSMs(prog.SMs), nil
+	return prog, t.WithSMs(prog.SMs), nil
 }
 
 // loweringError is a program of one's own that the lowering refuses: bad usage.
@@ -100,11 +104,7 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 	if err := fromFlags(fs.FlagSet, "target", "plan-target", "ir", "after", "check"); err != nil {
 		return err
 	}
-	prog, err := readIRFile(path)
-	if err != nil {
-		return err
-	}
-	t, err := fromTarget(fs, prog)
+	prog, t, err := readIRFileFor(fs, path)
 	if err != nil {
 		return err
 	}
@@ -140,11 +140,7 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return err
 	}
-	prog, err := readIRFile(path)
-	if err != nil {
-		return err
-	}
-	t, err := fromTarget(fs, prog)
+	prog, t, err := readIRFileFor(fs, path)
 	if err != nil {
 		return err
 	}
