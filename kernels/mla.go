@@ -263,8 +263,10 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	fc := c
 	fc.HeadBlock, fc.Tile = hb, tile
 	name := fmt.Sprintf("mla_decode_h%d", hb)
-	f := plan.Family{HeadBlock: hb, Tile: tile, HeadBlocks: fc.headBlocks(), Tiles: fc.totalTiles(),
-		Direct: name, Partial: name + "_split"}
+	variant := c.variant(hb, tile)
+	f := variant.family()
+	f.HeadBlocks, f.Tiles = fc.headBlocks(), fc.totalTiles()
+	f.Direct, f.Partial = name, name+"_split"
 	if c.Split > 1 && f.Tiles > 1 {
 		f.Direct = ""
 	}
@@ -274,7 +276,7 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
 	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
 	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
-	mf := &mlaFamily{variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
+	mf := &mlaFamily{variant: variant, kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
 	for _, e := range []mlaEntry{
 		{name: f.Direct}, {name: f.DirectSmall, small: true},
 		{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
