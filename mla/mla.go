@@ -11,10 +11,12 @@ import "math"
 // attention over the union of the candidates that one or two index lists
 // (segments) select from paged KV caches, where V is the same vector as K.
 type Shape struct {
-	T int // query rows of the call (the reference's, and the one dump and check run)
+	T int // query rows of the call: the one dump and check show or run, and the reference computes
 	H int // query heads; all share one KV head
-	// MaxT is the capacity the kernels are generated for: the most rows a call
-	// may have (0 means T). The reference computes T rows and ignores it.
+	// MaxT is the capacity: the most rows a call of the generated kernels may have.
+	// The rows are a run-time argument (0..MaxT); generation plans the split, head
+	// block and tile and sizes the workspace for MaxT rows. 0 means T. The
+	// reference computes T rows and does not read it.
 	MaxT int
 	Nope int // dims of the quantized part of K/V (fp8ds: 448)
 	Rope int // dims of the bf16 rope part of K/V (fp8ds: 64)
