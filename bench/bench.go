@@ -13,22 +13,23 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // Shape is one benchmarked mla_decode configuration. All candidates are valid
 // (len = K, no -1; check.MLABench), so the work is exactly what the cost counts.
 type Shape struct {
-	Name   string `json:"name"`
-	T      int    `json:"T"`
-	H      int    `json:"H"`
-	K0     int    `json:"K0"`
-	K1     int    `json:"K1"`
-	Page   int    `json:"page"`
-	Cache  string `json:"cache"`
-	Sink   bool   `json:"sink"`
-	Nope   int    `json:"nope"`
-	Rope   int    `json:"rope"`
-	Target string `json:"target,omitempty"`
+	Name   string          `json:"name"`
+	T      int             `json:"T"`
+	H      int             `json:"H"`
+	K0     int             `json:"K0"`
+	K1     int             `json:"K1"`
+	Page   int             `json:"page"`
+	Cache  mla.CacheFormat `json:"cache"`
+	Sink   bool            `json:"sink"`
+	Nope   int             `json:"nope"`
+	Rope   int             `json:"rope"`
+	Target string          `json:"target,omitempty"`
 }
 
 // Shapes is the benchmark list (issues 8 and 13): fp8ds cache, page 64, sink on,
@@ -38,7 +39,7 @@ type Shape struct {
 func Shapes() []Shape {
 	var s []Shape
 	fp8 := func(h, t, k1 int) Shape {
-		return Shape{T: t, H: h, K0: 128, K1: k1, Page: 64, Cache: kernels.CacheFP8DS, Sink: true, Nope: 448, Rope: 64}
+		return Shape{T: t, H: h, K0: 128, K1: k1, Page: 64, Cache: mla.CacheFP8DS, Sink: true, Nope: 448, Rope: 64}
 	}
 	for _, t := range []int{1, 8, 32, 64, 128, 256} {
 		s = append(s, fp8(64, t, 512))
@@ -52,7 +53,7 @@ func Shapes() []Shape {
 		s = append(s, fp8(128, t, 512))
 	}
 	bf16 := fp8(64, 64, 512)
-	bf16.Cache = kernels.CacheBF16
+	bf16.Cache = mla.CacheBF16
 	s = append(s, fp8(64, 64, 2048), fp8(128, 64, 2048), bf16)
 	for i := range s {
 		s[i].Name = s[i].defaultName()
@@ -88,8 +89,8 @@ func ParseShapeName(name string) (Shape, error) {
 
 func (s Shape) defaultName() string {
 	n := fmt.Sprintf("H%d_T%d_K%d+%d", s.H, s.T, s.K0, s.K1)
-	if s.Cache != kernels.CacheFP8DS {
-		n += "_" + s.Cache
+	if s.Cache != mla.CacheFP8DS {
+		n += "_" + string(s.Cache)
 	}
 	return n
 }
@@ -97,10 +98,9 @@ func (s Shape) defaultName() string {
 // Config is the kernel configuration of the shape (split and head block chosen
 // by the generator).
 func (s Shape) Config() kernels.MLAConfig {
-	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: s.Nope, Rope: s.Rope, Cache: s.Cache, Sink: s.Sink,
-		Segments: []kernels.MLASegment{{K: s.K0, PageSize: s.Page, HasLen: true}}}
+	c := kernels.MLAConfig{Shape: mla.Shape{T: s.T, H: s.H, Nope: s.Nope, Rope: s.Rope, Cache: s.Cache, Sink: s.Sink, Segments: []mla.Segment{{K: s.K0, PageSize: s.Page, HasLen: true}}}}
 	if s.K1 > 0 {
-		c.Segments = append(c.Segments, kernels.MLASegment{K: s.K1, PageSize: s.Page, HasLen: true})
+		c.Segments = append(c.Segments, mla.Segment{K: s.K1, PageSize: s.Page, HasLen: true})
 	}
 	return c
 }
@@ -116,7 +116,7 @@ func CostOf(s Shape) Cost {
 	d := float64(s.Nope + s.Rope)
 	cand := float64(s.K0 + s.K1)
 	token := 584.0
-	if s.Cache == kernels.CacheBF16 {
+	if s.Cache == mla.CacheBF16 {
 		token = 2 * d
 	}
 	rows := float64(s.T)

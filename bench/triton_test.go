@@ -10,6 +10,7 @@ import (
 	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -28,16 +29,16 @@ func TestTritonBaselineSelftest(t *testing.T) {
 		t.Skipf("skipping: python3: %v", err)
 	}
 	dir := t.TempDir()
-	segs := []kernels.MLASegment{{K: 40, PageSize: 16, HasLen: true}, {K: 24, PageSize: 8, HasLen: true}}
+	segs := []mla.Segment{{K: 40, PageSize: 16, HasLen: true}, {K: 24, PageSize: 8, HasLen: true}}
 	dirs := []string{"../golden/testdata/vectors/mla_decode/h4_sink_edges"}
-	for _, cache := range []string{kernels.CacheFP8DS, kernels.CacheBF16} {
-		cfg := kernels.MLAConfig{T: 2, H: 8, Nope: 448, Rope: 64, Cache: cache, Sink: true, Segments: segs}
+	for _, cache := range []mla.CacheFormat{mla.CacheFP8DS, mla.CacheBF16} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 8, Nope: 448, Rope: 64, Cache: cache, Sink: true, Segments: segs}}
 		seed := uint64(3)
 		c, err := check.MLA(cfg, target.MustLookup("sm_90"), golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.2})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := filepath.Join(dir, cache)
+		d := filepath.Join(dir, string(cache))
 		if err := c.WriteVectors(d); err != nil {
 			t.Fatalf("%s (seed %d): %v", cache, seed, err)
 		}
@@ -47,8 +48,8 @@ func TestTritonBaselineSelftest(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "selftest: all passed") {
 		t.Fatalf("triton_seed.py --selftest: %v\n%s", err, out)
 	}
-	for _, cache := range []string{kernels.CacheFP8DS, kernels.CacheBF16} {
-		if !strings.Contains(string(out), "ok   "+cache+": own float64 reference == out_ref/lse_ref") {
+	for _, cache := range []mla.CacheFormat{mla.CacheFP8DS, mla.CacheBF16} {
+		if !strings.Contains(string(out), "ok   "+string(cache)+": own float64 reference == out_ref/lse_ref") {
 			t.Errorf("the selftest did not check the %s folder against its reference:\n%s", cache, out)
 		}
 	}

@@ -89,30 +89,6 @@ func GEMMStrided(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, l
 	return c, nil
 }
 
-// MLAGoldenConfig is the reference's view of a kernel configuration with dense q
-// and idx and the smallest page strides the cache format allows (rounded up to 16
-// bytes), over pools of the given number of pages per segment.
-func MLAGoldenConfig(c kernels.MLAConfig, pages []int) golden.MLAConfig {
-	g := golden.MLAConfig{T: c.T, H: c.H, Nope: c.Nope, Rope: c.Rope, Scale: c.Scale, Cache: golden.CacheFormat(c.Cache), Sink: c.Sink}
-	for i, s := range c.Segments {
-		sc := golden.SegmentConfig{K: s.K, PageSize: s.PageSize, Pages: pages[i], HasLen: s.HasLen}
-		sc.PageStride = roundUp(g.PageBytes(s.PageSize), 16)
-		g.Segments = append(g.Segments, sc)
-	}
-	return g
-}
-
-func roundUp(x, g int) int { return (x + g - 1) / g * g }
-
-// KernelMLAConfig is the kernel configuration for a reference configuration.
-func KernelMLAConfig(g golden.MLAConfig) kernels.MLAConfig {
-	c := kernels.MLAConfig{T: g.T, H: g.H, Nope: g.Nope, Rope: g.Rope, Scale: g.Scale, Cache: string(g.Cache), Sink: g.Sink}
-	for _, s := range g.Segments {
-		c.Segments = append(c.Segments, kernels.MLASegment{K: s.K, PageSize: s.PageSize, HasLen: s.HasLen})
-	}
-	return c
-}
-
 // MLA returns a seeded mla_decode case.
 func MLA(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions) (*Case, error) {
 	return MLAPool(cfg, target, opt, 0)
@@ -132,20 +108,15 @@ func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions
 	if poolBytes < 0 || poolBytes > MaxPoolBytes {
 		return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
 	}
-	pages := make([]int, len(cfg.Segments))
-	for i, s := range cfg.Segments {
-		// Enough slots for every candidate to be distinct, plus room for the pages
-		// the generator reserves for poison.
-		pages[i] = 2*((s.K+s.PageSize-1)/s.PageSize) + 4
-	}
-	g := MLAGoldenConfig(cfg, pages)
+	pages := golden.MLAPoolPages(cfg.Shape)
+	g := golden.PackedMLAConfig(cfg.Shape, pages)
 	if poolBytes > 0 {
 		opt.TailPages = pages[0]
-		for i := range g.Segments {
-			sg := &g.Segments[i]
+		for i := range g.Layouts {
+			sg := &g.Layouts[i]
 			opt.TailPages = max(opt.TailPages, pages[i])
 			sg.Pages = max(pages[i], int((poolBytes+int64(sg.PageStride)-1)/int64(sg.PageStride)))
-			if slots := int64(sg.Pages) * int64(sg.PageSize); slots > math.MaxInt32 {
+			if slots := int64(sg.Pages) * int64(g.Segments[i].PageSize); slots > math.MaxInt32 {
 				return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)),
 					Want: fmt.Sprintf("a pool of at most 2^31-1 slots (segment %d would have %d)", i, slots)}
 			}
@@ -161,7 +132,7 @@ func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions
 	}
 	if poolBytes > 0 {
 		var ps []string
-		for _, sg := range g.Segments {
+		for _, sg := range g.Layouts {
 			ps = append(ps, fmt.Sprint(sg.Pages))
 		}
 		name += fmt.Sprintf(" pool=%s pages (%.3g GiB per segment)", strings.Join(ps, "+"), float64(poolBytes)/(1<<30))
@@ -182,7 +153,7 @@ func Vectors(dir string, target arch.Target, plan kernels.MLAConfig, maxHostByte
 	if err != nil {
 		return nil, err
 	}
-	cfg := KernelMLAConfig(v.Config)
+	cfg := kernels.MLAConfig{Shape: v.Config.Shape}
 	if err := cfg.Validate(); err != nil {
 		return nil, metaFieldError(err) // before the plan's flags: these values are meta.json's
 	}
@@ -296,8 +267,8 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	if cfg.Sink {
 		c.Buffers["sink"] = bytesOf(in.Sink)
 	}
-	for s, seg := range g.Segments {
-		si := in.Segments[s]
+	for s := range g.Segments {
+		seg, si := g.Segment(s), in.Segments[s]
 		c.Buffers[fmt.Sprintf("cache%d", s)] = si.Cache
 		c.Buffers[fmt.Sprintf("idx%d", s)] = bytesOf(si.Idx)
 		if seg.HasLen {

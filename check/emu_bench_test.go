@@ -5,6 +5,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // BenchmarkEmulateDecodeCTA measures the emulator on one CTA of the default
@@ -17,9 +18,7 @@ import (
 //
 //	go test ./check -run '^$' -bench EmulateDecodeCTA -benchtime 3x -cpu 1
 func BenchmarkEmulateDecodeCTA(b *testing.B) {
-	cfg := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}},
-		Split:    1}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}, Split: 1}
 	c, err := MLA(cfg, tgt("sm_120"), golden.MLAGenOptions{Seed: 1})
 	if err != nil {
 		b.Fatal(err)

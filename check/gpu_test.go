@@ -11,6 +11,7 @@ import (
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -117,8 +118,7 @@ func TestGPUExecutorOnEmulatedDevice(t *testing.T) {
 		},
 		func() (*Case, error) {
 			// Split in two chunks: two kernels and a workspace.
-			cfg := kernels.MLAConfig{T: 1, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Split: 2,
-				Segments: []kernels.MLASegment{{K: 100, PageSize: 53, HasLen: true}}}
+			cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 100, PageSize: 53, HasLen: true}}}, Split: 2}
 			return MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 2, InvalidFrac: 0.1, Poison: true})
 		},
 	}

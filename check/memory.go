@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -95,7 +96,7 @@ func HostBytes(v any, target arch.Target) (float64, string) {
 			k, b := float64(s.K), float64(s.PageSize)
 			pages := 2*math.Ceil(k/b) + 4 // check.MLA's pool
 			pageBytes := b * 584
-			if c.Cache == kernels.CacheBF16 {
+			if c.Cache == mla.CacheBF16 {
 				pageBytes = b * d * 2
 			}
 			parts = append(parts,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // TestHostMemoryRefused: a case that needs more than the limit is refused before
@@ -29,8 +30,7 @@ func TestHostMemoryRefused(t *testing.T) {
 	if _, err := ForConfig(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, tgt("sm_90"), CaseOptions{MaxHostBytes: 16 << 20}); err != nil {
 		t.Errorf("gemm 17x9x33 under 16 MiB: %v", err)
 	}
-	mla := kernels.MLAConfig{T: 4096, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS,
-		Segments: []kernels.MLASegment{{K: 1 << 20, PageSize: 1}}}
+	mla := kernels.MLAConfig{Shape: mla.Shape{T: 4096, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: []mla.Segment{{K: 1 << 20, PageSize: 1}}}}
 	_, err = ForConfig(mla, tgt("sm_90"), CaseOptions{MaxHostBytes: 1 << 30, Invalid: 0.1})
 	if !errors.As(err, &ce) || ce.Flag != "tokens" || !strings.Contains(err.Error(), "-tokens x -k0 (indices)") {
 		t.Errorf("mla T=4096 K=2^20 under 1 GiB: %v, want -tokens named with the index term", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // mlaCase is one row of the mla_decode matrix: every value the issue lists
@@ -20,8 +21,8 @@ import (
 // at least one row; the cross product is sampled to keep CI time reasonable.
 type mlaCaseSpec struct {
 	T, H    int
-	segs    []kernels.MLASegment
-	cache   string
+	segs    []mla.Segment
+	cache   mla.CacheFormat
 	nope    int
 	rope    int
 	sink    bool
@@ -33,61 +34,61 @@ type mlaCaseSpec struct {
 	comment string
 }
 
-func seg(k, page int, hasLen bool) kernels.MLASegment {
-	return kernels.MLASegment{K: k, PageSize: page, HasLen: hasLen}
+func seg(k, page int, hasLen bool) mla.Segment {
+	return mla.Segment{K: k, PageSize: page, HasLen: hasLen}
 }
 
 var mlaMatrix = []mlaCaseSpec{
-	{T: 1, H: 64, segs: []kernels.MLASegment{seg(128, 64, true), seg(512, 64, true)}, sink: true, split: 1, target: "sm_120", comment: "DeepSeek-V4-Flash default, unsplit"},
-	{T: 1, H: 64, segs: []kernels.MLASegment{seg(128, 64, true), seg(512, 64, true)}, sink: true, target: "sm_90", comment: "default, split for 132 SMs"},
-	{T: 1, H: 1, segs: []kernels.MLASegment{seg(1, 1, false)}, sink: true, target: "sm_80", comment: "one head, one candidate, page size 1"},
-	{T: 3, H: 8, segs: []kernels.MLASegment{seg(63, 2, true), seg(100, 53, true)}, sink: true, split: 1, target: "sm_90",
+	{T: 1, H: 64, segs: []mla.Segment{seg(128, 64, true), seg(512, 64, true)}, sink: true, split: 1, target: "sm_120", comment: "DeepSeek-V4-Flash default, unsplit"},
+	{T: 1, H: 64, segs: []mla.Segment{seg(128, 64, true), seg(512, 64, true)}, sink: true, target: "sm_90", comment: "default, split for 132 SMs"},
+	{T: 1, H: 1, segs: []mla.Segment{seg(1, 1, false)}, sink: true, target: "sm_80", comment: "one head, one candidate, page size 1"},
+	{T: 3, H: 8, segs: []mla.Segment{seg(63, 2, true), seg(100, 53, true)}, sink: true, split: 1, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.2, EmptyRows: []int{1}, Poison: true, SinkEdges: true}, comment: "empty row, poison, sink +inf/-inf"},
-	{T: 3, H: 24, segs: []kernels.MLASegment{seg(64, 256, true), seg(1152, 64, true)}, sink: true, split: 5, target: "sm_120",
+	{T: 3, H: 24, segs: []mla.Segment{seg(64, 256, true), seg(1152, 64, true)}, sink: true, split: 5, target: "sm_120",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, LenOutOfRange: true}, comment: "24 heads padded to 32, K 1152, split 5"},
-	{T: 2, H: 128, segs: []kernels.MLASegment{seg(128, 64, true)}, sink: false, target: "sm_90",
+	{T: 2, H: 128, segs: []mla.Segment{seg(128, 64, true)}, sink: false, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.3, EmptyRows: []int{0}}, comment: "128 heads, no sink, empty row, split"},
-	{T: 64, H: 16, segs: []kernels.MLASegment{seg(63, 53, true)}, sink: true, split: 1, target: "sm_80",
+	{T: 64, H: 16, segs: []mla.Segment{seg(63, 53, true)}, sink: true, split: 1, target: "sm_80",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "64 rows"},
-	{T: 1, H: 16, segs: []kernels.MLASegment{seg(100, 64, false), seg(512, 256, true)}, cache: kernels.CacheBF16, nope: 512, rope: 64, sink: true, target: "sm_90",
+	{T: 1, H: 16, segs: []mla.Segment{seg(100, 64, false), seg(512, 256, true)}, cache: mla.CacheBF16, nope: 512, rope: 64, sink: true, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true}, comment: "bf16 cache, 512+64 (V3.2 widths), split"},
-	{T: 3, H: 8, segs: []kernels.MLASegment{seg(64, 2, true)}, cache: kernels.CacheBF16, nope: 200, rope: 40, sink: true, split: 1, target: "sm_120",
+	{T: 3, H: 8, segs: []mla.Segment{seg(64, 2, true)}, cache: mla.CacheBF16, nope: 200, rope: 40, sink: true, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.2, EmptyRows: []int{2}, SinkEdges: true}, comment: "bf16 cache, 200+40: the last slice is padded"},
-	{T: 1, H: 24, segs: []kernels.MLASegment{seg(512, 64, true)}, sink: true, split: 4, target: "sm_90",
+	{T: 1, H: 24, segs: []mla.Segment{seg(512, 64, true)}, sink: true, split: 4, target: "sm_90",
 		opts: golden.MLAGenOptions{EmptyRows: []int{0}}, comment: "every candidate invalid, split: partials all empty"},
-	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true), seg(100, 53, true)}, sink: true, hb: 32, target: "sm_90",
+	{T: 2, H: 40, segs: []mla.Segment{seg(128, 64, true), seg(100, 53, true)}, sink: true, hb: 32, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "32 heads per CTA (8 warps), 40 heads padded to 64"},
 	// Planned for one SM, these launches count as several waves: score tiles are
 	// split across warps and reduced through shared memory instead of replicated.
-	{T: 3, H: 24, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 53, true)}, sink: true, split: 2, sms: 1, target: "sm_90",
+	{T: 3, H: 24, segs: []mla.Segment{seg(100, 64, true), seg(64, 53, true)}, sink: true, split: 2, sms: 1, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "several waves: split score tiles"},
-	{T: 2, H: 40, segs: []kernels.MLASegment{seg(128, 64, true)}, sink: true, hb: 32, sms: 1, target: "sm_80",
+	{T: 2, H: 40, segs: []mla.Segment{seg(128, 64, true)}, sink: true, hb: 32, sms: 1, target: "sm_80",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, EmptyRows: []int{1}}, comment: "several waves, 32 heads per CTA"},
 	// 64 heads per CTA (16 warps) and 64-candidate tiles, chosen automatically: the
 	// CTAs fill the 2 SMs planned for and each walks 9 tiles. 72 heads pad to two
 	// blocks of 64; the second segment's last tile is partial (460 = 7x64 + 12).
-	{T: 2, H: 72, segs: []kernels.MLASegment{seg(64, 64, true), seg(460, 16, true)}, sink: true, sms: 2, target: "sm_90",
+	{T: 2, H: 72, segs: []mla.Segment{seg(64, 64, true), seg(460, 16, true)}, sink: true, sms: 2, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "automatic 64 heads per CTA, 64-candidate tiles, 72 heads padded to 128, out-of-pool indices"},
 	// More candidates than a CTA preloads (2112 > 2048 indices): each tile loads its
 	// own indices.
-	{T: 1, H: 8, segs: []kernels.MLASegment{seg(2100, 64, true)}, sink: true, split: 1, target: "sm_90",
+	{T: 1, H: 8, segs: []mla.Segment{seg(2100, 64, true)}, sink: true, split: 1, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "2100 candidates unsplit: per-tile index loads, out-of-pool indices"},
 	// Indices slots, slots+1 and INT_MAX inside every row's valid prefix: invalid
 	// like -1 (never read: the emulator fails a read past a buffer, and with
 	// poison the pages behind the pool's end are NaN).
-	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, split: 3, target: "sm_90",
+	{T: 3, H: 16, segs: []mla.Segment{seg(100, 64, true), seg(64, 2, true)}, sink: true, split: 3, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, split"},
 	// Planned for 4 SMs, 3 rows split 3 ways and 1 row 6.
-	{T: 3, H: 16, segs: []kernels.MLASegment{seg(100, 64, true), seg(64, 2, true)}, sink: true, sms: 4, target: "sm_90",
+	{T: 3, H: 16, segs: []mla.Segment{seg(100, 64, true), seg(64, 2, true)}, sink: true, sms: 4, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "split 3 planned for 4 SMs"},
-	{T: 2, H: 8, segs: []kernels.MLASegment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
+	{T: 2, H: 8, segs: []mla.Segment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
-	{T: 2, H: 8, segs: []kernels.MLASegment{seg(64, 16, true)}, cache: kernels.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",
+	{T: 2, H: 8, segs: []mla.Segment{seg(64, 16, true)}, cache: mla.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true}, comment: "out-of-pool indices, bf16 cache"},
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {
-	c := kernels.MLAConfig{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: s.sink, Segments: s.segs, Split: s.split, HeadBlock: s.hb, SMs: s.sms}
+	c := kernels.MLAConfig{Shape: mla.Shape{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: s.sink, Segments: s.segs}, Split: s.split, HeadBlock: s.hb, SMs: s.sms}
 	if s.cache != "" {
 		c.Cache, c.Nope, c.Rope = s.cache, s.nope, s.rope
 	}
@@ -117,7 +118,7 @@ func TestMLAMatrixCoversTheIssue(t *testing.T) {
 		c := s.config()
 		seen[fmt.Sprint("H", c.H)] = true
 		seen[fmt.Sprint("T", c.T)] = true
-		seen["cache "+c.Cache] = true
+		seen["cache "+string(c.Cache)] = true
 		if c.Split == 1 {
 			seen["unsplit"] = true
 		} else {
@@ -138,7 +139,7 @@ func TestMLAMatrixCoversTheIssue(t *testing.T) {
 			seen["poison"] = true
 		}
 		if s.opts.OutOfPool {
-			seen["out of pool "+c.Cache] = true
+			seen["out of pool "+string(c.Cache)] = true
 		}
 		for _, g := range c.Segments {
 			seen[fmt.Sprint("K", g.K)] = true
@@ -287,8 +288,7 @@ func TestVectorsIndexPastPool(t *testing.T) {
 // before anything is allocated.
 func TestMLAPool(t *testing.T) {
 	const seed = 0x9001
-	cfg := kernels.MLAConfig{T: 2, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Split: 2,
-		Segments: []kernels.MLASegment{seg(70, 64, true), seg(40, 16, true)}}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{seg(70, 64, true), seg(40, 16, true)}}, Split: 2}
 	const poolBytes = 3 << 20
 	c, err := MLAPool(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true}, poolBytes)
 	if err != nil {
@@ -321,7 +321,7 @@ func TestMLAPool(t *testing.T) {
 	}
 	passesInEmulator(t, c)
 
-	tiny := kernels.MLAConfig{T: 1, H: 1, Nope: 1, Rope: 0, Cache: kernels.CacheBF16, Segments: []kernels.MLASegment{seg(1, 1, false)}}
+	tiny := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 1, Nope: 1, Rope: 0, Cache: mla.CacheBF16, Segments: []mla.Segment{seg(1, 1, false)}}}
 	if _, err := MLAPool(tiny, tgt("sm_90"), golden.MLAGenOptions{Seed: seed}, MaxPoolBytes); err == nil || !strings.Contains(err.Error(), "2^31-1 slots") {
 		t.Errorf("2^31 slots of 16 bytes: err = %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // Mutation tests (issue 3 item 4): take the PTX a user would ship, plant one bug
@@ -306,8 +307,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "mla_T1_H16_K64",
 		build: func() (*Case, error) {
-			cfg := kernels.MLAConfig{T: 1, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-				Segments: []kernels.MLASegment{{K: 64, PageSize: 64, HasLen: true}}, Split: 1, HeadBlock: 16}
+			cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 64, PageSize: 64, HasLen: true}}}, Split: 1, HeadBlock: 16}
 			return mlaPoisonedPage0(cfg, "sm_90", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
 		survives: map[string]string{
@@ -322,8 +322,7 @@ var mutationCases = []mutationCase{
 	{
 		name: "mla_T2_H24_K64+100",
 		build: func() (*Case, error) {
-			cfg := kernels.MLAConfig{T: 2, H: 24, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-				Segments: []kernels.MLASegment{{K: 64, PageSize: 64, HasLen: true}, {K: 100, PageSize: 64, HasLen: true}}}
+			cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 24, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 64, PageSize: 64, HasLen: true}, {K: 100, PageSize: 64, HasLen: true}}}}
 			cfg.Split, cfg.HeadBlock = 1, 16
 			return mlaPoisonedPage0(cfg, "sm_80", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
@@ -349,14 +348,14 @@ const loopEndRedundant = "redundant in mla_decode: the only shared writes of the
 // base, so a copy that stops zero-filling then feeds NaN into the masked rows,
 // where it is visible: 0 * NaN is NaN in the P*V product.
 func mlaPoisonedPage0(cfg kernels.MLAConfig, target string, opt golden.MLAGenOptions) (*Case, error) {
-	strides := MLAGoldenConfig(cfg, make([]int, len(cfg.Segments)))
+	strides := golden.PackedMLAConfig(cfg.Shape, make([]int, len(cfg.Segments)))
 	for range 500 {
 		c, err := MLA(cfg, tgt(target), opt)
 		if err != nil {
 			return nil, err
 		}
 		ok := true
-		for i, s := range strides.Segments {
+		for i, s := range strides.Layouts {
 			b := c.Buffers[fmt.Sprintf("cache%d", i)]
 			ok = ok && len(b) >= s.PageStride && !slices.ContainsFunc(b[:s.PageStride], func(x byte) bool { return x != 0xFF })
 		}

@@ -23,7 +23,7 @@ const (
 // each segment's pages are the larger of what the rows need (T*ceil(K/B)) and its
 // share, by candidates, of minBytes; for PoolSmall 2*ceil(K/B)+4.
 func MLAPoolPages(cfg kernels.MLAConfig, pool string, minBytes int64) ([]int, error) {
-	g := MLAGoldenConfig(cfg, make([]int, len(cfg.Segments)))
+	g := golden.PackedMLAConfig(cfg.Shape, make([]int, len(cfg.Segments)))
 	totalK := 0
 	for _, s := range cfg.Segments {
 		totalK += s.K
@@ -33,9 +33,9 @@ func MLAPoolPages(cfg kernels.MLAConfig, pool string, minBytes int64) ([]int, er
 		perRow := (s.K + s.PageSize - 1) / s.PageSize
 		switch pool {
 		case PoolSmall:
-			pages[i] = 2*perRow + 4
+			pages[i] = golden.MLAPoolPages(cfg.Shape)[i]
 		case PoolServing:
-			stride := int64(g.Segments[i].PageStride)
+			stride := int64(g.Layouts[i].PageStride)
 			share := (minBytes*int64(s.K)/int64(totalK) + stride - 1) / stride
 			pages[i] = int(max(int64(cfg.T)*int64(perRow), share))
 		default:
@@ -54,7 +54,7 @@ func MLABench(cfg kernels.MLAConfig, targets []arch.Target, pool string, minByte
 	if err != nil {
 		return nil, 0, err
 	}
-	g := MLAGoldenConfig(cfg, pages)
+	g := golden.PackedMLAConfig(cfg.Shape, pages)
 	in, err := golden.GenMLAPool(g, seed, pool == PoolSmall)
 	if err != nil {
 		return nil, 0, err
@@ -90,7 +90,7 @@ func MLABenchVectors(dir string, cfg kernels.MLAConfig, targets []arch.Target) (
 	}
 	shape := cfg
 	shape.Split, shape.SMs, shape.HeadBlock, shape.Tile = 0, 0, 0, 0
-	if got, want := describeMLA(KernelMLAConfig(v.Config)), describeMLA(shape); got != want {
+	if got, want := describeMLA(kernels.MLAConfig{Shape: v.Config.Shape}), describeMLA(shape); got != want {
 		return nil, 0, fmt.Errorf("%s holds %s, want %s", dir, got, want)
 	}
 	var bytes int64

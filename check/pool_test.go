@@ -4,12 +4,12 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
 func benchConfig(T, H int) kernels.MLAConfig {
-	return kernels.MLAConfig{T: T, H: H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
+	return kernels.MLAConfig{Shape: mla.Shape{T: T, H: H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}}
 }
 
 func TestMLAPoolPages(t *testing.T) {

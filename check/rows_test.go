@@ -7,17 +7,18 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // One mla_decode generated for a capacity of 8 rows runs calls of 1, 3 and 8 rows
 // (and 0) against the float64 reference, split and unsplit: the rows are an
 // argument, so the PTX must be the same bytes whatever the call's rows are.
 func TestMLARowsAtRunTime(t *testing.T) {
-	segs := []kernels.MLASegment{seg(63, 53, true), seg(40, 16, true)}
+	segs := []mla.Segment{seg(63, 53, true), seg(40, 16, true)}
 	for _, split := range []int{1, 3} {
 		var ptx0 string
 		for _, rows := range []int{1, 3, 8} {
-			cfg := kernels.MLAConfig{T: rows, MaxT: 8, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true, Segments: segs, Split: split}
+			cfg := kernels.MLAConfig{Shape: mla.Shape{T: rows, MaxT: 8, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: segs}, Split: split}
 			opt := golden.MLAGenOptions{Seed: uint64(100*split + rows), InvalidFrac: 0.1, Poison: true}
 			c, err := MLA(cfg, tgt("sm_90"), opt)
 			if err != nil {

@@ -6,18 +6,19 @@ import (
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // TestCaseVariant: an mla_decode case names the design of the CTAs its call runs
 // (what the bench's plan column shows); other kernels have none.
 func TestCaseVariant(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 64, PageSize: 16, HasLen: true}}
+	seg := []mla.Segment{{K: 64, PageSize: 16, HasLen: true}}
 	for _, tc := range []struct {
 		cfg  kernels.MLAConfig
 		want string
 	}{
-		{kernels.MLAConfig{T: 1, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg}, "h16 w4 1x4 t32 s1"},
-		{kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: 64, Tile: 64}, "h64 w8 4x2 t64 s1"},
+		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}}, "h16 w4 1x4 t32 s1"},
+		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: 64, Tile: 64}, "h64 w8 4x2 t64 s1"},
 	} {
 		c, err := MLA(tc.cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 7})
 		if err != nil {

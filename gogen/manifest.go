@@ -14,7 +14,8 @@ import (
 // (Python with cuda-python, C++) needs to launch a generated program exactly as the
 // generated Go does: per target the PTX file, the launch plan (which kernels a call
 // runs and with which split, a plan.Rule: the host runs plan.Rule.Choose, about 30
-// lines, with examples to test it on), the workspace, and per kernel its entry,
+// lines, with examples to test it on; each family also carries its variant, the design
+// of its CTA: heads, warps, warp grid, tile, stages, precision), the workspace, and per kernel its entry,
 // parameters in order (kind, element type, alignment, minimum size as fixed bytes plus
 // bytes per row plus bytes per (row, chunk) pair, and what each is bound to: one of the
 // caller's arguments, a workspace buffer or the plan's split), block, dynamic shared
@@ -25,8 +26,10 @@ import (
 const (
 	// ManifestFormat names the format in every manifest's "format" field.
 	ManifestFormat = "ptxgen-launch-manifest"
-	// ManifestVersion is bumped on any change a reader could notice.
-	ManifestVersion = 3
+	// ManifestVersion is bumped on any change a reader could notice. 4: the plan's
+	// families carry their variant (warps, warp_grid, stages, precision beside
+	// head_block and tile).
+	ManifestVersion = 4
 	// SharedOptInBytes is the dynamic shared memory a kernel may use without opting in
 	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as runtime.LoadPTX does.
 	SharedOptInBytes = 48 << 10

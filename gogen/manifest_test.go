@@ -92,6 +92,24 @@ func TestManifestRoundTrip(t *testing.T) {
 			if d := cmp.Diff(c.Plan, mt.Plan); d != "" {
 				t.Errorf("%s %s: plan differs (-compiled +manifest):\n%s", name, mt.Target, d)
 			}
+			// Each family carries its whole variant, and its kernels launch the warps it
+			// names.
+			if mt.Plan != nil {
+				block := map[string]int{}
+				for _, mk := range mt.Kernels {
+					block[mk.Entry] = mk.Block[0]
+				}
+				for fi, f := range mt.Plan.Families {
+					if f.HeadBlock < 16 || f.Tile < 32 || f.Warps < 1 || f.WarpGrid[0]*f.WarpGrid[1] != f.Warps || f.Stages != 1 || f.Precision == "" {
+						t.Errorf("%s %s: family %d's variant is incomplete: %+v", name, mt.Target, fi, f)
+					}
+					for _, e := range []string{f.Direct, f.Partial, f.DirectSmall, f.PartialSmall} {
+						if e != "" && block[e] != 32*f.Warps {
+							t.Errorf("%s %s: family %d has %d warps, its kernel %s launches %d threads", name, mt.Target, fi, f.Warps, e, block[e])
+						}
+					}
+				}
+			}
 			for _, ex := range mt.PlanExamples {
 				ch, err := c.Plan.Choose(ex.Rows, ex.SMs)
 				if err != nil || ch.Split != ex.Split || !cmp.Equal(ch.Kernels, ex.Kernels, cmpopts.EquateEmpty()) || c.Plan.MaxParts(ex.Rows, ex.SMs) != ex.MaxParts {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
-// reading (version 2), target choice, its port of plan.Rule against the manifest's plan
+// reading (version 4: the families' variants included), target choice, its port of plan.Rule against the manifest's plan
 // examples, the kernels and split it chooses, argument checks and packing, grids,
 // workspace sizes and rows (0, 1, 3, the capacity, past it), the test-vector folders and
 // its comparison, on a manifest this
@@ -81,7 +81,11 @@ func TestPythonHostSelftest(t *testing.T) {
 		"ok   manifest: a missing block is refused", "ok   manifest: an align of '16' is refused",
 		"ok   manifest: a capacity of 10^9 is refused", "ok   manifest: a family of 0 head blocks is refused",
 		"ok   manifest: a PTX file ../x.ptx is refused", "ok   manifest: a grid bound to 'tokens' is refused",
-		"ok   a PTX file that is a link to /dev/zero is refused"} {
+		"ok   a PTX file that is a link to /dev/zero is refused",
+		// Manifest version 4: each family's variant, read and checked.
+		"ok   sm_90: the families' variants: h16 w4 1x4 t32 s1", "ok   manifest: a family without warps (version 3) is refused",
+		"ok   manifest: a warp grid past the warps is refused", "ok   manifest: warps its kernels do not launch is refused",
+		"ok   manifest: stages 0 is refused"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the selftest did not report %q:\n%s", want, out)
 		}
@@ -106,7 +110,7 @@ func TestPythonHostRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "m.json")
-	if err := os.WriteFile(missing, []byte(`{"format": "ptxgen-launch-manifest", "version": 3}`), 0o644); err != nil {
+	if err := os.WriteFile(missing, []byte(`{"format": "ptxgen-launch-manifest", "version": 4}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

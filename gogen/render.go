@@ -410,7 +410,9 @@ func (m *model) renderLaunch(f *jen.File) error {
 	return nil
 }
 
-// planLit renders a launch plan as a *plan.Rule literal.
+// planLit renders a launch plan as a *plan.Rule literal: what Choose and the launcher
+// read. A family's warps, warp grid, stages and precision (the rest of its variant)
+// are left to the manifest and `dump -plan`, so launchers do not grow with the design.
 func planLit(p *plan.Rule) jen.Code {
 	var fams []jen.Code
 	for _, f := range p.Families {

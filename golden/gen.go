@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // newRand returns the generators' random source: PCG seeded from one
@@ -108,8 +109,8 @@ func GenMLA(c MLAConfig, o MLAGenOptions) (*MLAInputs, error) {
 	}
 	r := newRand(o.Seed)
 	in := &MLAInputs{Q: genQ(c, r)}
-	for s, sc := range c.Segments {
-		si, err := genSegment(c, sc, o, r)
+	for s := range c.Segments {
+		si, err := genSegment(c, c.Segment(s), o, r)
 		if err != nil {
 			return fail("Segments[%d]: %v", s, err)
 		}
@@ -269,17 +270,17 @@ func genSegment(c MLAConfig, sc SegmentConfig, o MLAGenOptions, r *rand.Rand) (S
 
 // writeToken fills token off of the page starting at pg with random data.
 func writeToken(c MLAConfig, pg []byte, B, off int, r *rand.Rand) {
-	if c.Cache == CacheBF16 {
+	if c.Cache == mla.CacheBF16 {
 		rec := pg[off*c.D()*2:]
 		for d := 0; d < c.D(); d++ {
 			binary.LittleEndian.PutUint16(rec[2*d:], uint16(dtype.BF16FromF64(r.NormFloat64())))
 		}
 		return
 	}
-	rec := pg[off*FP8DSRecordBytes:]
-	sc := pg[B*FP8DSRecordBytes+off*FP8DSScaleBytes:]
-	var x [FP8DSScaleBlock]float64
-	for blk := 0; blk < FP8DSNope/FP8DSScaleBlock; blk++ {
+	rec := pg[off*mla.FP8DSRecordBytes:]
+	sc := pg[B*mla.FP8DSRecordBytes+off*mla.FP8DSScaleBytes:]
+	var x [mla.FP8DSScaleBlock]float64
+	for blk := 0; blk < mla.FP8DSNope/mla.FP8DSScaleBlock; blk++ {
 		amax := 0.0
 		for i := range x {
 			x[i] = r.NormFloat64()
@@ -291,11 +292,11 @@ func writeToken(c MLAConfig, pg []byte, B, off int, r *rand.Rand) {
 		e := fit + r.IntN(max(1, 131-fit))
 		sc[blk] = byte(e)
 		for i, v := range x {
-			rec[blk*FP8DSScaleBlock+i] = byte(dtype.E4M3FromF64(math.Ldexp(v, 127-e)))
+			rec[blk*mla.FP8DSScaleBlock+i] = byte(dtype.E4M3FromF64(math.Ldexp(v, 127-e)))
 		}
 	}
-	for i := 0; i < FP8DSRope; i++ {
-		binary.LittleEndian.PutUint16(rec[FP8DSNope+2*i:], uint16(dtype.BF16FromF64(r.NormFloat64())))
+	for i := 0; i < mla.FP8DSRope; i++ {
+		binary.LittleEndian.PutUint16(rec[mla.FP8DSNope+2*i:], uint16(dtype.BF16FromF64(r.NormFloat64())))
 	}
 }
 

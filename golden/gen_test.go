@@ -39,7 +39,8 @@ func TestGenMLAContents(t *testing.T) {
 	exps := map[int]int{}
 	var sum, sum2 float64
 	var n int
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		si := in.Segments[s]
 		poisoned := 0
 		for p := 0; p < sc.Pages; p++ {
@@ -109,7 +110,7 @@ func TestGenMLAContents(t *testing.T) {
 
 func TestGenErrorsNameSeed(t *testing.T) {
 	c := fp8Config()
-	c.Segments[0].Pages = 2 // 32 slots < K = 40
+	c.Layouts[0].Pages = 2 // 32 slots < K = 40
 	_, err := GenMLA(c, MLAGenOptions{Seed: 0x1234})
 	if err == nil || !strings.Contains(err.Error(), "seed 0x1234") || !strings.Contains(err.Error(), "raise Pages") {
 		t.Errorf("GenMLA with too few pages: %v", err)
@@ -129,7 +130,8 @@ func TestGenMLAOutOfPool(t *testing.T) {
 	const seed = 0x0b0b
 	c := fp8Config()
 	in := mustGen(t, c, MLAGenOptions{Seed: seed, OutOfPool: true, Poison: true})
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		si := in.Segments[s]
 		for row := 0; row < c.T; row++ {
 			n := min(max(int(si.Len[row]), 0), sc.K)
@@ -153,11 +155,12 @@ func TestGenMLAOutOfPool(t *testing.T) {
 func TestGenMLATailPages(t *testing.T) {
 	const seed = 0x7a11
 	c := fp8Config()
-	c.Segments[0].Pages = 40
-	c.Segments[1].Pages = 300
+	c.Layouts[0].Pages = 40
+	c.Layouts[1].Pages = 300
 	const tail = 20
 	in := mustGen(t, c, MLAGenOptions{Seed: seed, TailPages: tail, Poison: true, InvalidFrac: 0.1})
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		first := sc.Pages - tail
 		for row := 0; row < c.T; row++ {
 			for _, id := range c.Candidates(in, s, row) {

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden from the current generators and references")
@@ -25,12 +27,53 @@ const goldenDir = "testdata/golden"
 // shapes; the outputs themselves are raw little-endian float64 files.
 type goldenCase struct {
 	Name      string         `json:"name"`
-	MLA       *MLAConfig     `json:"mla,omitempty"`
+	MLA       *mlaJSON       `json:"mla,omitempty"`
 	Gen       *MLAGenOptions `json:"mla_gen,omitempty"`
 	Gemm      *GemmConfig    `json:"gemm,omitempty"`
 	GemmSeed  uint64         `json:"gemm_seed,omitempty"`
 	InputsSHA string         `json:"inputs_sha256"`
 	Outputs   []goldenOutput `json:"outputs"`
+}
+
+// mlaJSON is an MLAConfig in the sidecar's form, each segment with its layout.
+type mlaJSON struct {
+	T        int             `json:"T"`
+	H        int             `json:"H"`
+	Nope     int             `json:"nope"`
+	Rope     int             `json:"rope"`
+	Scale    float64         `json:"sm_scale,omitempty"`
+	QStrideT int             `json:"q_stride_t,omitempty"`
+	QStrideH int             `json:"q_stride_h,omitempty"`
+	Cache    mla.CacheFormat `json:"cache"`
+	Sink     bool            `json:"sink"`
+	Segments []segmentJSON   `json:"segments"`
+}
+
+type segmentJSON struct {
+	K          int  `json:"K"`
+	PageSize   int  `json:"page_size"`
+	PageStride int  `json:"page_stride"`
+	Pages      int  `json:"pages"`
+	IdxStride  int  `json:"idx_stride,omitempty"`
+	HasLen     bool `json:"has_len"`
+}
+
+func goldenMLA(c MLAConfig) *mlaJSON {
+	j := &mlaJSON{T: c.T, H: c.H, Nope: c.Nope, Rope: c.Rope, Scale: c.Scale, QStrideT: c.QStrideT, QStrideH: c.QStrideH, Cache: c.Cache, Sink: c.Sink}
+	for s := range c.Segments {
+		sc := c.Segment(s)
+		j.Segments = append(j.Segments, segmentJSON{sc.K, sc.PageSize, sc.PageStride, sc.Pages, sc.IdxStride, sc.HasLen})
+	}
+	return j
+}
+
+func (j *mlaJSON) config() MLAConfig {
+	c := MLAConfig{Shape: mla.Shape{T: j.T, H: j.H, Nope: j.Nope, Rope: j.Rope, Scale: j.Scale, Cache: j.Cache, Sink: j.Sink}, QStrideT: j.QStrideT, QStrideH: j.QStrideH}
+	for _, s := range j.Segments {
+		c.Segments = append(c.Segments, mla.Segment{K: s.K, PageSize: s.PageSize, HasLen: s.HasLen})
+		c.Layouts = append(c.Layouts, SegmentLayout{PageStride: s.PageStride, Pages: s.Pages, IdxStride: s.IdxStride})
+	}
+	return c
 }
 
 type goldenOutput struct {
@@ -46,21 +89,16 @@ func goldenCases() []goldenCase {
 	return []goldenCase{
 		{
 			Name: "mla_fp8ds_t3_h4",
-			MLA: &MLAConfig{
-				T: 3, H: 4, Nope: 448, Rope: 64, Cache: CacheFP8DS, Sink: true,
-				Segments: []SegmentConfig{
-					{K: 40, PageSize: 16, PageStride: 16*584 + 64, Pages: 5, HasLen: true},
-					{K: 23, PageSize: 2, PageStride: 2 * 584, Pages: 24, HasLen: true, IdxStride: 25},
-				},
-			},
+			MLA: goldenMLA(NewMLAConfig(mla.Shape{T: 3, H: 4, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true},
+				segment(40, 16, 16*584+64, 5, 0, true),
+				segment(23, 2, 2*584, 24, 25, true))),
 			Gen: &MLAGenOptions{Seed: 1, Poison: true, InvalidFrac: 0.1, EmptyRows: []int{1}, SinkEdges: true, LenOutOfRange: true},
 		},
 		{
 			Name: "mla_bf16_t2_h3_d80_strided",
-			MLA: &MLAConfig{
-				T: 2, H: 3, Nope: 64, Rope: 16, Scale: 0.125, QStrideH: 96, QStrideT: 300, Cache: CacheBF16,
-				Segments: []SegmentConfig{{K: 33, PageSize: 8, PageStride: 8*80*2 + 32, Pages: 6, IdxStride: 35}},
-			},
+			MLA: goldenMLA(MLAConfig{Shape: mla.Shape{T: 2, H: 3, Nope: 64, Rope: 16, Scale: 0.125, Cache: mla.CacheBF16,
+				Segments: []mla.Segment{{K: 33, PageSize: 8}}}, QStrideH: 96, QStrideT: 300,
+				Layouts: []SegmentLayout{{PageStride: 8*80*2 + 32, Pages: 6, IdxStride: 35}}}),
 			Gen: &MLAGenOptions{Seed: 2, InvalidFrac: 0.2},
 		},
 		{Name: "gemm_20x12x50_strided", Gemm: &GemmConfig{M: 20, N: 12, K: 50, LDA: 56, LDB: 16}, GemmSeed: 3},
@@ -94,7 +132,8 @@ func (g *goldenCase) run(t *testing.T) [][]float64 {
 		g.Outputs = []goldenOutput{{"C", []int{g.Gemm.M, g.Gemm.N}, g.Name + ".C.f64"}}
 		return [][]float64{c}
 	}
-	in, err := GenMLA(*g.MLA, *g.Gen)
+	cfg := g.MLA.config()
+	in, err := GenMLA(cfg, *g.Gen)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +144,12 @@ func (g *goldenCase) run(t *testing.T) [][]float64 {
 		put(s.Len)
 	}
 	put(in.Sink)
-	out, lse, err := MLADecode(*g.MLA, in)
+	out, lse, err := MLADecode(cfg, in)
 	if err != nil {
 		t.Fatalf("seed %#x: %v", g.Gen.Seed, err)
 	}
 	g.InputsSHA = hex.EncodeToString(h.Sum(nil))
-	c := g.MLA
+	c := cfg
 	g.Outputs = []goldenOutput{
 		{"out", []int{c.T, c.H, c.D()}, g.Name + ".out.f64"},
 		{"lse", []int{c.T, c.H}, g.Name + ".lse.f64"},

@@ -6,74 +6,66 @@ import (
 	"math"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
-// CacheFormat names a KV cache layout (spec section 4).
-type CacheFormat string
-
-// The cache layouts the MLA decode reads.
-const (
-	// CacheFP8DS is FlashMLA's fp8_ds_mla layout for Nope=448, Rope=64: per
-	// page, B records of 576 bytes (448 e4m3 nope values, then 64 bf16 rope
-	// values), then B scale blocks of 8 bytes (7 UE8M0 exponents, one per 64
-	// nope dims, and a padding byte).
-	CacheFP8DS CacheFormat = "fp8ds"
-	// CacheBF16 is a plain [pages, B, Nope+Rope] bf16 layout; a page starts
-	// every PageStride bytes (at least B*D*2).
-	CacheBF16 CacheFormat = "bf16"
-)
-
-// fp8ds layout constants (spec section 4).
-const (
-	FP8DSNope        = 448 // e4m3 dims per token
-	FP8DSRope        = 64  // bf16 dims per token
-	FP8DSRecordBytes = 576 // nope bytes + rope bytes
-	FP8DSScaleBytes  = 8   // 7 exponents + 1 padding byte
-	FP8DSTokenBytes  = FP8DSRecordBytes + FP8DSScaleBytes
-	FP8DSScaleBlock  = 64 // nope dims covered by one scale exponent
-)
-
-// MLAConfig is the shape of one sparse MLA decode launch. The zero values of
-// Scale, QStrideT, QStrideH mean the defaults named on each field.
+// MLAConfig is one sparse MLA decode call as the reference reads it: its shape
+// (mla.Shape, the one the kernel generator reads too; MaxT is not read) and the
+// layout of its buffers, which the kernels take as run-time arguments. The zero
+// values of Scale, QStrideT, QStrideH and IdxStride mean the defaults named on
+// each field.
 type MLAConfig struct {
-	T    int `json:"T"`    // query rows (decode tokens)
-	H    int `json:"H"`    // query heads; all share one KV head
-	Nope int `json:"nope"` // dims of the quantized part of K/V
-	Rope int `json:"rope"` // dims of the bf16 rope part of K/V
-	// Scale is the softmax scale; 0 means 1/sqrt(Nope+Rope) (1/sqrt(512) for
-	// DeepSeek-V4, the value the shared test vectors use).
-	Scale float64 `json:"sm_scale,omitempty"`
+	mla.Shape
 	// QStrideT and QStrideH are q's strides in elements between rows and
 	// between heads; 0 means packed (H*D and D).
-	QStrideT int         `json:"q_stride_t,omitempty"`
-	QStrideH int         `json:"q_stride_h,omitempty"`
-	Cache    CacheFormat `json:"cache"`
-	Sink     bool        `json:"sink"` // a per-head f32 sink is given
-	// Segments are the candidate lists that feed one softmax: segment 0 the
-	// sliding window, segment 1 (optional) the compressed cache.
-	Segments []SegmentConfig `json:"segments"`
+	QStrideT, QStrideH int
+	// Layouts lay out each segment's cache and idx buffers, one per
+	// Shape.Segments entry.
+	Layouts []SegmentLayout
 }
 
-// SegmentConfig is one candidate list and the paged cache it indexes.
-type SegmentConfig struct {
-	K          int `json:"K"`           // candidates per row
-	PageSize   int `json:"page_size"`   // tokens per page (B)
-	PageStride int `json:"page_stride"` // bytes from one page to the next
-	Pages      int `json:"pages"`       // pages in the cache buffer
+// SegmentLayout is the layout of one segment's buffers: its paged cache and
+// its idx rows.
+type SegmentLayout struct {
+	PageStride int // bytes from one page to the next
+	Pages      int // pages in the cache buffer
 	// IdxStride is the idx row stride in elements; 0 means K.
-	IdxStride int  `json:"idx_stride,omitempty"`
-	HasLen    bool `json:"has_len"` // a per-row valid-prefix length is given
+	IdxStride int
 }
 
-// D is the head dimension, Nope+Rope.
-func (c MLAConfig) D() int { return c.Nope + c.Rope }
+// SegmentConfig is one segment of a call with its layout: the candidate list
+// and the paged cache it indexes.
+type SegmentConfig struct {
+	mla.Segment
+	SegmentLayout
+}
 
-// SoftmaxScale returns the effective softmax scale.
-func (c MLAConfig) SoftmaxScale() float64 {
-	if c.Scale == 0 {
-		return 1 / math.Sqrt(float64(c.D()))
+// Segment returns segment s with its layout.
+func (c MLAConfig) Segment(s int) SegmentConfig {
+	return SegmentConfig{c.Segments[s], c.Layouts[s]}
+}
+
+// PackedMLAConfig is the call of shape s with dense q and idx, the smallest page
+// strides its cache format allows rounded up to 16 bytes (the kernels' alignment),
+// and pools of the given number of pages per segment.
+func PackedMLAConfig(s mla.Shape, pages []int) MLAConfig {
+	c := MLAConfig{Shape: s}
+	for i, seg := range s.Segments {
+		stride := (s.PageBytes(seg.PageSize) + 15) / 16 * 16
+		c.Layouts = append(c.Layouts, SegmentLayout{PageStride: int(stride), Pages: pages[i]})
 	}
-	return c.Scale
+	return c
+}
+
+// MLAPoolPages is the pages per segment that PackedMLAConfig's pools need for
+// GenMLA: enough slots for every candidate of a row to be distinct, plus the
+// pages the generator reserves for poison.
+func MLAPoolPages(s mla.Shape) []int {
+	pages := make([]int, len(s.Segments))
+	for i, seg := range s.Segments {
+		pages[i] = 2*((seg.K+seg.PageSize-1)/seg.PageSize) + 4
+	}
+	return pages
 }
 
 // QStrides returns the effective q strides (row, head) in elements.
@@ -92,14 +84,6 @@ func (c MLAConfig) QStrides() (t, h int) {
 func (c MLAConfig) QLen() int {
 	st, sh := c.QStrides()
 	return (c.T-1)*st + (c.H-1)*sh + c.D()
-}
-
-// PageBytes is the smallest page stride that holds pageSize tokens.
-func (c MLAConfig) PageBytes(pageSize int) int {
-	if c.Cache == CacheFP8DS {
-		return pageSize * FP8DSTokenBytes
-	}
-	return pageSize * c.D() * 2
 }
 
 // idxStride returns the effective idx row stride in elements.
@@ -133,31 +117,35 @@ func (c MLAConfig) Validate() error {
 		return fmt.Errorf("mla: QStrideT = %d, want 0 (packed) or >= (H-1)*QStrideH+D = %d", c.QStrideT, (c.H-1)*sh+c.D())
 	}
 	switch c.Cache {
-	case CacheFP8DS:
-		if c.Nope != FP8DSNope || c.Rope != FP8DSRope {
-			return fmt.Errorf("mla: Nope = %d, Rope = %d, want %d and %d for cache %q", c.Nope, c.Rope, FP8DSNope, FP8DSRope, c.Cache)
+	case mla.CacheFP8DS:
+		if c.Nope != mla.FP8DSNope || c.Rope != mla.FP8DSRope {
+			return fmt.Errorf("mla: Nope = %d, Rope = %d, want %d and %d for cache %q", c.Nope, c.Rope, mla.FP8DSNope, mla.FP8DSRope, c.Cache)
 		}
-	case CacheBF16:
+	case mla.CacheBF16:
 	default:
-		return fmt.Errorf("mla: Cache = %q, want %q or %q", c.Cache, CacheFP8DS, CacheBF16)
+		return fmt.Errorf("mla: Cache = %q, want %q or %q", c.Cache, mla.CacheFP8DS, mla.CacheBF16)
 	}
 	if len(c.Segments) < 1 || len(c.Segments) > 2 {
 		return fmt.Errorf("mla: len(Segments) = %d, want 1 or 2", len(c.Segments))
 	}
-	for i, s := range c.Segments {
+	if len(c.Layouts) != len(c.Segments) {
+		return fmt.Errorf("mla: len(Layouts) = %d, want len(Segments) = %d", len(c.Layouts), len(c.Segments))
+	}
+	for i := range c.Segments {
+		s := c.Segment(i)
 		switch {
 		case s.K < 1:
 			return fmt.Errorf("mla: Segments[%d].K = %d, want >= 1", i, s.K)
 		case s.IdxStride != 0 && s.IdxStride < s.K:
-			return fmt.Errorf("mla: Segments[%d].IdxStride = %d, want 0 (packed) or >= K = %d", i, s.IdxStride, s.K)
+			return fmt.Errorf("mla: Layouts[%d].IdxStride = %d, want 0 (packed) or >= K = %d", i, s.IdxStride, s.K)
 		case s.PageSize < 1:
 			return fmt.Errorf("mla: Segments[%d].PageSize = %d, want >= 1", i, s.PageSize)
-		case s.PageStride < c.PageBytes(s.PageSize):
-			return fmt.Errorf("mla: Segments[%d].PageStride = %d, want >= %d (PageSize %d tokens of cache %q)", i, s.PageStride, c.PageBytes(s.PageSize), s.PageSize, c.Cache)
+		case int64(s.PageStride) < c.PageBytes(s.PageSize):
+			return fmt.Errorf("mla: Layouts[%d].PageStride = %d, want >= %d (PageSize %d tokens of cache %q)", i, s.PageStride, c.PageBytes(s.PageSize), s.PageSize, c.Cache)
 		case s.Pages < 1:
-			return fmt.Errorf("mla: Segments[%d].Pages = %d, want >= 1", i, s.Pages)
+			return fmt.Errorf("mla: Layouts[%d].Pages = %d, want >= 1", i, s.Pages)
 		case int64(s.Pages)*int64(s.PageSize) > math.MaxInt32:
-			return fmt.Errorf("mla: Segments[%d].Pages*PageSize = %d, want <= 2^31-1 (slots and indices are int32; bytes may exceed 2^32)", i, int64(s.Pages)*int64(s.PageSize))
+			return fmt.Errorf("mla: Layouts[%d].Pages*PageSize = %d, want <= 2^31-1 (slots and indices are int32; bytes may exceed 2^32)", i, int64(s.Pages)*int64(s.PageSize))
 		}
 	}
 	return nil
@@ -197,8 +185,8 @@ func (c MLAConfig) CheckInputs(in *MLAInputs) error {
 	if len(in.Segments) != len(c.Segments) {
 		return fmt.Errorf("mla inputs: len(Segments) = %d, want %d", len(in.Segments), len(c.Segments))
 	}
-	for i, s := range c.Segments {
-		si := in.Segments[i]
+	for i := range c.Segments {
+		s, si := c.Segment(i), in.Segments[i]
 		if len(si.Cache) < s.Pages*s.PageStride {
 			return fmt.Errorf("mla inputs: len(Segments[%d].Cache) = %d, want >= Pages*PageStride = %d", i, len(si.Cache), s.Pages*s.PageStride)
 		}
@@ -220,7 +208,7 @@ func (c MLAConfig) CheckInputs(in *MLAInputs) error {
 // (spec section 3). An index past the pool, from a buggy indexer, is invalid
 // like -1: never loaded.
 func (c MLAConfig) Candidates(in *MLAInputs, s, t int) []int32 {
-	sc, si := c.Segments[s], in.Segments[s]
+	sc, si := c.Segment(s), in.Segments[s]
 	n := sc.K
 	if sc.HasLen {
 		n = min(max(int(si.Len[t]), 0), sc.K)
@@ -240,26 +228,26 @@ func (c MLAConfig) Candidates(in *MLAInputs, s, t int) []int32 {
 // segment s (spec section 5, loadK). id must be one of Candidates' (in
 // [0, Slots)), and in.Segments[s].Cache as CheckInputs requires.
 func (c MLAConfig) LoadK(dst []float64, in *MLAInputs, s int, id int32) []float64 {
-	sc := c.Segments[s]
+	sc := c.Segment(s)
 	cache := in.Segments[s].Cache
 	page, off := int(id)/sc.PageSize, int(id)%sc.PageSize // int is 64-bit: pools pass 2^31 bytes
 	base := page * sc.PageStride
-	if c.Cache == CacheBF16 {
+	if c.Cache == mla.CacheBF16 {
 		rec := base + off*c.D()*2
 		for d := 0; d < c.D(); d++ {
 			dst = append(dst, dtype.BF16(binary.LittleEndian.Uint16(cache[rec+2*d:])).F64())
 		}
 		return dst
 	}
-	rec := base + off*FP8DSRecordBytes
-	sc8 := base + sc.PageSize*FP8DSRecordBytes + off*FP8DSScaleBytes
-	for d := 0; d < FP8DSNope; d++ {
+	rec := base + off*mla.FP8DSRecordBytes
+	sc8 := base + sc.PageSize*mla.FP8DSRecordBytes + off*mla.FP8DSScaleBytes
+	for d := 0; d < mla.FP8DSNope; d++ {
 		// UE8M0 exponent: 2^(e-127) exactly, for every byte e as the spec writes it.
-		scale := math.Ldexp(1, int(cache[sc8+d/FP8DSScaleBlock])-127)
+		scale := math.Ldexp(1, int(cache[sc8+d/mla.FP8DSScaleBlock])-127)
 		dst = append(dst, dtype.E4M3(cache[rec+d]).F64()*scale)
 	}
-	for i := 0; i < FP8DSRope; i++ {
-		dst = append(dst, dtype.BF16(binary.LittleEndian.Uint16(cache[rec+FP8DSNope+2*i:])).F64())
+	for i := 0; i < mla.FP8DSRope; i++ {
+		dst = append(dst, dtype.BF16(binary.LittleEndian.Uint16(cache[rec+mla.FP8DSNope+2*i:])).F64())
 	}
 	return dst
 }
@@ -333,4 +321,16 @@ func MLADecode(c MLAConfig, in *MLAInputs) (out, lse []float64, err error) {
 		}
 	}
 	return out, lse, nil
+}
+
+// NewMLAConfig is the call of shape s over segments, each a candidate list with
+// the layout of its buffers (they replace s.Segments); q is packed.
+func NewMLAConfig(s mla.Shape, segments ...SegmentConfig) MLAConfig {
+	c := MLAConfig{Shape: s}
+	c.Segments = nil
+	for _, sc := range segments {
+		c.Segments = append(c.Segments, sc.Segment)
+		c.Layouts = append(c.Layouts, sc.SegmentLayout)
+	}
+	return c
 }

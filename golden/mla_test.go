@@ -7,18 +7,21 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // fp8Config is a small two-segment fp8ds shape with awkward sizes: page
 // sizes 16 and 2, a page stride with padding, K not a multiple of 16.
 func fp8Config() MLAConfig {
-	return MLAConfig{
-		T: 3, H: 4, Nope: 448, Rope: 64, Cache: CacheFP8DS, Sink: true,
-		Segments: []SegmentConfig{
-			{K: 40, PageSize: 16, PageStride: 16*584 + 64, Pages: 5, HasLen: true},
-			{K: 23, PageSize: 2, PageStride: 2 * 584, Pages: 24, HasLen: true, IdxStride: 25},
-		},
-	}
+	return NewMLAConfig(mla.Shape{T: 3, H: 4, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true},
+		segment(40, 16, 16*584+64, 5, 0, true),
+		segment(23, 2, 2*584, 24, 25, true))
+}
+
+// segment is one segment of a call: K candidates in pages of pageSize tokens,
+// pageStride bytes apart, in a pool of pages (idxStride 0: packed idx rows).
+func segment(k, pageSize, pageStride, pages, idxStride int, hasLen bool) SegmentConfig {
+	return SegmentConfig{mla.Segment{K: k, PageSize: pageSize, HasLen: hasLen}, SegmentLayout{PageStride: pageStride, Pages: pages, IdxStride: idxStride}}
 }
 
 func mustGen(t *testing.T, c MLAConfig, o MLAGenOptions) *MLAInputs {
@@ -58,7 +61,7 @@ func TestMLAPoisonNeverRead(t *testing.T) {
 		}
 	}
 	id := c.Candidates(in, 0, 0)[0]
-	sc := c.Segments[0]
+	sc := c.Segment(0)
 	in.Segments[0].Cache[int(id)/sc.PageSize*sc.PageStride+int(id)%sc.PageSize*576+5] = 0x7F
 	out, _ = mustDecode(t, c, in, seed)
 	if !math.IsNaN(out[(0*c.H+2)*c.D()]) {
@@ -124,7 +127,7 @@ func TestMLASingleCandidate(t *testing.T) {
 	const seed = 0x51
 	c := fp8Config()
 	c.Sink = false
-	c.Segments = c.Segments[:1]
+	c.Segments, c.Layouts = c.Segments[:1], c.Layouts[:1]
 	in := mustGen(t, c, MLAGenOptions{Seed: seed})
 	for t := 0; t < c.T; t++ {
 		in.Segments[0].Len[t] = 1
@@ -166,12 +169,13 @@ func TestMLAFP8MatchesBF16Cache(t *testing.T) {
 	c := fp8Config()
 	in := mustGen(t, c, MLAGenOptions{Seed: seed, InvalidFrac: 0.1})
 	cb := c
-	cb.Cache = CacheBF16
-	cb.Segments = append([]SegmentConfig(nil), c.Segments...)
+	cb.Cache = mla.CacheBF16
+	cb.Layouts = append([]SegmentLayout(nil), c.Layouts...)
 	inb := &MLAInputs{Q: in.Q, Sink: in.Sink}
-	for s, sc := range c.Segments {
-		cb.Segments[s].PageStride = sc.PageSize * 512 * 2
-		cache := make([]byte, sc.Pages*cb.Segments[s].PageStride)
+	for s := range c.Segments {
+		sc := c.Segment(s)
+		cb.Layouts[s].PageStride = sc.PageSize * 512 * 2
+		cache := make([]byte, sc.Pages*cb.Layouts[s].PageStride)
 		for id := 0; id < sc.Slots(); id++ {
 			k := c.LoadK(nil, in, s, int32(id))
 			for d, v := range k {
@@ -203,14 +207,15 @@ func TestMLAFP8MatchesBF16Cache(t *testing.T) {
 func TestMLAOrderInvariant(t *testing.T) {
 	const seed = 0x0dd
 	c := fp8Config()
-	c.Segments[1].IdxStride = 0
+	c.Layouts[1].IdxStride = 0
 	in := mustGen(t, c, MLAGenOptions{Seed: seed, InvalidFrac: 0.2})
 	out, lse := mustDecode(t, c, in, seed)
 	c2 := c
-	c2.Segments = []SegmentConfig{c.Segments[1], c.Segments[0]}
+	c2.Segments = []mla.Segment{c.Segments[1], c.Segments[0]}
+	c2.Layouts = []SegmentLayout{c.Layouts[1], c.Layouts[0]}
 	in2 := &MLAInputs{Q: in.Q, Sink: in.Sink}
 	for _, s := range []int{1, 0} {
-		sc, si := c.Segments[s], in.Segments[s]
+		sc, si := c.Segment(s), in.Segments[s]
 		idx := make([]int32, len(si.Idx))
 		ln := make([]int32, c.T)
 		for row := 0; row < c.T; row++ {
@@ -247,11 +252,11 @@ func TestMLAValidate(t *testing.T) {
 		{func(c *MLAConfig) { c.Cache = "fp8" }, `Cache = "fp8"`},
 		{func(c *MLAConfig) { c.Segments = nil }, "len(Segments) = 0, want 1 or 2"},
 		{func(c *MLAConfig) { c.Segments[1].K = 0 }, "Segments[1].K = 0, want >= 1"},
-		{func(c *MLAConfig) { c.Segments[1].IdxStride = 3 }, "Segments[1].IdxStride = 3"},
+		{func(c *MLAConfig) { c.Layouts[1].IdxStride = 3 }, "Layouts[1].IdxStride = 3"},
 		{func(c *MLAConfig) { c.Segments[0].PageSize = 0 }, "Segments[0].PageSize = 0"},
-		{func(c *MLAConfig) { c.Segments[0].PageStride = 16 * 576 }, "Segments[0].PageStride = 9216, want >= 9344"},
-		{func(c *MLAConfig) { c.Segments[0].Pages = 0 }, "Segments[0].Pages = 0"},
-		{func(c *MLAConfig) { c.Segments[1].Pages = 1 << 30 }, "want <= 2^31-1"},
+		{func(c *MLAConfig) { c.Layouts[0].PageStride = 16 * 576 }, "Layouts[0].PageStride = 9216, want >= 9344"},
+		{func(c *MLAConfig) { c.Layouts[0].Pages = 0 }, "Layouts[0].Pages = 0"},
+		{func(c *MLAConfig) { c.Layouts[1].Pages = 1 << 30 }, "want <= 2^31-1"},
 	}
 	if err := fp8Config().Validate(); err != nil {
 		t.Fatalf("valid config: %v", err)
@@ -264,7 +269,7 @@ func TestMLAValidate(t *testing.T) {
 			t.Errorf("Validate() = %v, want an error containing %q", err, tc.want)
 		}
 	}
-	bf := MLAConfig{T: 1, H: 1, Nope: 30, Rope: 2, Cache: CacheBF16, Segments: []SegmentConfig{{K: 1, PageSize: 4, PageStride: 255, Pages: 1}}}
+	bf := NewMLAConfig(mla.Shape{T: 1, H: 1, Nope: 30, Rope: 2, Cache: mla.CacheBF16}, segment(1, 4, 255, 1, 0, false))
 	if err := bf.Validate(); err == nil || !strings.Contains(err.Error(), "PageStride = 255, want >= 256") {
 		t.Errorf("bf16 page stride: Validate() = %v", err)
 	}
@@ -277,7 +282,7 @@ func TestMLAValidate(t *testing.T) {
 func TestMLAOutOfPoolIndex(t *testing.T) {
 	const seed = 0x00b
 	c := fp8Config()
-	for _, bad := range []int32{int32(c.Segments[1].Slots()), int32(c.Segments[1].Slots()) + 1, math.MaxInt32} {
+	for _, bad := range []int32{int32(c.Segment(1).Slots()), int32(c.Segment(1).Slots()) + 1, math.MaxInt32} {
 		in := mustGen(t, c, MLAGenOptions{Seed: seed})
 		// Row 0 has len = K, so entry 3 is inside the valid prefix.
 		in.Segments[1].Idx[3] = bad
@@ -295,7 +300,7 @@ func TestMLAOutOfPoolIndex(t *testing.T) {
 			}
 		}
 		// The candidate mattered: with a valid slot there instead, row 0 changes.
-		in.Segments[1].Idx[3] = int32(c.Segments[1].Slots()) - 1
+		in.Segments[1].Idx[3] = int32(c.Segment(1).Slots()) - 1
 		if _, lse0 := mustDecode(t, c, in, seed); lse0[0] == wantLSE[0] {
 			t.Fatalf("seed %#x: lse[0] does not depend on candidate 3: the test proves nothing", seed)
 		}
@@ -312,12 +317,12 @@ func TestMLAOutOfPoolIndex(t *testing.T) {
 // is valid, its byte size passes 2^32 without overflow, and Candidates keeps
 // exactly the indices below Slots.
 func TestMLALargePoolSlots(t *testing.T) {
-	c := MLAConfig{T: 1, H: 1, Nope: 448, Rope: 64, Cache: CacheFP8DS,
-		Segments: []SegmentConfig{{K: 6, PageSize: 1, PageStride: 592, Pages: math.MaxInt32}}}
+	c := NewMLAConfig(mla.Shape{T: 1, H: 1, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS},
+		segment(6, 1, 592, math.MaxInt32, 0, false))
 	if err := c.Validate(); err != nil {
 		t.Fatalf("2^31-1 slots: %v", err)
 	}
-	sc := c.Segments[0]
+	sc := c.Segment(0)
 	if got, want := int64(sc.Pages)*int64(sc.PageStride), int64(math.MaxInt32)*592; got != want || got <= 1<<32 {
 		t.Fatalf("pool bytes = %d, want %d (> 2^32)", got, want)
 	}
@@ -332,9 +337,9 @@ func TestMLALargePoolSlots(t *testing.T) {
 			t.Fatalf("Candidates = %v, want %v", got, want)
 		}
 	}
-	c.Segments[0].Pages = 1 << 30
+	c.Layouts[0].Pages = 1 << 30
 	c.Segments[0].PageSize = 2
-	c.Segments[0].PageStride = 2 * 584
+	c.Layouts[0].PageStride = 2 * 584
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "want <= 2^31-1") {
 		t.Errorf("2^31 slots: Validate() = %v, want the int32 limit", err)
 	}

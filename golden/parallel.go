@@ -34,11 +34,12 @@ func MLADecodeParallel(c MLAConfig, in *MLAInputs) (out, lse []float64, err erro
 				if qh == D {
 					rc.QStrideH = 0
 				}
-				rc.Segments = append([]SegmentConfig(nil), c.Segments...)
+				rc.Layouts = append([]SegmentLayout(nil), c.Layouts...)
 				rin := &MLAInputs{Q: in.Q[t*qt : t*qt+(c.H-1)*qh+D], Sink: in.Sink}
-				for s, sc := range c.Segments {
+				for s := range c.Segments {
+					sc := c.Segment(s)
 					stride := sc.idxStride()
-					rc.Segments[s].IdxStride = 0
+					rc.Layouts[s].IdxStride = 0
 					si := SegmentInputs{Cache: in.Segments[s].Cache, Idx: in.Segments[s].Idx[t*stride : t*stride+sc.K]}
 					if sc.HasLen {
 						si.Len = in.Segments[s].Len[t : t+1]

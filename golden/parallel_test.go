@@ -3,11 +3,13 @@ package golden
 import (
 	"math"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 func TestMLADecodeParallelMatches(t *testing.T) {
-	c := MLAConfig{T: 5, H: 3, Nope: 448, Rope: 64, Cache: CacheFP8DS, Sink: true,
-		Segments: []SegmentConfig{{K: 33, PageSize: 8, PageStride: 8 * FP8DSTokenBytes, Pages: 12, HasLen: true}, {K: 7, PageSize: 3, PageStride: 3 * FP8DSTokenBytes, Pages: 9}}}
+	c := NewMLAConfig(mla.Shape{T: 5, H: 3, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true},
+		segment(33, 8, 8*mla.FP8DSTokenBytes, 12, 0, true), segment(7, 3, 3*mla.FP8DSTokenBytes, 9, 0, false))
 	in, err := GenMLA(c, MLAGenOptions{Seed: 9, InvalidFrac: 0.2, EmptyRows: []int{2}})
 	if err != nil {
 		t.Fatal(err)

@@ -29,18 +29,20 @@ func GenMLAPool(c MLAConfig, seed uint64, shared bool) (*MLAInputs, error) {
 	if err := c.Validate(); err != nil {
 		return fail("%v", err)
 	}
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		need, why := (sc.K+sc.PageSize-1)/sc.PageSize, "ceil(K/B)"
 		if !shared {
 			need, why = need*c.T, "T x ceil(K/B)"
 		}
 		if sc.Pages < need {
-			return fail("Segments[%d].Pages = %d, want >= %d (%s)", s, sc.Pages, need, why)
+			return fail("Layouts[%d].Pages = %d, want >= %d (%s)", s, sc.Pages, need, why)
 		}
 	}
 	r := newRand(seed)
 	in := &MLAInputs{Q: genQ(c, r)}
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		B := sc.PageSize
 		cache := make([]byte, int64(sc.Pages)*int64(sc.PageStride))
 		stride := sc.idxStride()

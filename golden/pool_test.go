@@ -3,15 +3,14 @@ package golden
 import (
 	"bytes"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 func poolConfig(T, pages0, pages1 int) MLAConfig {
-	c := MLAConfig{T: T, H: 4, Nope: FP8DSNope, Rope: FP8DSRope, Cache: CacheFP8DS, Sink: true}
-	for i, k := range []int{128, 100} {
-		B := 64
-		c.Segments = append(c.Segments, SegmentConfig{K: k, PageSize: B, PageStride: B * FP8DSTokenBytes, Pages: []int{pages0, pages1}[i], HasLen: true})
-	}
-	return c
+	const B = 64
+	return NewMLAConfig(mla.Shape{T: T, H: 4, Nope: mla.FP8DSNope, Rope: mla.FP8DSRope, Cache: mla.CacheFP8DS, Sink: true},
+		segment(128, B, B*mla.FP8DSTokenBytes, pages0, 0, true), segment(100, B, B*mla.FP8DSTokenBytes, pages1, 0, true))
 }
 
 // TestGenMLAPoolServing: every row's candidates are all valid, distinct, and on
@@ -24,7 +23,8 @@ func TestGenMLAPoolServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for s, sc := range c.Segments {
+	for s := range c.Segments {
+		sc := c.Segment(s)
 		si := in.Segments[s]
 		owner := map[int]int{} // page -> row
 		for r := 0; r < c.T; r++ {
@@ -94,7 +94,7 @@ func TestGenMLAPoolShared(t *testing.T) {
 		}
 	}
 	if shared == 0 {
-		t.Errorf("seed 3: no slot shared by two rows of a %d-slot pool", c.Segments[0].Slots())
+		t.Errorf("seed 3: no slot shared by two rows of a %d-slot pool", c.Segment(0).Slots())
 	}
 	if _, _, err := MLADecode(c, in); err != nil {
 		t.Errorf("seed 3: %v", err)
@@ -103,7 +103,7 @@ func TestGenMLAPoolShared(t *testing.T) {
 
 func TestGenMLAPoolTooSmall(t *testing.T) {
 	c := poolConfig(5, 9, 30) // 5 rows x 2 pages > 9
-	if _, err := GenMLAPool(c, 1, false); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Segments[0].Pages = 9, want >= 10")) {
+	if _, err := GenMLAPool(c, 1, false); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Layouts[0].Pages = 9, want >= 10")) {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // Vectors is one test-vector folder (shared/testvectors/README.md): the
@@ -34,7 +35,7 @@ type vectorMeta struct {
 	Rope        int             `json:"rope"`
 	Scale       float64         `json:"sm_scale"`
 	Sink        bool            `json:"sink"`
-	Cache       CacheFormat     `json:"cache"`
+	Cache       mla.CacheFormat `json:"cache"`
 	Segments    []vectorSegment `json:"segments"`
 	ValidPerRow []int           `json:"valid_candidates_per_row"`
 }
@@ -80,9 +81,10 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 	if err := m.check(); err != nil {
 		return fail("meta.json %v", err)
 	}
-	c := MLAConfig{T: m.T, H: m.H, Nope: m.Nope, Rope: m.Rope, Scale: m.Scale, Cache: m.Cache, Sink: m.Sink}
+	c := MLAConfig{Shape: mla.Shape{T: m.T, H: m.H, Nope: m.Nope, Rope: m.Rope, Scale: m.Scale, Cache: m.Cache, Sink: m.Sink}}
 	for _, s := range m.Segments {
-		c.Segments = append(c.Segments, SegmentConfig{K: s.K, PageSize: s.PageSize, PageStride: s.PageStride, Pages: s.Pages, HasLen: s.LenFile != ""})
+		c.Segments = append(c.Segments, mla.Segment{K: s.K, PageSize: s.PageSize, HasLen: s.LenFile != ""})
+		c.Layouts = append(c.Layouts, SegmentLayout{PageStride: s.PageStride, Pages: s.Pages})
 	}
 	if err := c.Validate(); err != nil {
 		return fail("meta.json: %v", err) // m.check names the fields; this cannot fail after it
@@ -184,16 +186,16 @@ func (m *vectorMeta) check() error {
 		return bad("rope", m.Rope, "an integer >= 0")
 	case m.Nope+m.Rope < 1:
 		return bad("nope", m.Nope, fmt.Sprintf("a width with nope+rope >= 1 (rope = %d)", m.Rope))
-	case m.Cache != CacheFP8DS && m.Cache != CacheBF16:
-		return bad("cache", fmt.Sprintf("%q", m.Cache), fmt.Sprintf("%q or %q", CacheFP8DS, CacheBF16))
-	case m.Cache == CacheFP8DS && (m.Nope != FP8DSNope || m.Rope != FP8DSRope):
-		return bad("nope", m.Nope, fmt.Sprintf("%d and rope %d with cache %q (rope = %d)", FP8DSNope, FP8DSRope, CacheFP8DS, m.Rope))
+	case m.Cache != mla.CacheFP8DS && m.Cache != mla.CacheBF16:
+		return bad("cache", fmt.Sprintf("%q", m.Cache), fmt.Sprintf("%q or %q", mla.CacheFP8DS, mla.CacheBF16))
+	case m.Cache == mla.CacheFP8DS && (m.Nope != mla.FP8DSNope || m.Rope != mla.FP8DSRope):
+		return bad("nope", m.Nope, fmt.Sprintf("%d and rope %d with cache %q (rope = %d)", mla.FP8DSNope, mla.FP8DSRope, mla.CacheFP8DS, m.Rope))
 	case math.IsNaN(m.Scale) || math.IsInf(m.Scale, 0) || m.Scale < 0:
 		return bad("sm_scale", m.Scale, "0 (1/sqrt(nope+rope)) or a finite number > 0")
 	case len(m.Segments) < 1 || len(m.Segments) > 2:
 		return bad("segments", fmt.Sprintf("(%d entries)", len(m.Segments)), "1 or 2 entries")
 	}
-	c := MLAConfig{Nope: m.Nope, Rope: m.Rope, Cache: m.Cache}
+	c := mla.Shape{Nope: m.Nope, Rope: m.Rope, Cache: m.Cache}
 	for i, s := range m.Segments {
 		f := func(name string) string { return fmt.Sprintf("segments[%d].%s", i, name) }
 		switch {
@@ -203,7 +205,7 @@ func (m *vectorMeta) check() error {
 			return bad(f("page_size"), s.PageSize, "an integer >= 1 (tokens per page)")
 		case s.PageSize > math.MaxInt32:
 			return bad(f("page_size"), s.PageSize, fmt.Sprintf("at most %d", math.MaxInt32))
-		case s.PageStride < c.PageBytes(s.PageSize):
+		case int64(s.PageStride) < c.PageBytes(s.PageSize):
 			return bad(f("page_stride"), s.PageStride, fmt.Sprintf(">= %d bytes (page_size %d tokens of cache %q)", c.PageBytes(s.PageSize), s.PageSize, m.Cache))
 		case s.Pages < 1:
 			return bad(f("pages"), s.Pages, "an integer >= 1")
@@ -317,7 +319,8 @@ func WriteVectors(dir string, c MLAConfig, in *MLAInputs, out, lse []float64) er
 		files[name] = b
 	}
 	put("q.bf16", in.Q)
-	for i, s := range c.Segments {
+	for i := range c.Segments {
+		s := c.Segment(i)
 		var ms vectorSegment
 		ms.K, ms.PageSize, ms.PageStride, ms.Pages = s.K, s.PageSize, s.PageStride, s.Pages
 		ms.CacheFile, ms.IdxFile = fmt.Sprintf("cache%d.u8", i), fmt.Sprintf("idx%d.i32", i)

@@ -3,13 +3,15 @@ package golden
 import (
 	"math"
 	"testing"
+
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // TestWriteVectorsRoundTrip: a folder written by WriteVectors loads back to the
 // same configuration, inputs and outputs.
 func TestWriteVectorsRoundTrip(t *testing.T) {
-	c := MLAConfig{T: 2, H: 4, Nope: 448, Rope: 64, Cache: CacheFP8DS, Sink: true,
-		Segments: []SegmentConfig{{K: 40, PageSize: 16, PageStride: 16 * FP8DSTokenBytes, Pages: 8, HasLen: true}, {K: 9, PageSize: 2, PageStride: 1168, Pages: 12}}}
+	c := NewMLAConfig(mla.Shape{T: 2, H: 4, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true},
+		segment(40, 16, 16*mla.FP8DSTokenBytes, 8, 0, true), segment(9, 2, 1168, 12, 0, false))
 	in, err := GenMLA(c, MLAGenOptions{Seed: 7, InvalidFrac: 0.2, Poison: true})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +28,7 @@ func TestWriteVectorsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Config.T != c.T || v.Config.H != c.H || len(v.Config.Segments) != 2 || v.Config.Segments[1].PageStride != 1168 || v.Config.Segments[1].HasLen {
+	if v.Config.T != c.T || v.Config.H != c.H || len(v.Config.Segments) != 2 || v.Config.Layouts[1].PageStride != 1168 || v.Config.Segments[1].HasLen {
 		t.Errorf("config came back as %+v", v.Config)
 	}
 	if v.Config.SoftmaxScale() != c.SoftmaxScale() {

@@ -14,6 +14,7 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -56,15 +57,12 @@ var goldenMLA = []struct {
 	cfg  kernels.MLAConfig
 }{
 	{"mla_default", mlaDefault()},
-	{"mla_h8_k63_page53_unsplit", kernels.MLAConfig{T: 3, H: 8, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 63, PageSize: 53, HasLen: true}}, Split: 1}},
-	{"mla_bf16_200x40", kernels.MLAConfig{T: 2, H: 24, Nope: 200, Rope: 40, Cache: kernels.CacheBF16,
-		Segments: []kernels.MLASegment{{K: 100, PageSize: 2}, {K: 64, PageSize: 256, HasLen: true}}}},
+	{"mla_h8_k63_page53_unsplit", kernels.MLAConfig{Shape: mla.Shape{T: 3, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 63, PageSize: 53, HasLen: true}}}, Split: 1}},
+	{"mla_bf16_200x40", kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 24, Nope: 200, Rope: 40, Cache: mla.CacheBF16, Segments: []mla.Segment{{K: 100, PageSize: 2}, {K: 64, PageSize: 256, HasLen: true}}}}},
 }
 
 func mlaDefault() kernels.MLAConfig {
-	return kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}
+	return kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 64, HasLen: true}}}}
 }
 
 // compileMLA is the PTX of what a call of c.T rows runs (dump -tokens T).
@@ -299,7 +297,7 @@ func TestPTXAssembles(t *testing.T) {
 // where the target has the shared memory and the CTAs fill the SMs with enough tiles
 // each (the plan's measured rule); 16 otherwise, and an explicit choice stands.
 func TestAutomaticHeadBlock(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, c := range []struct {
 		T, H, hb, w64 int
 		target        string
@@ -317,7 +315,7 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 256, H: 16, target: "sm_90", wantWarps: 4},
 		{T: 256, H: 64, hb: 16, target: "sm_90", wantWarps: 4},
 	} {
-		cfg := kernels.MLAConfig{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: c.hb, Warps64: c.w64}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: c.T, H: c.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: c.hb, Warps64: c.w64}
 		p, _, err := kernels.MLACall(cfg, target.MustLookup(c.target))
 		if err != nil {
 			t.Fatal(err)
@@ -335,10 +333,10 @@ func TestAutomaticHeadBlock(t *testing.T) {
 // dot group. Both rules read the pass dumps of the same H=64, T=64 decode (split
 // 2: 128 CTAs, a latency-bound launch on 132 SMs), lowered as latency-bound.
 func TestWideCTAWarpRules(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	dump := func(w64 int, after string) string {
 		t.Helper()
-		cfg := kernels.MLAConfig{T: 64, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Warps64: w64}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 64, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Warps64: w64}
 		p, _, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
@@ -366,9 +364,9 @@ func TestWideCTAWarpRules(t *testing.T) {
 // head blocks whose PTX the lowering changes when launches are latency-bound (the
 // plan asks lower.Measure whether the Small kernel replicates its score tiles).
 func TestReplicableMatchesLowering(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	for _, hb := range []int{16, 32, 64} {
-		cfg := kernels.MLAConfig{T: 8, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, HeadBlock: hb}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 8, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: hb}
 		p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
@@ -410,7 +408,7 @@ func firstLines(s, sub string, n int) string {
 // TestCombineChunks: each split a call may have gets its own combine, and only those
 // (-split 5 over 6 tiles fills 3 chunks of 2, so it runs the 3-chunk combine).
 func TestCombineChunks(t *testing.T) {
-	seg := []kernels.MLASegment{{K: 100, PageSize: 64, HasLen: true}, {K: 64, PageSize: 2, HasLen: true}}
+	seg := []mla.Segment{{K: 100, PageSize: 64, HasLen: true}, {K: 64, PageSize: 2, HasLen: true}}
 	for _, c := range []struct {
 		T, split, sms int
 		want          string // the call's kernels
@@ -421,7 +419,7 @@ func TestCombineChunks(t *testing.T) {
 		{T: 1, want: "mla_decode_h16_split_small mla_combine_6", all: "mla_combine_3 mla_combine_6"},
 		{T: 3, split: 5, want: "mla_decode_h16_split_small mla_combine_3", all: "mla_combine_3"},
 	} {
-		cfg := kernels.MLAConfig{T: c.T, MaxT: 3, H: 16, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Segments: seg, Split: c.split, SMs: c.sms}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: c.T, MaxT: 3, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Split: c.split, SMs: c.sms}
 		call, _, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
@@ -437,8 +435,7 @@ func TestCombineChunks(t *testing.T) {
 	// 128 + 2048 candidates on sm_90: 68 tiles of 32 for 16-head CTAs (3 per SM) and
 	// 34 of 64 for 64-head CTAs (1 per SM); a lone row splits 34 ways (64 capped,
 	// filled: 2 tiles a chunk).
-	cfg := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64}, {K: 2048, PageSize: 64}}}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: []mla.Segment{{K: 128, PageSize: 64}, {K: 2048, PageSize: 64}}}}
 	p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)

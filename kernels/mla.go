@@ -7,25 +7,16 @@ import (
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
-// MLAConfig configures mla_decode, DeepSeek-V4's sparse MLA decode: for each query
-// row t and head h, softmax attention over the union of the candidates that one or
-// two index lists (segments) select from paged KV caches, where V is the same
-// vector as K (shared/spec/dsv4-sparse-mla-decode.md).
+// MLAConfig configures the generation of mla_decode, DeepSeek-V4's sparse MLA
+// decode: the call's shape (mla.Shape, the one the float64 reference also reads)
+// and the choices the plan makes for it, each 0 for automatic.
 type MLAConfig struct {
-	T, H int // query rows (of the call dump and check show or run), heads
-	// MaxT is the capacity: the most rows a call of the generated kernel may have. The
-	// rows are a run-time argument (0..MaxT); generation plans the split, head block
-	// and tile and sizes the workspace for MaxT rows. 0 means T.
-	MaxT       int
-	Nope, Rope int // K/V width = Nope + Rope (fp8ds: 448 + 64)
-	Cache      string
-	Sink       bool
-	Scale      float64 // softmax scale; 0 means 1/sqrt(Nope+Rope)
-	Segments   []MLASegment
+	mla.Shape
 	// Split is the number of chunks the candidate list is split into across CTAs
 	// (each writes a partial result that a combine kernel merges); 0 picks it from the
 	// shape and SMs.
@@ -40,28 +31,6 @@ type MLAConfig struct {
 	// each warp holds twice the output columns at twice the registers.
 	Warps64 int
 }
-
-// MLASegment is one candidate list: K candidates per row into a cache with
-// PageSize tokens per page; HasLen adds a per-row valid-prefix length.
-type MLASegment struct {
-	K, PageSize int
-	HasLen      bool
-}
-
-// Cache formats.
-const (
-	CacheFP8DS = "fp8ds" // 584 B/token: 448 e4m3 + 64 bf16 rope + 8 UE8M0 scale bytes
-	CacheBF16  = "bf16"  // [pages, B, D] bf16
-)
-
-// fp8ds layout constants (spec section 4).
-const (
-	fp8dsNope        = 448
-	fp8dsRope        = 64
-	fp8dsRecordBytes = 576 // per token: nope e4m3 then rope bf16
-	fp8dsScaleBytes  = 8   // per token, after the page's B records
-	fp8dsScaleBlock  = 64  // dims per scale byte
-)
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
 // m16 tile) and a range of candidate tiles of mlaTile candidates; K/V columns go in
@@ -83,25 +52,6 @@ const (
 	MaxMLATokens = target.MaxGridYZ
 )
 
-// Capacity is the most rows a call may have: MaxT, or T when MaxT is 0.
-func (c MLAConfig) Capacity() int {
-	if c.MaxT > 0 {
-		return c.MaxT
-	}
-	return c.T
-}
-
-// D is the K/V width.
-func (c MLAConfig) D() int { return c.Nope + c.Rope }
-
-// SoftmaxScale is the scale applied to q·k.
-func (c MLAConfig) SoftmaxScale() float64 {
-	if c.Scale != 0 {
-		return c.Scale
-	}
-	return 1 / math.Sqrt(float64(c.D()))
-}
-
 // Validate reports the first bad field, naming its flag and the accepted range.
 func (c MLAConfig) Validate() error {
 	bad := func(flag string, v any, want string) error {
@@ -116,11 +66,11 @@ func (c MLAConfig) Validate() error {
 		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (-max-tokens %d: the rows of a call are at most the capacity)", c.MaxT, c.MaxT))
 	case c.H < 1 || c.H > MaxMLAHeads:
 		return bad("heads", c.H, fmt.Sprintf("an integer in 1..%d", MaxMLAHeads))
-	case c.Cache != CacheFP8DS && c.Cache != CacheBF16:
+	case c.Cache != mla.CacheFP8DS && c.Cache != mla.CacheBF16:
 		return bad("cache", c.Cache, "fp8ds or bf16")
-	case c.Cache == CacheFP8DS && c.Nope != fp8dsNope:
+	case c.Cache == mla.CacheFP8DS && c.Nope != mla.FP8DSNope:
 		return bad("nope", c.Nope, "448 with -cache fp8ds (the 584-byte layout is defined for 448+64; use -cache bf16 for other widths)")
-	case c.Cache == CacheFP8DS && c.Rope != fp8dsRope:
+	case c.Cache == mla.CacheFP8DS && c.Rope != mla.FP8DSRope:
 		return bad("rope", c.Rope, "64 with -cache fp8ds (use -cache bf16 for other widths)")
 	case c.Nope < 0 || c.Nope > MaxMLADim:
 		return bad("nope", c.Nope, fmt.Sprintf("an integer in 0..%d", MaxMLADim))
@@ -160,15 +110,6 @@ func (c MLAConfig) Validate() error {
 // sizes: -head-block 64, or automatic with at least 64 heads (where the target's
 // shared memory allows, mlaPlan).
 func (c MLAConfig) Wide() bool { return c.HeadBlock == 64 || c.HeadBlock == 0 && c.H >= 64 }
-
-// pageBytes is the bytes of one cache page of pageSize tokens the kernel may read:
-// fp8ds records then their scales, or bf16 rows of D.
-func (c MLAConfig) pageBytes(pageSize int) int64 {
-	if c.Cache == CacheBF16 {
-		return int64(pageSize) * int64(c.D()) * 2
-	}
-	return int64(pageSize) * (fp8dsRecordBytes + fp8dsScaleBytes)
-}
 
 // tiles is the number of candidate tiles of segment s.
 func (c MLAConfig) tiles(s int) int { return ceilDiv(c.Segments[s].K, c.tileN()) }
@@ -322,8 +263,10 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	fc := c
 	fc.HeadBlock, fc.Tile = hb, tile
 	name := fmt.Sprintf("mla_decode_h%d", hb)
-	f := plan.Family{HeadBlock: hb, Tile: tile, HeadBlocks: fc.headBlocks(), Tiles: fc.totalTiles(),
-		Direct: name, Partial: name + "_split"}
+	variant := c.variant(hb, tile)
+	f := variant.family()
+	f.HeadBlocks, f.Tiles = fc.headBlocks(), fc.totalTiles()
+	f.Direct, f.Partial = name, name+"_split"
 	if c.Split > 1 && f.Tiles > 1 {
 		f.Direct = ""
 	}
@@ -333,7 +276,7 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
 	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
 	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
-	mf := &mlaFamily{variant: c.variant(hb, tile), kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
+	mf := &mlaFamily{variant: variant, kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
 	for _, e := range []mlaEntry{
 		{name: f.Direct}, {name: f.DirectSmall, small: true},
 		{name: f.Partial, partial: true}, {name: f.PartialSmall, partial: true, small: true},
@@ -543,7 +486,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	segs := make([]segParams, len(c.Segments))
 	for s, sc := range c.Segments {
 		pageDiv := 16
-		if c.Cache == CacheBF16 {
+		if c.Cache == mla.CacheBF16 {
 			pageDiv = strideDiv(D) * 2
 		}
 		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
@@ -559,7 +502,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		// A row's K indices, rows idx_stride apart; the pool's pages (slots / page
 		// size of them, the last one whole), page_stride bytes apart.
 		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
-		b.Strided(segs[s].cache, c.pageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
+		b.Strided(segs[s].cache, c.PageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
 	}
 	var sink, out, lse, wsO, wsL *ir.Value
 	if c.Sink && !v.partial {
@@ -712,9 +655,9 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 // mlaLoadK gathers one candidate tile of K (= V) as bf16 column slices in shared
 // memory: fp8ds slices are dequantized exactly (e4m3 x 2^(e-127) is exact in bf16),
 // the rope slice is loaded as is; a bf16 cache is loaded directly.
-func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, valid *ir.Value, chunks [][3]int, tag string) []*ir.Value {
+func mlaLoadK(b *ir.Builder, c MLAConfig, sc mla.Segment, cache, pageBase, slot, valid *ir.Value, chunks [][3]int, tag string) []*ir.Value {
 	var ks []*ir.Value
-	if c.Cache == CacheBF16 {
+	if c.Cache == mla.CacheBF16 {
 		kp := b.Bitcast(cache, ir.BF16)
 		rows := b.Add(b.Div(pageBase, b.I64(2)), b.Mul(slot, b.I64(int64(c.D()))))
 		for i, ch := range chunks {
@@ -722,27 +665,27 @@ func mlaLoadK(b *ir.Builder, c MLAConfig, sc MLASegment, cache, pageBase, slot, 
 		}
 		return ks
 	}
-	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(fp8dsRecordBytes))), "rec"+tag)
+	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(mla.FP8DSRecordBytes))), "rec"+tag)
 	// All of the tile's gathers are issued before any dequantization, so their
 	// latencies overlap: the 8 scale bytes of every candidate first (every slice's
 	// dequantization reads them, and reading a tile waits for the gathers issued
 	// before it), then the 7 e4m3 slices and the rope slice.
-	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*fp8dsRecordBytes)), b.Mul(slot, b.I64(fp8dsScaleBytes)))
-	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), fp8dsScaleBytes, valid, nil), "scales"+tag)
+	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*mla.FP8DSRecordBytes)), b.Mul(slot, b.I64(mla.FP8DSScaleBytes)))
+	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), mla.FP8DSScaleBytes, valid, nil), "scales"+tag)
 	nope := b.Bitcast(cache, ir.E4M3)
 	var raws []*ir.Value
-	for i := 0; i < fp8dsNope/fp8dsScaleBlock; i++ {
-		raws = append(raws, b.Load2(nope, rec, b.I64(int64(i*fp8dsScaleBlock)), fp8dsScaleBlock, valid, nil))
+	for i := 0; i < mla.FP8DSNope/mla.FP8DSScaleBlock; i++ {
+		raws = append(raws, b.Load2(nope, rec, b.I64(int64(i*mla.FP8DSScaleBlock)), mla.FP8DSScaleBlock, valid, nil))
 	}
 	rope := b.Bitcast(cache, ir.BF16)
-	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(fp8dsNope/2))
-	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), fp8dsRope, valid, nil), "rope"+tag)
+	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(mla.FP8DSNope/2))
+	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), mla.FP8DSRope, valid, nil), "rope"+tag)
 	for i, raw := range raws {
 		e := b.Cast(b.Column(scales, i), ir.I32)
 		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte
 		// meaningfully holds.
 		scale := b.Bitcast(b.Shl(e, b.I32(23)), ir.F32)
-		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, c.tileN(), fp8dsScaleBlock))
+		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, c.tileN(), mla.FP8DSScaleBlock))
 		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k%s_%d", tag, i)))
 	}
 	ks = append(ks, ropeTile)

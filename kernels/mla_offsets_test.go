@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -20,10 +21,9 @@ import (
 // fails on a 32-bit operation or a narrowing cvt of one; it also requires that
 // both reach the source of a cp.async gather, so it cannot pass vacuously.
 func TestMLACacheOffsetsAre64Bit(t *testing.T) {
-	base := kernels.MLAConfig{T: 1, H: 64, Nope: 448, Rope: 64, Cache: kernels.CacheFP8DS, Sink: true,
-		Segments: []kernels.MLASegment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 53, HasLen: true}}}
+	base := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: 512, PageSize: 53, HasLen: true}}}}
 	bf16 := base
-	bf16.Cache, bf16.Nope = kernels.CacheBF16, 512
+	bf16.Cache, bf16.Nope = mla.CacheBF16, 512
 	wide := base
 	wide.T, wide.HeadBlock = 64, 64
 	for _, tc := range []struct {

@@ -1,10 +1,14 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/plan"
+)
 
 // MLAVariant is one design of the decode's CTA, as data: the kernel builder builds
-// it (mlaDecodeKernel), the plan's families are named and sized after it
-// (plan.Family.HeadBlock, Tile), `dump -plan` prints it, and the plan sweep test
+// it (mlaDecodeKernel), the plan's families carry it (plan.Family's first fields, which
+// the launch manifest writes), `dump -plan` prints it, and the plan sweep test
 // holds WarpGrid to what the layout pass decides. Adding a variant is one such value
 // (MLAConfig.variant, and the flags that select it) plus the lowering features it
 // needs; DESIGN.md ("Where the decode's design lives") lists the files.
@@ -32,6 +36,12 @@ func (c MLAConfig) variant(hb, tile int) MLAVariant {
 	fc.HeadBlock = hb
 	warps, rows := fc.warps(), max(hb/16, 1)
 	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: 1, Precision: mlaPrecision}
+}
+
+// family is the plan family of the variant, its kernels and sizes left to fill: the
+// plan and the launch manifest carry the variant as the family's first fields.
+func (v MLAVariant) family() plan.Family {
+	return plan.Family{HeadBlock: v.HeadBlock, Warps: v.Warps, WarpGrid: v.WarpGrid, Tile: v.Tile, Stages: v.Stages, Precision: v.Precision}
 }
 
 // Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
@@ -22,10 +23,10 @@ import (
 // K=512 did not generate on sm_80.
 func planSweep(short bool) []kernels.MLAConfig {
 	type cache struct {
-		name       string
+		name       mla.CacheFormat
 		nope, rope int
 	}
-	caches := []cache{{kernels.CacheFP8DS, 448, 64}, {kernels.CacheBF16, 448, 64}, {kernels.CacheBF16, 640, 64}, {kernels.CacheBF16, 704, 64}}
+	caches := []cache{{mla.CacheFP8DS, 448, 64}, {mla.CacheBF16, 448, 64}, {mla.CacheBF16, 640, 64}, {mla.CacheBF16, 704, 64}}
 	ks := [][2]int{{128, 512}, {512, 0}, {2048, 0}, {4096, 0}, {2048, 2048}, {512, 4096}}
 	if short {
 		caches, ks = caches[:2], [][2]int{{128, 512}, {512, 0}, {2048, 2048}}
@@ -38,10 +39,9 @@ func planSweep(short bool) []kernels.MLAConfig {
 				heads = append(heads, 8) // 16-head CTAs only, one head block
 			}
 			for _, h := range heads {
-				cfg := kernels.MLAConfig{T: 1, MaxT: 64, H: h, Nope: c.nope, Rope: c.rope, Cache: c.name, Sink: true,
-					Segments: []kernels.MLASegment{{K: k[0], PageSize: 64, HasLen: true}}}
+				cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: 64, H: h, Nope: c.nope, Rope: c.rope, Cache: c.name, Sink: true, Segments: []mla.Segment{{K: k[0], PageSize: 64, HasLen: true}}}}
 				if k[1] > 0 {
-					cfg.Segments = append(cfg.Segments, kernels.MLASegment{K: k[1], PageSize: 64, HasLen: true})
+					cfg.Segments = append(cfg.Segments, mla.Segment{K: k[1], PageSize: 64, HasLen: true})
 				}
 				out = append(out, cfg)
 			}
@@ -88,7 +88,9 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 	// The variants are the plan's families, and the layout pass splits their
 	// accumulators as the variant says.
 	for i, d := range designs {
-		if f := p.Rule.Families[i]; d.Variant.HeadBlock != f.HeadBlock || d.Variant.Tile != f.Tile || d.Family != f {
+		f := p.Rule.Families[i]
+		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: f.Precision}
+		if d.Variant != carried || d.Family != f {
 			t.Errorf("%s: variant %v against family %+v", name, d.Variant, f)
 		}
 		for n, fig := range d.Figures {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -145,9 +146,9 @@ func init() {
 			fs.IntVar(&m.page[1], "page1", 64, "tokens per cache page in segment 1 (1..65536)")
 			fs.BoolVar(&m.hasLen[0], "len0", true, "segment 0 has a per-row valid length")
 			fs.BoolVar(&m.hasLen[1], "len1", true, "segment 1 has a per-row valid length")
-			fs.StringVar(&m.Cache, "cache", CacheFP8DS, "KV cache format: fp8ds (584 B/token) or bf16 ([pages, B, D])")
-			fs.IntVar(&m.Nope, "nope", fp8dsNope, "quantized (nope) width of K/V (fp8ds: 448)")
-			fs.IntVar(&m.Rope, "rope", fp8dsRope, "rope width of K/V (fp8ds: 64)")
+			fs.StringVar((*string)(&m.Cache), "cache", string(mla.CacheFP8DS), "KV cache format: fp8ds (584 B/token) or bf16 ([pages, B, D])")
+			fs.IntVar(&m.Nope, "nope", mla.FP8DSNope, "quantized (nope) width of K/V (fp8ds: 448)")
+			fs.IntVar(&m.Rope, "rope", mla.FP8DSRope, "rope width of K/V (fp8ds: 64)")
 			fs.BoolVar(&m.Sink, "sink", true, "a per-head f32 attention sink is given")
 			Float32Var(fs, &m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
 			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = planned per call from its rows and the SM count; 1..64, counted as the chunks that get candidate tiles: -split 3 over 4 tiles runs 2 chunks of 2)")
@@ -185,7 +186,7 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 		if s == 1 && m.k[1] == 0 {
 			break
 		}
-		c.Segments = append(c.Segments, MLASegment{K: m.k[s], PageSize: m.page[s], HasLen: m.hasLen[s]})
+		c.Segments = append(c.Segments, mla.Segment{K: m.k[s], PageSize: m.page[s], HasLen: m.hasLen[s]})
 	}
 	return c, c.Validate()
 }
@@ -218,7 +219,7 @@ func (m *mlaFlags) Args() []string {
 	if m.k[1] != 0 {
 		a = append(a, "-page1", fmt.Sprint(m.page[1]), fmt.Sprintf("-len1=%v", m.hasLen[1]))
 	}
-	a = append(a, "-cache", m.Cache, "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
+	a = append(a, "-cache", string(m.Cache), "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
 		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs),
 		"-head-block", fmt.Sprint(m.HeadBlock), "-tile", fmt.Sprint(m.Tile), "-warps64", fmt.Sprint(m.Warps64))
 	return a

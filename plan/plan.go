@@ -40,11 +40,21 @@ type Rule struct {
 // Family is one CTA shape and its kernels. An entry is "" where that kernel was not
 // generated: Choose never needs it, or, for a Small entry, runs the large one.
 type Family struct {
-	HeadBlock  int `json:"head_block"`  // heads per CTA
-	Tile       int `json:"tile"`        // candidates per loop iteration
-	HeadBlocks int `json:"head_blocks"` // CTAs per row in grid x
-	Tiles      int `json:"tiles"`       // candidate tiles per row, over all segments
-	PerSM      int `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
+	// HeadBlock through Precision are the family's variant, the design of its CTA
+	// (kernels.MLAVariant, which the kernel builder builds): the launch manifest
+	// carries them for hosts and people; Choose reads only Tile.
+	HeadBlock int `json:"head_block"` // heads per CTA
+	Warps     int `json:"warps"`      // warps per CTA
+	// WarpGrid is how an output slice's m16n8 tiles are split over the warps: row
+	// groups x column groups.
+	WarpGrid [2]int `json:"warp_grid"`
+	Tile     int    `json:"tile"`   // candidates per loop iteration
+	Stages   int    `json:"stages"` // candidate tiles in flight
+	// Precision names the arithmetic (operand types, accumulators).
+	Precision  string `json:"precision"`
+	HeadBlocks int    `json:"head_blocks"` // CTAs per row in grid x
+	Tiles      int    `json:"tiles"`       // candidate tiles per row, over all segments
+	PerSM      int    `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
 	// Direct writes the output itself (split 1); Partial writes one chunk's partial
 	// result for Combine. The Small versions are the same for latency-bound launches
 	// (replicated score tiles); "" where they would be the same code.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/runtime"
 
 	"github.com/ptxgen/ptxgen/examples/dsv4decode/decode"
@@ -37,29 +38,17 @@ func main() {
 	}
 }
 
-// segment is one candidate list of the generated configuration.
-type segment struct {
-	k, pageSize int
-	hasLen      bool
-}
-
-// config is the reference's view of the generated configuration for a call of rows
-// rows, read from the constants in decode_gen.go, over pools big enough for distinct
-// candidates and poison.
-func config(rows int) golden.MLAConfig {
-	c := golden.MLAConfig{
-		T: rows, H: decode.MLADecodeH, Nope: decode.MLADecodeNope, Rope: decode.MLADecodeRope,
-		Scale: decode.MLADecodeScale, Cache: golden.CacheFormat(decode.MLADecodeCache), Sink: decode.MLADecodeSink,
+// shape is the generated configuration's shape (mla.Shape, the one the generator
+// read) for a call of rows rows, from the constants in decode_gen.go.
+func shape(rows int) mla.Shape {
+	return mla.Shape{
+		T: rows, H: decode.MLADecodeH, MaxT: decode.MLADecodeMaxT, Nope: decode.MLADecodeNope, Rope: decode.MLADecodeRope,
+		Cache: decode.MLADecodeCache, Sink: decode.MLADecodeSink, Scale: decode.MLADecodeScale,
+		Segments: []mla.Segment{
+			{K: decode.MLADecodeSegments0K, PageSize: decode.MLADecodeSegments0PageSize, HasLen: decode.MLADecodeSegments0HasLen},
+			{K: decode.MLADecodeSegments1K, PageSize: decode.MLADecodeSegments1PageSize, HasLen: decode.MLADecodeSegments1HasLen},
+		},
 	}
-	for _, s := range []segment{
-		{decode.MLADecodeSegments0K, decode.MLADecodeSegments0PageSize, decode.MLADecodeSegments0HasLen},
-		{decode.MLADecodeSegments1K, decode.MLADecodeSegments1PageSize, decode.MLADecodeSegments1HasLen},
-	} {
-		pages := 2*((s.k+s.pageSize-1)/s.pageSize) + 4
-		stride := (c.PageBytes(s.pageSize) + 15) / 16 * 16 // page_stride must be a multiple of 16
-		c.Segments = append(c.Segments, golden.SegmentConfig{K: s.k, PageSize: s.pageSize, PageStride: stride, Pages: pages, HasLen: s.hasLen})
-	}
-	return c
 }
 
 // batches are the rows of the calls run, from one loaded kernel: a small batch and the
@@ -93,7 +82,9 @@ func run(ordinal int, seed uint64, iters int) error {
 
 // runBatch runs one call of rows rows on fresh seeded inputs, checks it and times it.
 func runBatch(dev *runtime.Device, k *decode.MLADecode, rows int, seed uint64, iters int) error {
-	cfg := config(rows)
+	// The reference's view of the call: dense q and idx, pools big enough for
+	// distinct candidates and poison.
+	cfg := golden.PackedMLAConfig(shape(rows), golden.MLAPoolPages(shape(rows)))
 	in, err := golden.GenMLA(cfg, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true})
 	if err != nil {
 		return err
@@ -132,7 +123,7 @@ func runBatch(dev *runtime.Device, k *decode.MLADecode, rows int, seed uint64, i
 	}
 
 	qt, qh := cfg.QStrides()
-	g0, g1 := cfg.Segments[0], cfg.Segments[1]
+	g0, g1 := cfg.Segment(0), cfg.Segment(1)
 	// slots: the pool's size (pages x page size); an index outside [0, slots) is
 	// treated like -1, never read.
 	launch := func() error {

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Launch ptxgen's mla_decode from Python with cuda-python, from the launch manifest alone.
 
-`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 3) that says how
+`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 4) that says how
 to launch it (gogen/manifest.go): per target the PTX file, the workspace (bytes + per_part x
 the plan's MaxParts), the launch plan (a plan.Rule: which kernels a call runs, in order, and
-the split, from the rows and the device's SM count, with examples to test a port on), and per
+the split, from the rows and the device's SM count, with examples to test a port on; each
+family with its variant: heads, warps, warp grid, tile, stages, precision), and per
 kernel its entry, parameters (kind, element type, alignment, minimum size as fixed + per_row
 x rows + per_part x rows x split, the strides that address it, bound to a caller argument,
 a workspace buffer or the plan's split), grid (a number, the rows or the split per dimension), block, dynamic shared
@@ -42,7 +43,7 @@ import sys
 import tempfile
 
 MANIFEST_FORMAT = "ptxgen-launch-manifest"
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 SHARED_OPT_IN = 48 << 10
 
 # The SM count the self-test plans for (H100/H200); the GPU run uses the device's.
@@ -229,7 +230,7 @@ def check_target(t, w, names, rows_arg, cap):
     if not entries:
         raise ValueError(f"{w}.kernels: want at least one")
     if t["plan"] is not None:
-        check_plan(t["plan"], w + ".plan", entries)
+        check_plan(t["plan"], w + ".plan", {k["entry"]: k["block"][0] for k in t["kernels"]})
     for i, ex in enumerate(want_list(t.get("plan_examples", []), w + ".plan_examples")):
         ew = f"{w}.plan_examples[{i}]"
         fields(ex, ew, ["rows", "sms", "split", "kernels", "max_parts"])
@@ -303,18 +304,29 @@ def check_kernel(k, w, names, ws, rows_arg, cap):
     return k["entry"]
 
 
-def check_plan(r, w, entries):
+def check_plan(r, w, threads):
+    """threads: the block size of each kernel entry, checked already."""
     fields(r, w, ["families", "split", "max_split", "sms", "wide_min_tiles", "small_num", "small_den"], ["combines"])
+    entries = list(threads)
     names = entries + [""]
     if not want_list(r["families"], w + ".families"):
         raise ValueError(f"{w}.families: want at least one")
     for i, f in enumerate(r["families"]):
         fw = f"{w}.families[{i}]"
-        fields(f, fw, ["head_block", "tile", "head_blocks", "tiles", "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"])
-        for k in ("head_block", "tile", "head_blocks", "tiles", "ctas_per_sm"):
+        fields(f, fw, ["head_block", "warps", "warp_grid", "tile", "stages", "precision",
+                       "head_blocks", "tiles", "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"])
+        for k in ("head_block", "tile", "stages", "head_blocks", "tiles", "ctas_per_sm"):
             want_int(f[k], f"{fw}.{k}", 1, 2**31 - 1)
+        # The variant (the design of the family's CTA) is descriptive: the host prints it
+        # and checks that its kernels launch its warps (a CTA holds at most 32).
+        warps = want_int(f["warps"], fw + ".warps", 1, 32)
+        grid = [want_int(g, f"{fw}.warp_grid[{j}]", 1, 32) for j, g in enumerate(want_list(f["warp_grid"], fw + ".warp_grid", 2))]
+        if grid[0] * grid[1] > warps:
+            raise ValueError(f"{fw}.warp_grid: {grid}: want at most {warps} warps in all (warps = {warps})")
+        want_str(f["precision"], fw + ".precision")
         for k in ("direct", "partial", "direct_small", "partial_small"):
-            want_str(f[k], f"{fw}.{k}", names)
+            if want_str(f[k], f"{fw}.{k}", names) and threads[f[k]] != 32 * warps:
+                raise ValueError(f"{fw}.warps: {warps}: want {threads[f[k]] // 32}, the warps its kernel {f[k]} launches ({threads[f[k]]} threads)")
     for i, c in enumerate(want_list(r.get("combines", []), w + ".combines")):
         cw = f"{w}.combines[{i}]"
         fields(c, cw, ["chunks", "name"])
@@ -529,7 +541,11 @@ class Family:
 
     def __init__(self, d):
         self.head_block = d.get("head_block", 0)
+        self.warps = d.get("warps", 0)
+        self.warp_grid = list(d.get("warp_grid", [0, 0]))
         self.tile = d.get("tile", 0)
+        self.stages = d.get("stages", 0)
+        self.precision = d.get("precision", "")
         self.head_blocks = d.get("head_blocks", 0)
         self.tiles = d.get("tiles", 0)
         self.per_sm = d.get("ctas_per_sm", 0)
@@ -537,6 +553,10 @@ class Family:
         self.partial = d.get("partial", "")
         self.direct_small = d.get("direct_small", "")
         self.partial_small = d.get("partial_small", "")
+
+    def short(self):
+        """The variant in a few characters, as kernels.MLAVariant.Short writes it: "h16 w4 1x4 t32 s1"."""
+        return f"h{self.head_block} w{self.warps} {self.warp_grid[0]}x{self.warp_grid[1]} t{self.tile} s{self.stages}"
 
 
 def pick(large, small, is_small):
@@ -1055,8 +1075,9 @@ def run_gpu(kernels_dir, vectors_dir, graph_rows):
         cap = prog.capacity
         rule = prog.target.get("plan") or {}
         fixed = f" (the plan fixes -sms {rule['sms']})" if rule.get("sms", 0) > 0 else ""
+        variants = [Family(f).short() for f in rule.get("families") or []]
         print(f"{name}: T={v['T']} H={v['H']}, {prog.target['target']} PTX loaded once on {prog.sms} SMs{fixed}, capacity {cap}, "
-              f"kernels {[k['entry'] for k in prog.target['kernels']]}, workspace {prog.workspace_bytes} bytes "
+              f"kernels {[k['entry'] for k in prog.target['kernels']]}, families {variants}, workspace {prog.workspace_bytes} bytes "
               f"({prog.parts} row-chunk parts)")
         for rows in sorted({0, 1, v["T"], cap}):
             split, kernels = prog.choose(rows)
@@ -1169,6 +1190,9 @@ def selftest(manifest_path, folders, matching):
         expect(False, f"plan example {line}")
     expect(n > 0 and not differ, f"plan examples: {n} reproduced" if not differ else f"plan examples: {len(differ)} of {n} differ")
     expect(t90.get("plan") is not None, f"{t90['target']}: a launch plan of {len((t90.get('plan') or {}).get('families') or [])} families")
+    fams = [Family(f) for f in (t90.get("plan") or {}).get("families") or []]
+    expect(fams and all(f.warps >= 1 and f.stages >= 1 and f.precision for f in fams),
+           f"{t90['target']}: the families' variants: {', '.join(f.short() for f in fams)}")
     S = SELFTEST_SMS
     rd = t90["plan"]
     rule = Rule(rd)
@@ -1437,6 +1461,12 @@ def refusals(manifest_path, man, folders, expect, raises):
             ("an align of '16'", manifest("align", lambda m: k0(m)["params"][1].update(align="16")), "params[1].align: '16': want an integer"),
             ("a capacity of 10^9", manifest("cap", lambda m: m.update(capacity=10**9)), "capacity: 1000000000: want an integer in 0..65535"),
             ("a family of 0 head blocks", manifest("hb", fam("head_blocks", 0)), "head_blocks: 0: want an integer in 1.."),
+            ("a family without warps (version 3)", manifest("nowarps", lambda m: m["targets"][plan_target]["plan"]["families"][0].pop("warps")), "families[0]: missing warps"),
+            ("a warp grid of three", manifest("grid3", fam("warp_grid", [1, 2, 2])), "warp_grid: a list: want a list of 2"),
+            ("a warp grid past the warps", manifest("grid8", fam("warp_grid", [4, 4])), "warp_grid: [4, 4]: want at most"),
+            ("a family of 64 warps", manifest("w64", fam("warps", 64)), "warps: 64: want an integer in 1..32"),
+            ("warps its kernels do not launch", manifest("w8", lambda m: m["targets"][plan_target]["plan"]["families"][0].update(warps=8, warp_grid=[2, 4])), "the warps its kernel"),
+            ("stages 0", manifest("stages", fam("stages", 0)), "stages: 0: want an integer in 1.."),
             ("a PTX file ../x.ptx", manifest("up", lambda m: m["targets"][0].update(ptx="../x.ptx")), "want a file name in the folder"),
             ("a PTX file /etc/passwd", manifest("abs", lambda m: m["targets"][0].update(ptx="/etc/passwd")), "want a file name in the folder"),
             ("a grid bound to 'tokens'", manifest("grid", lambda m: k0(m)["grid"][1].update(param="tokens")), "grid[1].param: 'tokens': want one of"),
