@@ -66,9 +66,9 @@ func Shapes() []Shape {
 // candidate valid, as the listed shapes. K1 0 is one candidate list of K0 (a shape the
 // list does not have). The configuration must be one the generator takes.
 func ParseShapeName(name string) (Shape, error) {
-	base, cache := name, kernels.CacheFP8DS
-	if b, ok := strings.CutSuffix(name, "_"+kernels.CacheBF16); ok {
-		base, cache = b, kernels.CacheBF16
+	base, cache := name, mla.CacheFP8DS
+	if b, ok := strings.CutSuffix(name, "_"+string(mla.CacheBF16)); ok {
+		base, cache = b, mla.CacheBF16
 	}
 	var h, t, k0, k1 int
 	var rest string
