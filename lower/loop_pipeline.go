@@ -94,9 +94,6 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
 	if _, ok := f.staged[v]; ok {
 		return "staged"
 	}
-	if w := f.chunkBytes(memOperands(ld)); w < 4 {
-		return fmt.Sprintf("rows only %d-byte aligned: element copies, not cp.async", w)
-	}
 	for _, y := range loop.Body.Yield {
 		if y == v {
 			return "yielded by the loop"
@@ -154,6 +151,9 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
 	}
 	if why != "" {
 		return why
+	}
+	if w := f.chunkBytes(memOperands(ld)); w < 4 {
+		return fmt.Sprintf("rows only %d-byte aligned: element copies, not cp.async", w)
 	}
 	for _, d := range found {
 		deps[d] = true
