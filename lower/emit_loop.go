@@ -302,6 +302,9 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 // slots 0..stages-2, and returns the register holding the slot iteration 0 reads.
 func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
 	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.stages, pl.stages, pl.slotBytes)
+	for _, v := range pl.reads {
+		e.ready(v)
+	}
 	for _, t := range pl.tiles {
 		e.beforeWrite(t)
 	}

@@ -30,6 +30,10 @@ type loopPipeline struct {
 	// emitter re-evaluates them with the induction variable of the iteration it
 	// issues.
 	deps []*ir.Op
+	// reads are the shared arrays, defined before the loop, that the tiles'
+	// addresses read (a staged index tile): made visible once, before the
+	// prologue, so that no wait or barrier lands in a stage's guarded branch.
+	reads []*ir.Value
 	// slotBytes is the distance between two slots of the ring (the smem pass): slot
 	// s of tile t is at t's home offset + s x slotBytes.
 	slotBytes int
@@ -56,11 +60,12 @@ func pipelineLoops(f *fn) error {
 		}
 		p := &loopPipeline{loop: o, stages: o.Stages}
 		deps := map[*ir.Op]bool{}
+		reads := map[*ir.Value]bool{}
 		for _, bo := range o.Body.Ops {
 			if bo.Kind != ir.OpLoad || bo.Result().Type.Rank() != 2 {
 				continue
 			}
-			why := f.whyNotPipelined(o, bo, deps)
+			why := f.whyNotPipelined(o, bo, deps, reads)
 			if why != "" {
 				f.notPipelined[bo] = why
 				continue
@@ -76,6 +81,13 @@ func pipelineLoops(f *fn) error {
 				p.deps = append(p.deps, bo)
 			}
 		}
+		walkOps(f.k.Body, func(x *ir.Op) {
+			for _, r := range x.Results {
+				if reads[r] {
+					p.reads = append(p.reads, r)
+				}
+			}
+		})
 		f.pipelines[o] = p
 		for _, t := range p.tiles {
 			f.pipeTile[t] = p
@@ -85,8 +97,9 @@ func pipelineLoops(f *fn) error {
 }
 
 // whyNotPipelined says why the load ld of loop's body cannot be issued ahead ("" if
-// it can), adding the body's scalar ops its operands need to deps.
-func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
+// it can), adding the body's scalar ops its operands need to deps and the shared
+// arrays defined before the loop that they read to reads.
+func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*ir.Value]bool) string {
 	v := ld.Result()
 	if l := f.layouts[v]; l.kind != lShared {
 		return "not copied to shared memory (" + l.String() + ")"
@@ -111,6 +124,7 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
 	}
 	seen := map[*ir.Value]bool{}
 	var found []*ir.Op
+	var shared []*ir.Value
 	var why string
 	var visit func(a *ir.Value)
 	visit = func(a *ir.Value) {
@@ -123,7 +137,17 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
 			why = "address depends on the loop-carried " + a.String()
 			return
 		case !inBody[a]:
-			return // the induction variable, or defined before the loop
+			// The induction variable, or defined before the loop: evaluated
+			// again where the stage is issued if recomputed, read from shared
+			// memory if it lives there.
+			if _, ok := f.sharedHome(a); ok {
+				shared = append(shared, storageOf(a))
+			} else if a.Def != nil && f.layouts[a].kind == lExpr {
+				for _, x := range a.Def.Args {
+					visit(x)
+				}
+			}
+			return
 		}
 		d := a.Def
 		switch l := f.layouts[a]; {
@@ -157,6 +181,9 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool) string {
 	}
 	for _, d := range found {
 		deps[d] = true
+	}
+	for _, v := range shared {
+		reads[v] = true
 	}
 	return ""
 }
@@ -196,7 +223,7 @@ func checkPipelines(f *fn) error {
 			if f.layouts[t].kind != lShared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.pipeTile[t] != p {
 				return fmt.Errorf("pipeline check: %s is no cp.async load of the loop at %s", t, loop.Body.Args[0])
 			}
-			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}); why != "" {
+			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}); why != "" {
 				return fmt.Errorf("pipeline check: %s is issued ahead but %s", t, why)
 			}
 		}
