@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
@@ -123,5 +124,41 @@ func TestPipelineBarriersCaught(t *testing.T) {
 				t.Fatalf("%d mutants: want the loop's barrier and wait at least", mutants)
 			}
 		})
+	}
+}
+
+// TestGEMMStagesAssemble: ptxas (sm_80, sm_90) assembles the pipelined gemm at the
+// largest CTA tile and at a padded one, 2..4 stages, with no warning, spill or
+// local memory.
+func TestGEMMStagesAssemble(t *testing.T) {
+	ptxas.Require(t)
+	for _, cfg := range []kernels.GEMMConfig{{M: 128, N: 256, K: 448, Out: ir.BF16}, {M: 100, N: 72, K: 97, Out: ir.F32}} {
+		for stages := 2; stages <= ir.MaxStages; stages++ {
+			for _, target := range []string{"sm_80", "sm_90"} {
+				t.Run(fmt.Sprintf("m%d_n%d_k%d_stages%d_%s", cfg.M, cfg.N, cfg.K, stages, target), func(t *testing.T) {
+					t.Parallel()
+					k, err := kernels.GEMMStages(cfg, stages)
+					if err != nil {
+						t.Fatal(err)
+					}
+					comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), tgt(target))
+					if err != nil {
+						t.Fatal(err)
+					}
+					text := comp.Module.Print()
+					if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+						t.Fatalf("the K loop is not pipelined")
+					}
+					res, err := ptxas.Assemble(text, target)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(res.Warnings) > 0 || res.SpillStores+res.SpillLoads+res.LocalBytes > 0 {
+						t.Errorf("warnings %q, spills %d+%d bytes, local %d bytes, %d registers",
+							res.Warnings, res.SpillStores, res.SpillLoads, res.LocalBytes, res.Registers)
+					}
+				})
+			}
+		}
 	}
 }
