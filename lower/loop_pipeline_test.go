@@ -43,6 +43,11 @@ func runBytes(t *testing.T, k *ir.Kernel, arch string, bufs map[string][]byte) (
 	mem := emu.NewMemory()
 	var args []any
 	for _, p := range k.Params {
+		if p.Value.Type.Kind != ir.Ptr {
+			// An i32 scalar: its 4 bytes in bufs.
+			args = append(args, int32(binary.LittleEndian.Uint32(bufs[p.Value.Name])))
+			continue
+		}
 		args = append(args, mem.Alloc(p.Value.Name, append([]byte(nil), bufs[p.Value.Name]...)))
 	}
 	if err := emu.RunKernel(res.Kernel, args, mem); err != nil {
@@ -260,6 +265,75 @@ func TestPipelinedGather(t *testing.T) {
 				}
 				if !bytes.Equal(got, want) {
 					t.Errorf("seed %d, stages %d: output differs from the unpipelined kernel's", seed, stages)
+				}
+			}
+		})
+	}
+}
+
+// TestPipelinedRuntimeBounds: a pipelined loop whose end is a kernel argument
+// and whose step is 2 runs 0 (no iteration: the prologue issues nothing), 1, 2,
+// 3 and 9 iterations, fewer than the stages included, with the unpipelined
+// kernel's output bit for bit and the race checker on. a holds exactly the rows
+// the iterations read, so a stage issued past the end would read out of bounds.
+func TestPipelinedRuntimeBounds(t *testing.T) {
+	src := func(stages, aBytes int) string {
+		return strings.NewReplacer("STAGES", fmt.Sprint(stages), "ABYTES", fmt.Sprint(aBytes)).Replace(`kernel strided_sum(%a: ptr<bf16> div 16 bytes ABYTES, %b: ptr<bf16> div 16 bytes 512, %y: ptr<f32> div 16 bytes 1024, %hi: i32) grid(1, 1, 1) warps 2 {
+  %i16 = iota : tile<16xi32>
+  %ri = cast %i16 : tile<16xi64>
+  %c16l = const 16 : i64
+  %brows = mul %ri, %c16l : tile<16xi64>
+  %z = const 0 : i64
+  %bt = load %b[%brows, %z] : tile<16x16xbf16>
+  %acc0 = const 0.0 : tile<16x16xf32>
+  %lo = const 1 : i32
+  %acc = for %it = %lo to %hi step 2 stages STAGES iter(%x = %acc0) {
+    %row0 = mul %it, %c16 : i32
+    %r0 = cast %row0 : i64
+    %rw = add %ri, %r0 : tile<16xi64>
+    %rows = mul %rw, %c16l : tile<16xi64>
+    %at = load %a[%rows, %z] : tile<16x16xbf16>
+    %y2 = dot %at, %bt, %x : tile<16x16xf32>
+    yield %y2
+  }
+  store %y[%brows, %z], %acc
+}
+`)
+	}
+	for _, iters := range []int{0, 1, 2, 3, 9} {
+		t.Run(fmt.Sprint("iters", iters), func(t *testing.T) {
+			seed := uint64(4300 + iters)
+			rng := rand.New(rand.NewPCG(seed, 22))
+			// Iterations 1, 3, ..., 2 iters - 1 read rows up to 32 iters - 1 of 32 bytes.
+			a := make([]byte, max(1024*iters, 16))
+			for i := 0; i < len(a); i += 2 {
+				binary.LittleEndian.PutUint16(a[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+			}
+			hi := make([]byte, 4)
+			binary.LittleEndian.PutUint32(hi, uint32(1+2*iters)) // iterations at 1, 3, ..., 2 iters - 1
+			b := make([]byte, 512)
+			for i := 0; i < len(b); i += 2 {
+				binary.LittleEndian.PutUint16(b[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+			}
+			bufs := map[string][]byte{"a": a, "b": b, "y": make([]byte, 1024), "hi": hi}
+			parse := func(stages int) *ir.Kernel {
+				k, err := ir.Parse(strings.Replace(src(stages, len(a)), "  %acc0", "  %c16 = const 16 : i32\n  %acc0", 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return k
+			}
+			want, _ := runBytes(t, parse(1), "sm_80", bufs)
+			if iters > 0 && bytes.Equal(want, make([]byte, 1024)) {
+				t.Fatalf("seed %d: the unpipelined kernel wrote zeros", seed)
+			}
+			for stages := 2; stages <= 4; stages++ {
+				got, text := runBytes(t, parse(stages), "sm_80", bufs)
+				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+					t.Errorf("seed %d, stages %d: the loads were not pipelined", seed, stages)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d, stages %d, %d iterations: output differs from the unpipelined kernel's", seed, stages, iters)
 				}
 			}
 		})
