@@ -534,6 +534,14 @@ func (b *Builder) store(p *Value, addr []*Value, mask, bound, v *Value) {
 // receives the induction variable (i32) and the carried values and returns the next
 // carried values; For returns their final values.
 func (b *Builder) For(lo, hi *Value, step int, inits []*Value, body func(iv *Value, carried []*Value) []*Value) []*Value {
+	return b.ForStages(lo, hi, step, 1, inits, body)
+}
+
+// ForStages is For with an N-stage pipeline (Op.Stages, 1..MaxStages; 1 is For):
+// the loads of the body that the lowering stages into shared memory through
+// cp.async, at addresses that only the induction variable and values defined
+// before the loop decide, are issued stages-1 iterations ahead.
+func (b *Builder) ForStages(lo, hi *Value, step, stages int, inits []*Value, body func(iv *Value, carried []*Value) []*Value) []*Value {
 	if b.err != nil {
 		return b.placeholders(inits)
 	}
@@ -542,6 +550,9 @@ func (b *Builder) For(lo, hi *Value, step int, inits []*Value, body func(iv *Val
 		return b.placeholders(inits)
 	}
 	op := &Op{Kind: OpFor, Int: int64(step), Args: append([]*Value{lo, hi}, inits...), Body: &Block{}}
+	if stages != 1 {
+		op.Stages = stages
+	}
 	iv := b.newValue(ScalarOf(I32), nil)
 	op.Body.Args = []*Value{iv}
 	for _, in := range inits {

@@ -184,7 +184,15 @@ type Op struct {
 	// Masked records which optional mask operands a load or store has.
 	HasMask, HasBound bool
 	Body              *Block // loop body (OpFor)
+	// Stages asks the lowering to pipeline a loop (OpFor) over that many stages:
+	// the loads it can stage ahead are issued Stages-1 iterations before the one
+	// that reads them, into a ring of Stages slots (DESIGN.md, loops). 0 and 1
+	// both mean no pipeline; at most MaxStages.
+	Stages int
 }
+
+// MaxStages bounds a loop's pipeline depth (Op.Stages).
+const MaxStages = 4
 
 // Result returns the single result of op.
 func (o *Op) Result() *Value { return o.Results[0] }

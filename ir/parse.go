@@ -557,6 +557,19 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	if o.Int, err = p.int(); err != nil {
 		return nil, err
 	}
+	if p.peek() == "stages" {
+		p.next()
+		n, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 || n > MaxStages {
+			return nil, p.errf("stages %d: want 1..%d", n, MaxStages)
+		}
+		if n > 1 {
+			o.Stages = int(n)
+		}
+	}
 	o.Args = []*Value{lo, hi}
 	o.Body = &Block{}
 	iv, err := p.def(ivTok, ScalarOf(I32), nil)

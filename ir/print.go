@@ -172,6 +172,9 @@ func opHeadline(o *Op) string {
 	case OpFor:
 		iv := o.Body.Args[0]
 		fmt.Fprintf(&b, " %s = %s to %s step %d", iv, a[0], a[1], o.Int)
+		if o.Stages > 1 {
+			fmt.Fprintf(&b, " stages %d", o.Stages)
+		}
 		if len(a) > 2 {
 			b.WriteString(" iter(")
 			for i, in := range a[2:] {

@@ -263,6 +263,9 @@ func checkOp(o *Op) error {
 		if o.Int < 1 {
 			return opErr(o, -2, "step %d must be >= 1", o.Int)
 		}
+		if o.Stages < 0 || o.Stages > MaxStages {
+			return opErr(o, -2, "stages %d: want 1..%d", o.Stages, MaxStages)
+		}
 		inits := o.Args[2:]
 		if len(o.Body.Args) != len(inits)+1 || len(o.Body.Yield) != len(inits) || len(o.Results) != len(inits) {
 			return opErr(o, -2, "loop carries %d values but its body has %d arguments, yields %d and the loop has %d results",

@@ -62,9 +62,17 @@ const (
 )
 
 // GEMM builds the gemm kernel for c.
-func GEMM(c GEMMConfig) (*ir.Kernel, error) {
+func GEMM(c GEMMConfig) (*ir.Kernel, error) { return GEMMStages(c, 1) }
+
+// GEMMStages is GEMM with its K loop pipelined over stages (1..ir.MaxStages; 1
+// is GEMM's kernel): the A and B tiles of step k+stages-1 are loaded while step
+// k computes (`for ... stages N`, DESIGN.md, loops).
+func GEMMStages(c GEMMConfig, stages int) (*ir.Kernel, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
+	}
+	if stages < 1 || stages > ir.MaxStages {
+		return nil, &ConfigError{Flag: "stages", Value: fmt.Sprint(stages), Want: fmt.Sprintf("an integer in 1..%d", ir.MaxStages)}
 	}
 	bm, bn, bk := min(c.M, gemmMaxBM), min(c.N, gemmMaxBN), min(c.K, gemmMaxBK)
 	b := ir.NewBuilder("gemm")
@@ -94,7 +102,7 @@ func GEMM(c GEMMConfig) (*ir.Kernel, error) {
 
 	zero := b.ConstFloat(0, ir.TileOf(ir.F32, bm, bn))
 	nk := ceilDiv(c.K, bk)
-	acc := b.For(b.I32(0), b.I32(int64(nk)), 1, []*ir.Value{zero}, func(kt *ir.Value, carried []*ir.Value) []*ir.Value {
+	acc := b.ForStages(b.I32(0), b.I32(int64(nk)), 1, stages, []*ir.Value{zero}, func(kt *ir.Value, carried []*ir.Value) []*ir.Value {
 		k0 := b.Name(b.Mul(kt, b.I32(int64(bk))), "k0")
 		kLeft := b.Name(b.Sub(b.I32(int64(c.K)), k0), "k_left")
 		a := b.Name(b.Load2(A, aRows, b.Cast(k0, ir.I64), bk, rowOK, kLeft), "a_tile")

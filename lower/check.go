@@ -151,6 +151,9 @@ func checkShared(f *fn) error {
 		if v.Type.Rank() == 1 {
 			size = rowBytes
 		}
+		if p := f.pipeTile[v]; p != nil {
+			size += (p.stages - 1) * p.slotBytes // the ring's other slots
+		}
 		switch {
 		case h.pitch <= 0 || v.Type.Rank() == 2 && (h.pitch%16 != 0 || h.pitch < rowBytes):
 			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.pitch, rowBytes)
@@ -201,6 +204,9 @@ func checkShared(f *fn) error {
 	}
 	for i, a := range arrays {
 		for _, b := range arrays[i+1:] {
+			if p := f.pipeTile[a.v]; p != nil && p == f.pipeTile[b.v] {
+				continue // tiles of one ring interleave by slot, each 128-byte aligned in it
+			}
 			if a.start < b.end && b.start < a.end && !aliased(a.v, b.v) && !aliased(b.v, a.v) {
 				return fmt.Errorf("smem check: %s %s and %s %s share bytes but are not recorded as aliases (no barrier would separate them)", a.what, a.v, b.what, b.v)
 			}
@@ -282,20 +288,41 @@ func ctaWideBarrier(in *ptx.Instr, threads int) bool {
 	return ok && int(n) == threads
 }
 
+// instrAt is body[i] if it is an instruction.
+func instrAt(body []ptx.Stmt, i int) (*ptx.Instr, bool) {
+	if i < 0 || i >= len(body) {
+		return nil, false
+	}
+	in, ok := body[i].(*ptx.Instr)
+	return in, ok
+}
+
 func checkSyncBody(f *fn, body []ptx.Stmt) error {
 	type state struct {
 		groups                   []*ir.Value
 		waited, plain, readSince map[*ir.Value]bool
 		wrote                    bool // a commit or write since the innermost loop began
+		pipelined                bool // the innermost loop is pipelined
 	}
 	s := state{waited: map[*ir.Value]bool{}, plain: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}
 	clone := func(x state) state {
-		return state{append([]*ir.Value(nil), x.groups...), maps.Clone(x.waited), maps.Clone(x.plain), maps.Clone(x.readSince), x.wrote}
+		return state{append([]*ir.Value(nil), x.groups...), maps.Clone(x.waited), maps.Clone(x.plain), maps.Clone(x.readSince), x.wrote, x.pipelined}
 	}
 	var loops []state // the state at each enclosing loop's entry
 	trace := f.syncTrace
-	event := func(ev syncEvent) error {
+	event := func(ev syncEvent, at int) error {
 		switch ev.kind {
+		case syncPipeTop:
+			// The stages issued ahead are the only groups a pipelined iteration
+			// leaves in flight, and they are newer than every group tracked here:
+			// its wait_group N-2 completes those, and its barrier must follow.
+			w, ok1 := instrAt(body, at-2)
+			b, ok2 := instrAt(body, at-1)
+			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.n) || b.Op != "bar.sync" || !ctaWideBarrier(b, 32*f.k.Warps) {
+				return fmt.Errorf("a pipelined iteration does not start with cp.async.wait_group %d; bar.sync 0", ev.n)
+			}
+			s.groups = nil
+			s.pipelined = true
 		case syncCommit:
 			s.groups = append(s.groups, ev.v)
 			s.wrote = true
@@ -322,9 +349,14 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			}
 		case syncLoopEnter:
 			loops = append(loops, clone(s))
-			s.wrote = false
+			s.wrote, s.pipelined = false, false
 		case syncLoopExit:
-			if s.wrote && (len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 || len(s.readSince) > 0) {
+			// A pipelined body leaves reads and writes to the next iteration's
+			// barrier, but none of its own cp.async groups in flight.
+			if s.pipelined && len(s.groups) > 0 {
+				return fmt.Errorf("a pipelined loop body leaves its own cp.async group of %s in flight at the back edge", s.groups[0])
+			}
+			if !s.pipelined && s.wrote && (len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 || len(s.readSince) > 0) {
 				return fmt.Errorf("a loop body writes shared memory but its back edge leaves accesses pending (no wait_group 0; bar.sync 0)")
 			}
 			// The loop may run no iteration: what holds after it is what held at its
@@ -341,7 +373,7 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 	}
 	for i := 0; i <= len(body); i++ {
 		for len(trace) > 0 && trace[0].at == i {
-			if err := event(trace[0].ev); err != nil {
+			if err := event(trace[0].ev, i); err != nil {
 				return err
 			}
 			trace = trace[1:]

@@ -45,12 +45,27 @@ type emitter struct {
 	warp, g, t ptx.Operand
 	smem       ptx.Operand
 	nthreads   int
+	// ring maps each tile of the pipelined loop being emitted to the base of
+	// the slot this iteration reads (smem + slot x slot bytes).
+	ring map[*ir.Value]ptx.Operand
+	// prefetchBase is, while a pipeline stage is issued, the base of the slot it
+	// fills: loadShared writes there and leaves the commit to the stage.
+	prefetchBase ptx.Operand
+}
+
+// smemOf is the base register of v's shared bytes: the slot this iteration reads
+// for a pipelined tile, smem for any other array.
+func (e *emitter) smemOf(v *ir.Value) ptx.Operand {
+	if b, ok := e.ring[storageOf(v)]; ok {
+		return b
+	}
+	return e.smem
 }
 
 func emit(f *fn) error {
 	f.syncPoints = map[*ptx.Comment]syncEvent{}
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordScopes: []map[[5]int]*coords{{}},
-		params: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
 	e.cache = []map[string]ptx.Operand{{}}
 	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
@@ -267,6 +282,9 @@ func (e *emitter) opCompute(o *ir.Op) error {
 	case lExpr, lShared:
 		// Recomputed per use, or stored by the cp.asyncs issued here.
 		if o.Kind == ir.OpLoad && l.kind == lShared {
+			if e.f.pipeTile[r] != nil {
+				return nil // issued ahead into its ring (pipelineStage)
+			}
 			return e.loadShared(o)
 		}
 	case lAcc:

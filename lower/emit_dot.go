@@ -67,7 +67,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		off := e.ldmatrixLaneOffset(p.al.pitch, "a")
 		aBase := e.reg(ir.I32)
 		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
-		e.ins("add.s32", aBase, aBase, e.smem)
+		e.ins("add.s32", aBase, aBase, e.smemOf(a))
 		p.aBase = aBase
 	}
 	bKind := "bt"
@@ -82,7 +82,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	} else {
 		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
 	}
-	e.ins("add.s32", colBase, colBase, e.smem)
+	e.ins("add.s32", colBase, colBase, e.smemOf(b))
 	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
 	e.ins("add.s32", b4, colBase, bOff4)
 	e.ins("add.s32", b2, colBase, bOff2)

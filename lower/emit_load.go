@@ -192,7 +192,12 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	if vw == 16 {
 		kind = "cg"
 	}
-	e.beforeWrite(v)
+	slot := e.smem
+	if e.prefetchBase != nil {
+		slot = e.prefetchBase // the stage checked the ring's bytes before its first write
+	} else {
+		e.beforeWrite(v)
+	}
 	err := e.forRuns(R, cpr, func(row, cc, live ptx.Operand) error {
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {
@@ -232,13 +237,16 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			src = safe
 		}
 		dst := e.reg(ir.I32)
-		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), slot)
 		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
 		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if e.prefetchBase != nil {
+		return nil // one group per pipeline stage
 	}
 	e.ins("cp.async.commit_group")
 	e.sync(syncCommit, v)
@@ -301,7 +309,7 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	e.noteRead(v)
 	if len(idx) == 1 {
 		a := e.reg(ir.I32)
-		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smem)
+		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
 		x := e.reg(v.Type.Elem)
 		e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)})
 		return x, nil
@@ -312,7 +320,7 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	}
 	es := v.Type.Elem.Size()
 	addr := e.reg(ir.I32)
-	e.ins("mad.lo.s32", addr, e.inReg(r, ir.I32), ptx.Imm(l.pitch), e.smem)
+	e.ins("mad.lo.s32", addr, e.inReg(r, ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
 	e.ins("mad.lo.s32", addr, e.inReg(c, ir.I32), ptx.Imm(es), addr)
 	x := e.reg(v.Type.Elem)
 	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: addr, Off: int64(l.offset)})

@@ -44,6 +44,14 @@ func (e *emitter) loop(o *ir.Op) error {
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.
 	e.sync(syncLoopEnter, nil)
+	pl := e.f.pipelines[o]
+	var slot ptx.Reg
+	if pl != nil {
+		var err error
+		if slot, err = e.pipelinePrologue(pl, lo, hi); err != nil {
+			return err
+		}
+	}
 	top, end := e.label(), e.label()
 	li, lok := lo.(ptx.Imm)
 	hiImm, hok := hi.(ptx.Imm)
@@ -54,6 +62,11 @@ func (e *emitter) loop(o *ir.Op) error {
 	}
 	e.body = append(e.body, &ptx.Label{Name: top})
 	e.pushScope()
+	if pl != nil {
+		if err := e.pipelineIteration(pl, iv, slot, hi); err != nil {
+			return err
+		}
+	}
 	if err := e.block(body); err != nil {
 		return err
 	}
@@ -62,11 +75,25 @@ func (e *emitter) loop(o *ir.Op) error {
 			return err
 		}
 	}
-	if e.writesShared(body) {
+	switch {
+	case pl != nil:
+		// The next iteration's barrier orders this one's shared accesses; only
+		// the body's own cp.async groups (loads not pipelined) are waited for.
+		e.sync(syncPipeDrain, nil)
+	case e.writesShared(body):
 		e.comment("all warps are done with this iteration's shared tiles")
 		e.flushAll()
 	}
 	e.popScope()
+	if pl != nil {
+		p := e.reg(ir.I1)
+		e.ins("add.s32", slot, slot, ptx.Imm(1))
+		e.ins("setp.eq.s32", p, slot, ptx.Imm(pl.stages))
+		e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
+		for _, t := range pl.tiles {
+			delete(e.ring, t)
+		}
+	}
 	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
 	p := e.reg(ir.I1)
 	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
@@ -268,5 +295,104 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 			}
 		}
 	}
+	return nil
+}
+
+// pipelinePrologue issues the first stages-1 iterations' pipelined loads, into
+// slots 0..stages-2, and returns the register holding the slot iteration 0 reads.
+func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
+	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.stages, pl.stages, pl.slotBytes)
+	for _, v := range pl.reads {
+		e.ready(v)
+	}
+	for _, t := range pl.tiles {
+		e.beforeWrite(t)
+	}
+	for s := 0; s < pl.stages-1; s++ {
+		ivs := e.reg(ir.I32)
+		e.ins("add.s32", ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.loop.Int))
+		base := e.smem
+		if s > 0 {
+			r := e.reg(ir.I32)
+			e.ins("add.s32", r, e.smem, ptx.Imm(s*pl.slotBytes))
+			base = r
+		}
+		if err := e.pipelineStage(pl, ivs, hi, base); err != nil {
+			return "", err
+		}
+	}
+	slot := e.reg(ir.I32)
+	e.ins("mov.u32", slot, ptx.Imm(0))
+	return slot, nil
+}
+
+// pipelineIteration starts an iteration of a pipelined loop: it waits for the
+// stage it reads (the sync pass writes cp.async.wait_group stages-2 and the
+// barrier), points the ring's tiles at that slot, and issues iteration
+// iv + (stages-1) x step into the slot the previous iteration read.
+func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
+	e.pipeTop(pl.stages - 2)
+	cur := e.reg(ir.I32)
+	e.ins("mad.lo.s32", cur, slot, ptx.Imm(pl.slotBytes), e.smem)
+	for _, t := range pl.tiles {
+		e.ring[t] = cur
+	}
+	w, wrapped, p := e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I1)
+	e.ins("add.s32", w, slot, ptx.Imm(pl.stages-1))
+	e.ins("sub.s32", wrapped, w, ptx.Imm(pl.stages))
+	e.ins("setp.ge.s32", p, w, ptx.Imm(pl.stages))
+	e.ins("selp.b32", w, wrapped, w, p)
+	next := e.reg(ir.I32)
+	e.ins("mad.lo.s32", next, w, ptx.Imm(pl.slotBytes), e.smem)
+	ivNext := e.reg(ir.I32)
+	e.ins("add.s32", ivNext, iv, ptx.Imm(int64(pl.stages-1)*pl.loop.Int))
+	return e.pipelineStage(pl, ivNext, hi, next)
+}
+
+// pipelineStage issues the pipelined loads of the iteration whose induction
+// variable is ivx into the slot at base, when that iteration exists, and commits
+// one cp.async group either way (empty past the end), so every iteration has
+// the same number of groups in flight. The loads' scalar operands are evaluated
+// again with ivx; their recomputed operands follow, in a scope of their own.
+func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) error {
+	ivArg := pl.loop.Body.Args[0]
+	skip := e.label()
+	p := e.reg(ir.I1)
+	e.ins("setp.ge.s32", p, ivx, e.inReg(hi, ir.I32))
+	e.insIf(p, false, "bra.uni", ptx.Sym(skip))
+	saved := e.v[ivArg]
+	e.v[ivArg] = &vals{scalar: ivx}
+	e.pushScope()
+	e.prefetchBase = base
+	err := func() error {
+		for _, d := range pl.deps {
+			if err := e.opCompute(d); err != nil {
+				return opError(d, err)
+			}
+		}
+		for _, t := range pl.tiles {
+			if err := e.loadShared(t.Def); err != nil {
+				return opError(t.Def, err)
+			}
+		}
+		return nil
+	}()
+	e.prefetchBase = nil
+	e.popScope()
+	for _, d := range pl.deps {
+		for _, r := range d.Results {
+			delete(e.v, r)
+		}
+	}
+	if saved != nil {
+		e.v[ivArg] = saved
+	} else {
+		delete(e.v, ivArg)
+	}
+	if err != nil {
+		return err
+	}
+	e.body = append(e.body, &ptx.Label{Name: skip})
+	e.ins("cp.async.commit_group")
 	return nil
 }

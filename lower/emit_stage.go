@@ -27,9 +27,9 @@ func (e *emitter) stage(v *ir.Value) error {
 }
 
 // sharedAddr returns the address of element (row, col) of an array at h.
-func (e *emitter) sharedAddr(h layout, row, col ptx.Operand, es int) ptx.Addr {
+func (e *emitter) sharedAddr(base ptx.Operand, h layout, row, col ptx.Operand, es int) ptx.Addr {
 	a := e.reg(ir.I32)
-	e.ins("mad.lo.s32", a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), e.smem)
+	e.ins("mad.lo.s32", a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), base)
 	e.ins("mad.lo.s32", a, e.inReg(col, ir.I32), ptx.Imm(es), a)
 	return ptx.Addr{Base: a, Off: int64(h.offset)}
 }
@@ -53,7 +53,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 				if err != nil {
 					return err
 				}
-				addr := e.sharedAddr(h, rows.idx[mi][half], cols.idx[ni][0], es)
+				addr := e.sharedAddr(e.smem, h, rows.idx[mi][half], cols.idx[ni][0], es)
 				// Of the warps holding identical copies, one writes.
 				first := e.firstCopy(l.copies())
 				switch es {
@@ -96,7 +96,7 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 		if err != nil {
 			return err
 		}
-		addr := e.sharedAddr(h, row, col0, es)
+		addr := e.sharedAddr(e.smem, h, row, col0, es)
 		switch {
 		case vec == 1:
 			e.insIf(live, false, "st.shared."+memSuffix(elem), addr, e.inReg(run.elem(e, 0), elem))
@@ -196,7 +196,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
 		e.ready(v)
 		e.noteRead(v)
-		addr := e.sharedAddr(l, row, col0, es)
+		addr := e.sharedAddr(e.smemOf(v), l, row, col0, es)
 		words := make(ptx.Vec, n*es/4)
 		for i := range words {
 			words[i] = e.reg(ir.I32)

@@ -1,7 +1,8 @@
 // Package lower turns tile-IR kernels into PTX through a named pipeline of passes,
 // one decision each (Passes): verify, legalize (pad to instruction granules and
 // mask the padding), rowreduce, layout (where each tile lives), stage (shared
-// homes), smem (shared-memory allocation), schedule (dot groups), simplify
+// homes), pipeline (loads a pipelined loop issues ahead), smem (shared-memory
+// allocation), schedule (dot groups), simplify
 // (folding, identities, division by constants), emit (the instructions) and sync
 // (waits and barriers). Each pass's
 // guarantees are checked after it in tests (check.go); tuned numbers are in
@@ -36,6 +37,12 @@ type fn struct {
 	rules map[*ir.Op]rule
 	// dotGroups maps the first op of each fused dot group to its ops (schedule).
 	dotGroups map[*ir.Op][]*ir.Op
+	// pipelines are the pipelined loops' decisions (pipeline), pipeTile maps each
+	// tile issued ahead to its loop's, notPipelined says why a load of a pipelined
+	// loop (or the loop) is not.
+	pipelines    map[*ir.Op]*loopPipeline
+	pipeTile     map[*ir.Value]*loopPipeline
+	notPipelined map[*ir.Op]string
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
 	smem     int // dynamic shared memory bytes
@@ -79,6 +86,7 @@ var Passes = []Pass{
 	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass, checkRowReduced},
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
+	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", pipelineLoops, checkPipelines},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
 	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", simplifyOps, checkIR},
@@ -212,7 +220,7 @@ func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
 // annotate describes, in dumps, what the passes decided about an op's result.
 func (f *fn) annotate(o *ir.Op) string {
 	if len(o.Results) == 0 {
-		return ""
+		return f.pipelineNote(o)
 	}
 	v := o.Results[0]
 	var notes []string
@@ -224,6 +232,9 @@ func (f *fn) annotate(o *ir.Op) string {
 	}
 	if r, ok := f.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
+	}
+	if n := f.pipelineNote(o); n != "" {
+		notes = append(notes, n)
 	}
 	if g, i := f.dotGroupOf(o); g != nil {
 		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))

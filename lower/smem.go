@@ -29,7 +29,11 @@ func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
 // sharedItem is one array to place in shared memory: a tile's home or a reduction's
 // scratch, live from its defining op to its last use (positions in program order).
 type sharedItem struct {
-	v          *ir.Value
+	v *ir.Value
+	// ring is the pipelined loop whose tiles this item holds (v is its first
+	// tile): N slots of all its tiles, live over the whole loop.
+	ring       *loopPipeline
+	ringOffs   []int // each tile's offset inside a slot
 	scratch    bool
 	size       int
 	start, end int
@@ -109,11 +113,14 @@ func (f *fn) allocShared() error {
 				continue
 			}
 			if h, ok := f.sharedHome(r); ok {
-				h.pitch = roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
-				if mmaOperand[r] {
-					h.pitch = sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
-				}
+				h.pitch = tilePitch(r, mmaOperand)
 				f.setHome(r, h)
+				if p := f.pipeTile[r]; p != nil {
+					if r == p.tiles[0] {
+						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand))
+					}
+					continue
+				}
 				add(r, h.pitch*r.Type.Shape[0], false)
 			}
 		}
@@ -193,14 +200,23 @@ func (f *fn) allocShared() error {
 		it.offset = off
 		for _, p := range placed {
 			if off < p.offset+p.size && p.offset < off+it.size {
-				f.aliases[it.v] = append(f.aliases[it.v], p.v)
+				for _, v := range it.values() {
+					f.aliases[v] = append(f.aliases[v], p.values()...)
+				}
 			}
 		}
 		placed = append(placed, it)
 		top = max(top, off+it.size)
-		if it.scratch {
+		switch {
+		case it.ring != nil:
+			for i, t := range it.ring.tiles {
+				h, _ := f.sharedHome(t)
+				h.offset = off + it.ringOffs[i]
+				f.setHome(t, h)
+			}
+		case it.scratch:
 			f.scratch[it.v] = off
-		} else {
+		default:
 			h, _ := f.sharedHome(it.v)
 			h.offset = off
 			f.setHome(it.v, h)
@@ -227,6 +243,43 @@ func (f *fn) allocShared() error {
 		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
 	}
 	return nil
+}
+
+// ringItem is the shared array of a pipelined loop's ring: its tiles side by
+// side in a slot (each 128-byte aligned), stages slots, live from the loop's
+// prologue to its end. The tiles' pitches are already set.
+func (f *fn) ringItem(p *loopPipeline, start, end int, mmaOperand map[*ir.Value]bool) *sharedItem {
+	it := &sharedItem{v: p.tiles[0], ring: p, start: start, end: end}
+	slot := 0
+	for _, t := range p.tiles {
+		h, _ := f.sharedHome(t)
+		h.pitch = tilePitch(t, mmaOperand)
+		f.setHome(t, h)
+		slot = roundUp(slot, 128)
+		it.ringOffs = append(it.ringOffs, slot)
+		slot += h.pitch * t.Type.Shape[0]
+	}
+	p.slotBytes = roundUp(slot, 128)
+	it.size = p.stages * p.slotBytes
+	return it
+}
+
+// values are the arrays an item holds: its value, or a ring's tiles.
+func (it *sharedItem) values() []*ir.Value {
+	if it.ring != nil {
+		return it.ring.tiles
+	}
+	return []*ir.Value{it.v}
+}
+
+// tilePitch is the row pitch of a rank-2 tile's shared home: the conflict-free odd
+// pitch for a tile a dot reads (through ldmatrix), dense rows for the rest (read
+// by runs of consecutive elements, conflict-free for a warp's contiguous range).
+func tilePitch(r *ir.Value, mmaOperand map[*ir.Value]bool) int {
+	if mmaOperand[r] {
+		return sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
+	}
+	return roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
 }
 
 func (f *fn) setHome(v *ir.Value, h layout) {

@@ -32,9 +32,11 @@ const (
 	syncFlush                       // every access done and visible (end of a loop iteration)
 	syncLoopEnter                   // a loop starts: save the hazards
 	syncLoopExit                    // the loop ended: its entry hazards hold again
+	syncPipeTop                     // a pipelined iteration starts: wait_group n (its stage landed), then a barrier
+	syncPipeDrain                   // a pipelined iteration ends: wait for the body's own groups, not the pipeline's
 )
 
-var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit"}
+var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit", "pipeline-top", "pipeline-drain"}
 
 // syncTracePoint is a sync point's event and where it sat in the final body
 // (before statement at), kept for checkSync.
@@ -46,6 +48,7 @@ type syncTracePoint struct {
 type syncEvent struct {
 	kind syncKind
 	v    *ir.Value
+	n    int // syncPipeTop: the groups left in flight
 }
 
 // sync leaves a sync point in the body.
@@ -56,7 +59,15 @@ func (e *emitter) sync(k syncKind, v *ir.Value) {
 	}
 	c := &ptx.Comment{Text: text}
 	e.body = append(e.body, c)
-	e.f.syncPoints[c] = syncEvent{k, v}
+	e.f.syncPoints[c] = syncEvent{kind: k, v: v}
+}
+
+// pipeTop leaves the sync point that starts a pipelined iteration: wait until at
+// most inFlight groups are pending, then a barrier.
+func (e *emitter) pipeTop(inFlight int) {
+	c := &ptx.Comment{Text: fmt.Sprintf("sync: %s %d", syncKindNames[syncPipeTop], inFlight)}
+	e.body = append(e.body, c)
+	e.f.syncPoints[c] = syncEvent{kind: syncPipeTop, n: inFlight}
 }
 
 func (e *emitter) ready(v *ir.Value)       { e.sync(syncReady, v) }
@@ -75,6 +86,13 @@ func (e *emitter) flushAll()               { e.sync(syncFlush, nil) }
 // iteration that wrote shared memory ends with wait_group 0 and bar.sync 0; after
 // a loop the hazards are those at its entry joined with those at the end of its
 // body (a zero-trip loop leaves the first, a body that only reads the second).
+// A pipelined loop's iteration instead starts with cp.async.wait_group N-2 and
+// bar.sync 0 (its stage landed and is visible; every read of the slot it
+// refills is done) and ends waiting only for the body's own groups, if any:
+// the stages issued ahead stay in flight across the back edge. The emitter
+// commits those stages without sync points, so a wait the walk counts may see
+// fewer groups after the one it waits for than there are, which only makes it
+// wait for more, never less.
 func insertSync(f *fn) error {
 	s := &syncState{f: f, hazardState: hazardState{waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}}
 	for _, fnc := range f.out.Module.Funcs {
@@ -99,6 +117,23 @@ func insertSync(f *fn) error {
 				s.beforeWrite(ev.v)
 			case syncFlush:
 				s.flushAll()
+			case syncPipeTop:
+				// The groups left in flight are the pipeline's later stages: every
+				// group the walk tracks is older (committed before the prologue, or
+				// drained at the back edge), so it is complete too.
+				s.ins("cp.async.wait_group", ptx.Imm(ev.n))
+				s.outstanding = nil
+				s.barrier()
+			case syncPipeDrain:
+				// The body's own loads were committed after this iteration's stage:
+				// waiting for them waits for everything, but only when one is left.
+				if len(s.outstanding) > 0 {
+					s.ins("cp.async.wait_group", ptx.Imm(0))
+					for _, v := range s.outstanding {
+						s.waited[v] = true
+					}
+					s.outstanding = nil
+				}
 			case syncLoopEnter:
 				saved = append(saved, s.hazards())
 			case syncLoopExit:

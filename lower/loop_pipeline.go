@@ -1,0 +1,232 @@
+package lower
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// A pipelined loop (`for ... stages N`, ir.Op.Stages) issues the cp.async copies
+// of iteration j+N-1 while iteration j computes. Each pipelined tile gets a ring
+// of N slots in shared memory (iteration j reads slot j mod N); a prologue issues
+// iterations 0..N-2 before the loop, one cp.async group per iteration (empty past
+// the end, so the count of groups in flight is the same in every iteration). An
+// iteration starts with cp.async.wait_group N-2 (its own group complete, the N-2
+// issued after it still in flight) and one bar.sync 0, which makes the slot
+// visible to every thread and also orders every read of the slot the previous
+// iteration used before the copies that now refill it; then it issues iteration
+// j+N-1 into that slot and computes. The back edge does not flush the pipeline:
+// it waits only for the body's other cp.async groups (loads that are not
+// pipelined), and the next iteration's barrier orders everything else.
+
+// loopPipeline is what the pipeline pass decided for one loop.
+type loopPipeline struct {
+	loop   *ir.Op
+	stages int
+	// tiles are the rank-2 loads of the body issued ahead, in body order.
+	tiles []*ir.Value
+	// deps are the body's scalar ops the tiles' addresses need, in body order: the
+	// emitter re-evaluates them with the induction variable of the iteration it
+	// issues.
+	deps []*ir.Op
+	// reads are the shared arrays, defined before the loop, that the tiles'
+	// addresses read (a staged index tile): made visible once, before the
+	// prologue, so that no wait or barrier lands in a stage's guarded branch.
+	reads []*ir.Value
+	// slotBytes is the distance between two slots of the ring (the smem pass): slot
+	// s of tile t is at t's home offset + s x slotBytes.
+	slotBytes int
+}
+
+// pipelineLoops is the pipeline pass.
+//
+// Requires: layouts (layout) and staged homes (stage).
+// Guarantees: f.pipelines holds, for every loop with Stages > 1 and at least one
+// load it can issue ahead, the loads to issue ahead: rank-2 loads of the loop's own
+// body that land in shared memory through cp.async (4-byte chunks or wider), are
+// neither staged nor yielded, and whose operands depend only on the induction
+// variable, values defined before the loop and scalar or recomputed ops of the
+// body (no load, no loop-carried value). f.notPipelined says for each other
+// load of such a loop, and for such a loop without any, why not.
+func pipelineLoops(f *fn) error {
+	f.pipelines = map[*ir.Op]*loopPipeline{}
+	f.pipeTile = map[*ir.Value]*loopPipeline{}
+	f.notPipelined = map[*ir.Op]string{}
+	var err error
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpFor || o.Stages <= 1 || err != nil {
+			return
+		}
+		p := &loopPipeline{loop: o, stages: o.Stages}
+		deps := map[*ir.Op]bool{}
+		reads := map[*ir.Value]bool{}
+		for _, bo := range o.Body.Ops {
+			if bo.Kind != ir.OpLoad || bo.Result().Type.Rank() != 2 {
+				continue
+			}
+			why := f.whyNotPipelined(o, bo, deps, reads)
+			if why != "" {
+				f.notPipelined[bo] = why
+				continue
+			}
+			p.tiles = append(p.tiles, bo.Result())
+		}
+		if len(p.tiles) == 0 {
+			f.notPipelined[o] = "no load to issue ahead"
+			return
+		}
+		for _, bo := range o.Body.Ops {
+			if deps[bo] {
+				p.deps = append(p.deps, bo)
+			}
+		}
+		walkOps(f.k.Body, func(x *ir.Op) {
+			for _, r := range x.Results {
+				if reads[r] {
+					p.reads = append(p.reads, r)
+				}
+			}
+		})
+		f.pipelines[o] = p
+		for _, t := range p.tiles {
+			f.pipeTile[t] = p
+		}
+	})
+	return err
+}
+
+// whyNotPipelined says why the load ld of loop's body cannot be issued ahead ("" if
+// it can), adding the body's scalar ops its operands need to deps and the shared
+// arrays defined before the loop that they read to reads.
+func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*ir.Value]bool) string {
+	v := ld.Result()
+	if l := f.layouts[v]; l.kind != lShared {
+		return "not copied to shared memory (" + l.String() + ")"
+	}
+	if _, ok := f.staged[v]; ok {
+		return "staged"
+	}
+	for _, y := range loop.Body.Yield {
+		if y == v {
+			return "yielded by the loop"
+		}
+	}
+	inBody := map[*ir.Value]bool{}
+	for _, bo := range loop.Body.Ops {
+		for _, r := range bo.Results {
+			inBody[r] = true
+		}
+	}
+	carried := map[*ir.Value]bool{}
+	for _, a := range loop.Body.Args[1:] {
+		carried[a] = true
+	}
+	seen := map[*ir.Value]bool{}
+	var found []*ir.Op
+	var shared []*ir.Value
+	var why string
+	var visit func(a *ir.Value)
+	visit = func(a *ir.Value) {
+		if seen[a] || why != "" {
+			return
+		}
+		seen[a] = true
+		switch {
+		case carried[a]:
+			why = "address depends on the loop-carried " + a.String()
+			return
+		case !inBody[a]:
+			// The induction variable, or defined before the loop: evaluated
+			// again where the stage is issued if recomputed, read from shared
+			// memory if it lives there.
+			if _, ok := f.sharedHome(a); ok {
+				shared = append(shared, storageOf(a))
+			} else if a.Def != nil && f.layouts[a].kind == lExpr {
+				for _, x := range a.Def.Args {
+					visit(x)
+				}
+			}
+			return
+		}
+		d := a.Def
+		switch l := f.layouts[a]; {
+		case d.Kind == ir.OpLoad:
+			why = "address depends on the load " + a.String()
+		case d.Kind == ir.OpFor || d.Kind == ir.OpDot || d.Kind == ir.OpReduce:
+			why = fmt.Sprintf("address depends on %s (%s)", a, d.Kind)
+		case l.kind != lScalar && l.kind != lExpr:
+			why = fmt.Sprintf("address depends on %s, held in %v", a, l)
+		default:
+			if _, ok := f.staged[a]; ok {
+				why = "address depends on the staged " + a.String()
+				return
+			}
+			if l.kind == lScalar {
+				found = append(found, d)
+			}
+			for _, x := range d.Args {
+				visit(x)
+			}
+		}
+	}
+	for _, a := range ld.Args {
+		visit(a)
+	}
+	if why != "" {
+		return why
+	}
+	if w := f.chunkBytes(memOperands(ld)); w < 4 {
+		return fmt.Sprintf("rows only %d-byte aligned: element copies, not cp.async", w)
+	}
+	for _, d := range found {
+		deps[d] = true
+	}
+	for _, v := range shared {
+		reads[v] = true
+	}
+	return ""
+}
+
+// pipelineNote is the dump annotation of a loop or load the pass decided about.
+func (f *fn) pipelineNote(o *ir.Op) string {
+	if p := f.pipelines[o]; p != nil {
+		names := make([]string, len(p.tiles))
+		for i, t := range p.tiles {
+			names[i] = t.String()
+		}
+		return fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.stages, p.stages-1, strings.Join(names, " "))
+	}
+	if why, ok := f.notPipelined[o]; ok {
+		return "not pipelined: " + why
+	}
+	if len(o.Results) == 1 && f.pipeTile[o.Result()] != nil {
+		p := f.pipeTile[o.Result()]
+		if p.slotBytes > 0 {
+			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.stages, p.slotBytes)
+		}
+		return fmt.Sprintf("pipelined: ring of %d slots", p.stages)
+	}
+	return ""
+}
+
+// checkPipelines checks what pipeline guarantees.
+func checkPipelines(f *fn) error {
+	if err := checkStaging(f); err != nil {
+		return err
+	}
+	for loop, p := range f.pipelines {
+		if p.stages < 2 || p.stages > ir.MaxStages || p.stages != loop.Stages {
+			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.stages, loop.Stages)
+		}
+		for _, t := range p.tiles {
+			if f.layouts[t].kind != lShared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.pipeTile[t] != p {
+				return fmt.Errorf("pipeline check: %s is no cp.async load of the loop at %s", t, loop.Body.Args[0])
+			}
+			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}); why != "" {
+				return fmt.Errorf("pipeline check: %s is issued ahead but %s", t, why)
+			}
+		}
+	}
+	return nil
+}

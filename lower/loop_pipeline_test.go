@@ -1,0 +1,341 @@
+package lower
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/emu"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// withStages finishes b and asks every loop of the kernel for a pipeline of stages.
+func withStages(t *testing.T, b *ir.Builder, stages int) *ir.Kernel {
+	t.Helper()
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	walkOps(k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpFor && stages > 1 {
+			o.Stages = stages
+		}
+	})
+	if err := ir.Verify(k); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// runBytes compiles k (checks on) and runs it in the emulator (race checker on)
+// on copies of bufs, returning y's bytes and the PTX.
+func runBytes(t *testing.T, k *ir.Kernel, arch string, bufs map[string][]byte) ([]byte, string) {
+	t.Helper()
+	res, err := Compile(k, target.MustLookup(arch), Options{Check: true})
+	if err != nil {
+		t.Fatalf("compile %s: %v", k.Name, err)
+	}
+	mem := emu.NewMemory()
+	var args []any
+	for _, p := range k.Params {
+		if p.Value.Type.Kind != ir.Ptr {
+			// An i32 scalar: its 4 bytes in bufs.
+			args = append(args, int32(binary.LittleEndian.Uint32(bufs[p.Value.Name])))
+			continue
+		}
+		args = append(args, mem.Alloc(p.Value.Name, append([]byte(nil), bufs[p.Value.Name]...)))
+	}
+	if err := emu.RunKernel(res.Kernel, args, mem); err != nil {
+		t.Fatalf("%s: %v", k.Name, err)
+	}
+	return mem.Bytes("y"), res.Kernel.Module.Print()
+}
+
+func f32Bytes(x []float32) []byte {
+	out := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+	}
+	return out
+}
+
+// TestPipelinedLoopsBitExact pipelines the loops of user kernels whose bodies
+// also write shared memory the pipeline does not own (the cross-warp reduction
+// scratch of a chunked softmax and RMSNorm, carried sums of loaded chunks):
+// over 2 and 3 stages every output bit equals the unpipelined kernel's (the
+// arithmetic is the same, only the loads move), and the race checker passes.
+func TestPipelinedLoopsBitExact(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func() *ir.Builder
+		shape userShape
+		outN  int
+	}{
+		{"softmax_chunked_96", nil, userShape{33, 1000, 16, 3}, 0},
+		{"softmax_chunked_24", nil, userShape{7, 100, 16, 4}, 0},
+		{"rmsnorm_chunked_256", nil, userShape{33, 1000, 16, 4}, 0},
+		{"fold_chunks_100", nil, userShape{40, 300, 48, 3}, 0},
+	}
+	for i, c := range cases {
+		s := c.shape
+		build, n := func() *ir.Builder { return softmaxChunked(s, 96) }, s.rows*s.width
+		switch i {
+		case 1:
+			build = func() *ir.Builder { return softmaxChunked(s, 24) }
+		case 2:
+			build = func() *ir.Builder { return rmsnormChunked(s, 256, 1e-5) }
+		case 3:
+			build, n = func() *ir.Builder { return foldChunks(s, 100) }, s.rows*100+s.ctas()*100
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			seed := uint64(4100 + i)
+			rng := rand.New(rand.NewPCG(seed, 20))
+			bufs := map[string][]byte{
+				"x": f32Bytes(randomRows(rng, s.rows*s.width, 2)),
+				"w": f32Bytes(randomRows(rng, s.width, 1)),
+				"y": make([]byte, 4*n),
+			}
+			arch := [...]string{"sm_80", "sm_90", "sm_120", "sm_90"}[i]
+			want, _ := runBytes(t, withStages(t, build(), 1), arch, bufs)
+			for stages := 2; stages <= 3; stages++ {
+				got, text := runBytes(t, withStages(t, build(), stages), arch, bufs)
+				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+					t.Errorf("seed %d, stages %d: no loop was pipelined", seed, stages)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d, stages %d: output differs from the unpipelined kernel's", seed, stages)
+				}
+			}
+		})
+	}
+}
+
+// A pipelined loop says, after the pipeline pass, which loads it issues ahead
+// and why the others are not: one reads at a loop-carried offset, one gathers
+// rows through indices loaded in the body.
+func TestPipelineAnnotations(t *testing.T) {
+	const src = `kernel mixed(%a: ptr<bf16> div 16 bytes 65536, %idx: ptr<i32> div 16 bytes 1024, %y: ptr<f32> div 16 bytes 1024) grid(1, 1, 1) warps 1 {
+  %i = iota : tile<16xi32>
+  %ri = cast %i : tile<16xi64>
+  %c64 = const 64 : i64
+  %rows = mul %ri, %c64 : tile<16xi64>
+  %acc0 = const 0.0 : tile<16x16xf32>
+  %off0 = const 0 : i64
+  %lo = const 0 : i32
+  %hi = const 4 : i32
+  %acc, %off = for %it = %lo to %hi step 1 stages 3 iter(%x = %acc0, %o = %off0) {
+    %c16 = const 16 : i32
+    %k = mul %it, %c16 : i32
+    %kw = cast %k : i64
+    %dense = load %a[%rows, %kw] : tile<16x16xbf16>
+    %shifted = load %a[%rows, %o] : tile<16x16xbf16>
+    %ib = add %i, %k : tile<16xi32>
+    %ix = load %idx[%ib] : tile<16xi32>
+    %gx = cast %ix : tile<16xi64>
+    %grows = mul %gx, %c64 : tile<16xi64>
+    %gathered = load %a[%grows, %kw] : tile<16x16xbf16>
+    %y1 = dot %dense, %shifted, %x : tile<16x16xf32>
+    %y2 = dot %gathered, %dense, %y1 : tile<16x16xf32>
+    %c8 = const 8 : i64
+    %o2 = add %o, %c8 : i64
+    yield %y2, %o2
+  }
+  %c16o = const 16 : i64
+  %yr = mul %ri, %c16o : tile<16xi64>
+  %z = const 0 : i64
+  store %y[%yr, %z], %acc
+}
+`
+	k, err := ir.Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile(k, target.MustLookup("sm_90"), Options{After: "pipeline", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"stages 3 iter(%x = %acc0, %o = %off0) {  // ", "pipeline: 3 stages, issued 2 iterations ahead: %dense\n",
+		"%dense = load %a[%rows, %kw] : tile<16x16xbf16>  // shared[0] pitch 0, pipelined: ring of 3 slots",
+		"%shifted = load %a[%rows, %o] : tile<16x16xbf16>  // shared[0] pitch 0, not pipelined: address depends on the loop-carried %o",
+		"not pipelined: address depends on the load %ix",
+	} {
+		if !strings.Contains(res.Dump, want) {
+			t.Errorf("dump -after pipeline has no %q:\n%s", want, res.Dump)
+		}
+	}
+	// The figures count the ring: three slots of %dense beside the others.
+	fig, err := Measure(k, target.MustLookup("sm_90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fig.SharedBytes != full.Kernel.SharedBytes {
+		t.Errorf("Measure says %d bytes of shared memory, the kernel has %d", fig.SharedBytes, full.Kernel.SharedBytes)
+	}
+	k.Body.Ops[8].Stages = 0
+	one, err := Measure(k, target.MustLookup("sm_90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// %dense: 16 rows of 48 bytes (16 bf16, odd pitch), 768 bytes, 128-aligned:
+	// two more slots.
+	if fig.SharedBytes != one.SharedBytes+2*768 {
+		t.Errorf("3 stages: %d bytes of shared memory, 1 stage %d: want 2 x 768 more", fig.SharedBytes, one.SharedBytes)
+	}
+}
+
+// gatherLoop is a decode-like loop: each iteration gathers 16 rows of a through a
+// slice of indices loaded (and staged) before the loop, and multiplies them into
+// an accumulator. The gather depends only on the induction variable and the
+// staged indices, so a pipelined loop issues it ahead.
+func gatherLoop(iters, stages int) string {
+	return strings.NewReplacer("ITERS", fmt.Sprint(iters), "N16", fmt.Sprint(16*iters), "STAGES", fmt.Sprint(stages)).Replace(
+		`kernel gather_dot(%a: ptr<bf16> div 16 bytes 8192, %idx: ptr<i32> div 16 bytes 4096, %b: ptr<bf16> div 16 bytes 512, %y: ptr<f32> div 16 bytes 1024) grid(1, 1, 1) warps 1 {
+  %i16 = iota : tile<16xi32>
+  %ri = cast %i16 : tile<16xi64>
+  %c16l = const 16 : i64
+  %brows = mul %ri, %c16l : tile<16xi64>
+  %z = const 0 : i64
+  %bt = load %b[%brows, %z] : tile<16x16xbf16>
+  %iall = iota : tile<N16xi32>
+  %ix = load %idx[%iall] : tile<N16xi32>
+  %acc0 = const 0.0 : tile<16x16xf32>
+  %lo = const 0 : i32
+  %hi = const ITERS : i32
+  %acc = for %it = %lo to %hi step 1 stages STAGES iter(%x = %acc0) {
+    %c16 = const 16 : i32
+    %s = mul %it, %c16 : i32
+    %sl = slice %ix, %s, 16 : tile<16xi32>
+    %g = cast %sl : tile<16xi64>
+    %grows = mul %g, %c16l : tile<16xi64>
+    %at = load %a[%grows, %z] : tile<16x16xbf16>
+    %y2 = dot %at, %bt, %x : tile<16x16xf32>
+    yield %y2
+  }
+  store %y[%brows, %z], %acc
+}
+`)
+}
+
+// TestPipelinedGather: gathers through indices staged before the loop are issued
+// ahead (the staged indices made visible once, before the prologue), at 1..9
+// iterations, fewer than the stages included; the output is bit for bit the
+// unpipelined one, race checker on.
+func TestPipelinedGather(t *testing.T) {
+	for _, iters := range []int{1, 2, 3, 9} {
+		t.Run(fmt.Sprint("iters", iters), func(t *testing.T) {
+			seed := uint64(4200 + iters)
+			rng := rand.New(rand.NewPCG(seed, 21))
+			a := make([]byte, 8192)
+			for i := 0; i < len(a); i += 2 {
+				// bf16 of a random float in [-2, 2): the top half of its f32 bits.
+				binary.LittleEndian.PutUint16(a[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+			}
+			b := a[:512:512]
+			idx := make([]byte, 4096)
+			for i, r := range rng.Perm(256)[:16*iters] {
+				binary.LittleEndian.PutUint32(idx[4*i:], uint32(r))
+			}
+			bufs := map[string][]byte{"a": a, "b": b, "idx": idx, "y": make([]byte, 1024)}
+			parse := func(stages int) *ir.Kernel {
+				k, err := ir.Parse(gatherLoop(iters, stages))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return k
+			}
+			want, _ := runBytes(t, parse(1), "sm_90", bufs)
+			if bytes.Equal(want, make([]byte, 1024)) {
+				t.Fatalf("seed %d: the unpipelined kernel wrote zeros", seed)
+			}
+			for stages := 2; stages <= 4; stages++ {
+				got, text := runBytes(t, parse(stages), "sm_90", bufs)
+				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+					t.Errorf("seed %d, stages %d: the gather was not pipelined", seed, stages)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d, stages %d: output differs from the unpipelined kernel's", seed, stages)
+				}
+			}
+		})
+	}
+}
+
+// TestPipelinedRuntimeBounds: a pipelined loop whose end is a kernel argument
+// and whose step is 2 runs 0 (no iteration: the prologue issues nothing), 1, 2,
+// 3 and 9 iterations, fewer than the stages included, with the unpipelined
+// kernel's output bit for bit and the race checker on. a holds exactly the rows
+// the iterations read, so a stage issued past the end would read out of bounds.
+func TestPipelinedRuntimeBounds(t *testing.T) {
+	src := func(stages, aBytes int) string {
+		return strings.NewReplacer("STAGES", fmt.Sprint(stages), "ABYTES", fmt.Sprint(aBytes)).Replace(`kernel strided_sum(%a: ptr<bf16> div 16 bytes ABYTES, %b: ptr<bf16> div 16 bytes 512, %y: ptr<f32> div 16 bytes 1024, %hi: i32) grid(1, 1, 1) warps 2 {
+  %i16 = iota : tile<16xi32>
+  %ri = cast %i16 : tile<16xi64>
+  %c16l = const 16 : i64
+  %brows = mul %ri, %c16l : tile<16xi64>
+  %z = const 0 : i64
+  %bt = load %b[%brows, %z] : tile<16x16xbf16>
+  %acc0 = const 0.0 : tile<16x16xf32>
+  %lo = const 1 : i32
+  %acc = for %it = %lo to %hi step 2 stages STAGES iter(%x = %acc0) {
+    %row0 = mul %it, %c16 : i32
+    %r0 = cast %row0 : i64
+    %rw = add %ri, %r0 : tile<16xi64>
+    %rows = mul %rw, %c16l : tile<16xi64>
+    %at = load %a[%rows, %z] : tile<16x16xbf16>
+    %y2 = dot %at, %bt, %x : tile<16x16xf32>
+    yield %y2
+  }
+  store %y[%brows, %z], %acc
+}
+`)
+	}
+	for _, iters := range []int{0, 1, 2, 3, 9} {
+		t.Run(fmt.Sprint("iters", iters), func(t *testing.T) {
+			seed := uint64(4300 + iters)
+			rng := rand.New(rand.NewPCG(seed, 22))
+			// Iterations 1, 3, ..., 2 iters - 1 read rows up to 32 iters - 1 of 32 bytes.
+			a := make([]byte, max(1024*iters, 16))
+			for i := 0; i < len(a); i += 2 {
+				binary.LittleEndian.PutUint16(a[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+			}
+			hi := make([]byte, 4)
+			binary.LittleEndian.PutUint32(hi, uint32(1+2*iters)) // iterations at 1, 3, ..., 2 iters - 1
+			b := make([]byte, 512)
+			for i := 0; i < len(b); i += 2 {
+				binary.LittleEndian.PutUint16(b[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+			}
+			bufs := map[string][]byte{"a": a, "b": b, "y": make([]byte, 1024), "hi": hi}
+			parse := func(stages int) *ir.Kernel {
+				k, err := ir.Parse(strings.Replace(src(stages, len(a)), "  %acc0", "  %c16 = const 16 : i32\n  %acc0", 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return k
+			}
+			want, _ := runBytes(t, parse(1), "sm_80", bufs)
+			if iters > 0 && bytes.Equal(want, make([]byte, 1024)) {
+				t.Fatalf("seed %d: the unpipelined kernel wrote zeros", seed)
+			}
+			for stages := 2; stages <= 4; stages++ {
+				got, text := runBytes(t, parse(stages), "sm_80", bufs)
+				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+					t.Errorf("seed %d, stages %d: the loads were not pipelined", seed, stages)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d, stages %d, %d iterations: output differs from the unpipelined kernel's", seed, stages, iters)
+				}
+			}
+		})
+	}
+}
