@@ -100,7 +100,7 @@ func TestManifestRoundTrip(t *testing.T) {
 					block[mk.Entry] = mk.Block[0]
 				}
 				for fi, f := range mt.Plan.Families {
-					if f.HeadBlock < 16 || f.Tile < 32 || f.Warps < 1 || f.WarpGrid[0]*f.WarpGrid[1] != f.Warps || f.Stages != 1 || f.Precision == "" {
+					if f.HeadBlock < 16 || f.Tile < 32 || f.Warps < 1 || f.WarpGrid[0]*f.WarpGrid[1] != f.Warps || f.Stages < 1 || f.Precision == "" {
 						t.Errorf("%s %s: family %d's variant is incomplete: %+v", name, mt.Target, fi, f)
 					}
 					for _, e := range []string{f.Direct, f.Partial, f.DirectSmall, f.PartialSmall} {

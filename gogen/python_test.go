@@ -83,7 +83,7 @@ func TestPythonHostSelftest(t *testing.T) {
 		"ok   manifest: a PTX file ../x.ptx is refused", "ok   manifest: a grid bound to 'tokens' is refused",
 		"ok   a PTX file that is a link to /dev/zero is refused",
 		// Manifest version 4: each family's variant, read and checked.
-		"ok   sm_90: the families' variants: h16 w4 1x4 t32 s1", "ok   manifest: a family without warps (version 3) is refused",
+		"ok   sm_90: the families' variants: h16 w4 1x4 t32 s2", "ok   manifest: a family without warps (version 3) is refused",
 		"ok   manifest: a warp grid past the warps is refused", "ok   manifest: warps its kernels do not launch is refused",
 		"ok   manifest: stages 0 is refused"} {
 		if !strings.Contains(string(out), want) {

@@ -414,9 +414,11 @@ func TestCombineChunks(t *testing.T) {
 		want          string // the call's kernels
 		all           string // every combine generated
 	}{
-		{T: 3, sms: 4, want: "mla_decode_h16_split mla_combine_3", all: "mla_combine_3 mla_combine_6"},
-		{T: 1, sms: 4, want: "mla_decode_h16_split mla_combine_6", all: "mla_combine_3 mla_combine_6"},
-		{T: 1, want: "mla_decode_h16_split_small mla_combine_6", all: "mla_combine_3 mla_combine_6"},
+		// The pipelined 16-head CTAs hold 2 per SM on sm_90: 4 SMs have 8 slots, so 3
+		// rows split 2 ways (6 CTAs; 3 ways would be 9) and 1 row all 6 ways.
+		{T: 3, sms: 4, want: "mla_decode_h16_split mla_combine_2", all: "mla_combine_2 mla_combine_3 mla_combine_6"},
+		{T: 1, sms: 4, want: "mla_decode_h16_split mla_combine_6", all: "mla_combine_2 mla_combine_3 mla_combine_6"},
+		{T: 1, want: "mla_decode_h16_split_small mla_combine_6", all: "mla_combine_2 mla_combine_3 mla_combine_6"},
 		{T: 3, split: 5, want: "mla_decode_h16_split_small mla_combine_3", all: "mla_combine_3"},
 	} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: c.T, MaxT: 3, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Split: c.split, SMs: c.sms}
@@ -432,7 +434,7 @@ func TestCombineChunks(t *testing.T) {
 			t.Errorf("T=%d split=%d sms=%d: runs %q of combines %q; want %q of %q", c.T, c.split, c.sms, got, all, c.want, c.all)
 		}
 	}
-	// 128 + 2048 candidates on sm_90: 68 tiles of 32 for 16-head CTAs (3 per SM) and
+	// 128 + 2048 candidates on sm_90: 68 tiles of 32 for 16-head CTAs (2 per SM) and
 	// 34 of 64 for 64-head CTAs (1 per SM); a lone row splits 34 ways (64 capped,
 	// filled: 2 tiles a chunk).
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: []mla.Segment{{K: 128, PageSize: 64}, {K: 2048, PageSize: 64}}}}

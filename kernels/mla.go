@@ -39,7 +39,10 @@ type MLAConfig struct {
 // columns, which keeps the fp32 output accumulator at 64 registers per thread for
 // D = 512 and needs slice widths that are multiples of 32.
 const (
-	mlaTile     = 32
+	mlaTile = 32
+	// mlaStages is how many candidate tiles a pipelined family keeps in flight
+	// (mlaStaged).
+	mlaStages   = 2
 	mlaChunk    = 64
 	mlaMaxSplit = 64
 	// mlaPreloadIDs bounds the candidate indices a CTA loads before its loop (8 KB).
@@ -259,11 +262,11 @@ type mlaFamily struct {
 // only where the lowering replicates their score tiles (Figures.Replicated), since
 // otherwise they would be the same code. Its CTAs per SM are the lowering's for the
 // family's large kernels (the fewest of them).
-func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) {
+func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily, error) {
 	fc := c
 	fc.HeadBlock, fc.Tile = hb, tile
 	name := fmt.Sprintf("mla_decode_h%d", hb)
-	variant := c.variant(hb, tile)
+	variant := c.variant(hb, tile, stages)
 	f := variant.family()
 	f.HeadBlocks, f.Tiles = fc.headBlocks(), fc.totalTiles()
 	f.Direct, f.Partial = name, name+"_split"
@@ -324,14 +327,37 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile int) (*mlaFamily, error) 
 // instead of three. The result may not fit (fits false) when nothing does.
 func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 	if c.Tile != 0 {
-		return c.mlaFamily(t, hb, c.Tile)
+		return c.mlaStaged(t, hb, c.Tile)
 	}
 	if hb == 64 {
-		if f, err := c.mlaFamily(t, hb, 64); err != nil || f.fits {
+		if f, err := c.mlaFamily(t, hb, 64, 1); err != nil || f.fits {
 			return f, err
 		}
 	}
-	return c.mlaFamily(t, hb, mlaTile)
+	return c.mlaStaged(t, hb, mlaTile)
+}
+
+// mlaStaged is the family of hb heads per CTA and tile candidates per tile with its
+// candidate loops pipelined mlaStages deep (a tile's gathers issued one iteration
+// ahead into a ring: the pipeline pass) where its kernels fit and, by the lowering's
+// figures, keep two CTAs per SM or as many as the one-stage family has; otherwise one
+// stage. On sm_90 the ring takes the 16-head family from 3 CTAs per SM to 2 and is
+// still 10% faster (run 20: H16 T256 78.6 -> 70.4 us, docs/perf-notes.md v11); going
+// from 2 to 1 (sm_80) would leave one warp per scheduler, unmeasured, so it is not
+// taken. Only 16-head CTAs are pipelined: a 64-head CTA's ring does not fit on sm_90.
+func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
+	one, err := c.mlaFamily(t, hb, tile, 1)
+	if err != nil || hb != 16 || !one.fits {
+		return one, err
+	}
+	two, err := c.mlaFamily(t, hb, tile, mlaStages)
+	if err != nil {
+		return nil, err
+	}
+	if two.fits && two.fam.PerSM >= min(one.fam.PerSM, 2) {
+		return two, nil
+	}
+	return one, nil
 }
 
 // mlaPlan is the launch plan on target t and the families it launches. The
@@ -471,6 +497,13 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
 	HB, N := d.HeadBlock, d.Tile
+	// The Small kernels serve launches of about one wave, whose CTAs take a tile or
+	// two: a ring would only add its prologue (run 20: +3% at T=1), so they keep one
+	// stage whatever the family's.
+	stages := d.Stages
+	if v.small {
+		stages = 1
+	}
 
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	var split *ir.Value
@@ -571,7 +604,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
 			allIds = b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), in), fmt.Sprintf("cta_ids%d", s))
 		}
-		carried = b.For(jlo, jhi, 1, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+		carried = b.ForStages(jlo, jhi, 1, stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
 			pos := b.Name(b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N)), fmt.Sprintf("pos%d", s))
 			var ids *ir.Value
 			if allIds != nil {

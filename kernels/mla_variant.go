@@ -19,8 +19,10 @@ type MLAVariant struct {
 	// groups x column groups (16 heads over 4 warps: 1x4; 64 heads over 8: 4x2).
 	WarpGrid [2]int
 	Tile     int // candidates per loop iteration
-	// Stages is the number of candidate tiles in flight: 1, a tile's gathers are
-	// issued together and its math waits for them.
+	// Stages is the number of candidate tiles in flight in the family's large
+	// kernels: 1, a tile's gathers are issued together and its math waits for them;
+	// 2, the next tile's gathers are issued under this tile's math (the pipeline
+	// pass). The Small kernels run one stage.
 	Stages    int
 	Precision string
 }
@@ -31,11 +33,11 @@ const mlaPrecision = "bf16 mma.sync, fp32 accumulators, P = hi + lo in bf16"
 
 // variant is the design of hb heads per CTA and tile candidates per tile for c (its
 // -warps64 choice for 64-head CTAs).
-func (c MLAConfig) variant(hb, tile int) MLAVariant {
+func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	warps, rows := fc.warps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: 1, Precision: mlaPrecision}
+	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: mlaPrecision}
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the

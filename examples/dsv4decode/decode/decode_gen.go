@@ -132,7 +132,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 74752,
+				SharedBytes: 94208,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -188,7 +188,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 73984,
+				SharedBytes: 93440,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
@@ -415,7 +415,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 74752,
+				SharedBytes: 94208,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -471,7 +471,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 73984,
+				SharedBytes: 93440,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
@@ -732,7 +732,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 					HeadBlocks:   4,
 					Partial:      "mla_decode_h16_split",
 					PartialSmall: "mla_decode_h16_split_small",
-					PerSM:        3,
+					PerSM:        2,
 					Tile:         32,
 					Tiles:        20,
 				},
