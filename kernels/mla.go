@@ -497,13 +497,6 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	D := c.D()
 	i64 := ir.ScalarOf(ir.I64)
 	HB, N := d.HeadBlock, d.Tile
-	// The Small kernels serve launches of about one wave, whose CTAs take a tile or
-	// two: a ring would only add its prologue (run 20: +3% at T=1), so they keep one
-	// stage whatever the family's.
-	stages := d.Stages
-	if v.small {
-		stages = 1
-	}
 
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
 	var split *ir.Value
@@ -604,7 +597,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
 			allIds = b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), in), fmt.Sprintf("cta_ids%d", s))
 		}
-		carried = b.ForStages(jlo, jhi, 1, stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+		carried = b.ForStages(jlo, jhi, 1, d.Stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
 			pos := b.Name(b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N)), fmt.Sprintf("pos%d", s))
 			var ids *ir.Value
 			if allIds != nil {

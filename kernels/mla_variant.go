@@ -19,10 +19,9 @@ type MLAVariant struct {
 	// groups x column groups (16 heads over 4 warps: 1x4; 64 heads over 8: 4x2).
 	WarpGrid [2]int
 	Tile     int // candidates per loop iteration
-	// Stages is the number of candidate tiles in flight in the family's large
-	// kernels: 1, a tile's gathers are issued together and its math waits for them;
-	// 2, the next tile's gathers are issued under this tile's math (the pipeline
-	// pass). The Small kernels run one stage.
+	// Stages is the number of candidate tiles in flight in the family's kernels: 1,
+	// a tile's gathers are issued together and its math waits for them; 2, the next
+	// tile's gathers are issued under this tile's math (the pipeline pass).
 	Stages    int
 	Precision string
 }

@@ -160,7 +160,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 72192,
+				SharedBytes: 91648,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -216,7 +216,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 71424,
+				SharedBytes: 90880,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
@@ -443,7 +443,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 72192,
+				SharedBytes: 91648,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -499,7 +499,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 71424,
+				SharedBytes: 90880,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
