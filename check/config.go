@@ -55,9 +55,10 @@ func (o CaseOptions) Validate() error {
 }
 
 // VectorPlanFlags are the kernel flags that still apply with -vectors: they plan the
-// launch (split, head block, tile) but do not change what is computed; meta.json
-// sets the rest of the configuration and the folder holds the inputs.
-var VectorPlanFlags = []string{"split", "sms", "head-block", "tile"}
+// launch (split, head block, tile) and choose the arithmetic (precision, with
+// its tolerance) but do not change what is computed; meta.json sets the rest of
+// the configuration and the folder holds the inputs.
+var VectorPlanFlags = []string{"split", "sms", "head-block", "tile", "precision"}
 
 // CheckVectorFlags refuses, when -vectors is given, any flag it would override:
 // a configuration flag of mla_decode other than VectorPlanFlags, or -seed, -invalid,

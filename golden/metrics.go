@@ -11,11 +11,13 @@ import (
 // Tolerance is the accuracy demanded of a kernel output against a float64
 // reference: each element must satisfy |got-want| <= Abs + Rel*|want|, and
 // when MaxCosDist > 0 the whole output must have 1 - cos(got, want) <=
-// MaxCosDist (0 means cosine distance is reported, not checked).
+// MaxCosDist (0 means cosine distance is reported, not checked), and when
+// MaxRelL2 > 0, ||got-want|| / ||want|| <= MaxRelL2 (the figure FlashMLA reports).
 type Tolerance struct {
 	Abs        float64
 	Rel        float64
 	MaxCosDist float64
+	MaxRelL2   float64
 }
 
 // The spec's thresholds (section 6, FlashMLA's own test thresholds) for the
@@ -25,6 +27,15 @@ var (
 	MLAOutTolerance = Tolerance{Abs: 1e-3, Rel: 2.01 / 128, MaxCosDist: 5e-6}
 	// MLALSETolerance applies to lse (f32) against MLADecode's lse.
 	MLALSETolerance = Tolerance{Abs: 1e-6, Rel: 8.0 / 65536}
+	// MLAOutToleranceBF16P applies to out at -precision bf16p (P as one bf16
+	// term, as FlashMLA and FlashInfer do), not the spec's: rounding P to 8 bits
+	// moves sum_j p_j v_j by up to 2^-9 sum_j p_j |v_j|, which where the terms
+	// cancel puts a few elements past the spec's abs 1e-3 (the shared test
+	// vectors need up to 7.6e-3; DESIGN.md, "Precisions"). So abs 2e-2 per
+	// element, the spec's rel and cosine distance, and a rel L2 of at most 3e-3
+	// over the output (FlashMLA measures about 2e-3; the final bf16 rounding of
+	// out alone gives 1.6e-3).
+	MLAOutToleranceBF16P = Tolerance{Abs: 2e-2, Rel: 2.01 / 128, MaxCosDist: 5e-6, MaxRelL2: 3e-3}
 )
 
 // Real is the element types Compare accepts.
@@ -53,6 +64,7 @@ type Report struct {
 	MaxRel   float64 // largest |got-want|/|want| over elements with finite nonzero want
 	MaxRelAt []int
 	CosDist  float64 // 1 - cos(got, want) over elements with finite want
+	RelL2    float64 // ||got-want|| / ||want|| over elements with finite want
 	NaNs     int     // NaNs in got (each is also a mismatch)
 	Bad      int     // elements outside tolerance
 	// Mismatches holds the first MaxMismatches bad elements, in index order.
@@ -64,7 +76,8 @@ type Report struct {
 // OK reports whether every element is within tolerance and the cosine
 // distance within its limit.
 func (r Report) OK() bool {
-	return r.Problem == "" && r.Bad == 0 && (r.Tol.MaxCosDist <= 0 || r.CosDist <= r.Tol.MaxCosDist)
+	return r.Problem == "" && r.Bad == 0 && (r.Tol.MaxCosDist <= 0 || r.CosDist <= r.Tol.MaxCosDist) &&
+		(r.Tol.MaxRelL2 <= 0 || r.RelL2 <= r.Tol.MaxRelL2)
 }
 
 // String renders the report one metric per line, for a CLI or a test log.
@@ -87,6 +100,9 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "  cos dist      %.3g (limit %.3g) %s\n", r.CosDist, r.Tol.MaxCosDist, verdict(r.CosDist <= r.Tol.MaxCosDist))
 	} else {
 		fmt.Fprintf(&b, "  cos dist      %.3g (not checked)\n", r.CosDist)
+	}
+	if r.Tol.MaxRelL2 > 0 { // only where checked: the spec's reports read as before
+		fmt.Fprintf(&b, "  rel L2 err    %.3g (limit %.3g) %s\n", r.RelL2, r.Tol.MaxRelL2, verdict(r.RelL2 <= r.Tol.MaxRelL2))
 	}
 	fmt.Fprintf(&b, "  outside tol   %d (abs %.3g + rel %.3g) %s\n", r.Bad, r.Tol.Abs, r.Tol.Rel, verdict(r.Bad == 0))
 	fmt.Fprintf(&b, "  NaN in got    %d\n", r.NaNs)
@@ -117,7 +133,7 @@ func Compare[T Real](name string, got []T, want []float64, shape []int, tol Tole
 		return r
 	}
 	g := toF64(got)
-	var dot, gg, ww float64
+	var dot, gg, ww, dd float64
 	for i, w := range want {
 		v := g[i]
 		bad := false
@@ -137,6 +153,7 @@ func Compare[T Real](name string, got []T, want []float64, shape []int, tol Tole
 			}
 			bad = !(d <= tol.Abs+tol.Rel*math.Abs(w)) // an infinite got fails here
 			dot += v * w
+			dd += (v - w) * (v - w)
 			gg += v * v
 			ww += w * w
 		}
@@ -158,6 +175,17 @@ func Compare[T Real](name string, got []T, want []float64, shape []int, tol Tole
 	}
 	if math.IsNaN(r.CosDist) { // an infinite got
 		r.CosDist = math.Inf(1)
+	}
+	switch {
+	case dd == 0:
+		r.RelL2 = 0
+	case ww == 0:
+		r.RelL2 = math.Inf(1)
+	default:
+		r.RelL2 = math.Sqrt(dd / ww)
+	}
+	if math.IsNaN(r.RelL2) {
+		r.RelL2 = math.Inf(1)
 	}
 	return r
 }

@@ -59,3 +59,23 @@ func TestCompareInfAndCos(t *testing.T) {
 		t.Errorf("length mismatch passed: %s", r)
 	}
 }
+
+// TestCompareRelL2: rel L2 is ||got-want|| / ||want|| over the finite wants, and
+// MaxRelL2 fails a report above it (and is printed only where checked).
+func TestCompareRelL2(t *testing.T) {
+	want := []float64{3, 4, math.Inf(1)}
+	got := []float64{3, 4.05, math.Inf(1)} // ||d|| = 0.05, ||want|| = 5
+	loose := Tolerance{Abs: 1, MaxRelL2: 0.02}
+	r := Compare("out", got, want, nil, loose)
+	if math.Abs(r.RelL2-0.01) > 1e-12 || !r.OK() || !strings.Contains(r.String(), "rel L2 err    0.01 (limit 0.02) ok") {
+		t.Errorf("rel L2 %g, ok %v:\n%s", r.RelL2, r.OK(), r)
+	}
+	tight := loose
+	tight.MaxRelL2 = 0.005
+	if r := Compare("out", got, want, nil, tight); r.OK() {
+		t.Errorf("rel L2 %g passed a limit of %g", r.RelL2, tight.MaxRelL2)
+	}
+	if r := Compare("out", got, want, nil, Tolerance{Abs: 1}); !r.OK() || strings.Contains(r.String(), "rel L2") {
+		t.Errorf("unchecked rel L2 failed or printed:\n%s", r)
+	}
+}

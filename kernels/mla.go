@@ -30,6 +30,9 @@ type MLAConfig struct {
 	// Warps64 is the size in warps of a 64-head CTA, 8 or 16; 0 picks it. With 8,
 	// each warp holds twice the output columns at twice the registers.
 	Warps64 int
+	// Precision is the arithmetic of P·V: exact (the default, P in two bf16
+	// terms) or bf16p (one bf16 term, half the tensor work of P·V).
+	Precision MLAPrecision
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -95,6 +98,8 @@ func (c MLAConfig) Validate() error {
 		return bad("warps64", c.Warps64, "0 (automatic), 8 or 16")
 	case c.Warps64 != 0 && !c.Wide():
 		return bad("warps64", c.Warps64, fmt.Sprintf("0 here: it sizes 64-head CTAs, and -heads %d -head-block %d has none (they need -head-block 64, or 0 with 64 heads or more)", c.H, c.HeadBlock))
+	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
+		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
 		return bad("k0", len(c.Segments), "one or two segments")
 	}
@@ -634,13 +639,21 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			// P goes to the tensor cores as two bf16 terms, hi + lo: one bf16 P
 			// (8 bits) lets sum_j p_j v_j drift by up to 2^-9 of sum_j |p_j v_j|,
 			// which fails the spec's output thresholds when the terms cancel;
-			// with the residual term the error is about 2^-17 of it.
+			// with the residual term the error is about 2^-17 of it. bf16p
+			// keeps the one term, as FlashMLA does, for its own tolerance.
 			pHi := b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
-			pLo := b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+			var pLo *ir.Value
+			if d.Precision == PrecisionExact {
+				pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+			}
 			next := []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
 			for i, ch := range chunks {
 				scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-				next = append(next, b.Dot(pLo, ks[i], b.Dot(pHi, ks[i], scaled)))
+				o := b.Dot(pHi, ks[i], scaled)
+				if pLo != nil {
+					o = b.Dot(pLo, ks[i], o)
+				}
+				next = append(next, o)
 			}
 			return next
 		})

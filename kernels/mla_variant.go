@@ -23,12 +23,61 @@ type MLAVariant struct {
 	// a tile's gathers are issued together and its math waits for them; 2, the next
 	// tile's gathers are issued under this tile's math (the pipeline pass).
 	Stages    int
-	Precision string
+	Precision MLAPrecision
 }
 
-// mlaPrecision is the decode's arithmetic: bf16 operands on mma.sync with fp32
-// accumulation, and P·V with P in two bf16 terms (DESIGN.md, "P in two bf16 terms").
-const mlaPrecision = "bf16 mma.sync, fp32 accumulators, P = hi + lo in bf16"
+// MLAPrecision is the decode's arithmetic for P·V (DESIGN.md, "Precisions"). Both
+// take bf16 operands on mma.sync with fp32 accumulation; they differ in how the
+// softmax weights P reach the tensor cores. The zero value is the default.
+type MLAPrecision int
+
+const (
+	// PrecisionExact is P = hi + lo in two bf16 terms, two mma passes: within the
+	// spec's thresholds (DESIGN.md, "P in two bf16 terms").
+	PrecisionExact MLAPrecision = iota
+	// PrecisionBF16P is P rounded to one bf16 term, one mma pass, as FlashMLA and
+	// FlashInfer do: half the tensor work of P·V, held to golden.MLAOutToleranceBF16P.
+	PrecisionBF16P
+)
+
+// mlaPrecisions are the precisions by flag value, in order.
+var mlaPrecisions = []string{PrecisionExact: "exact", PrecisionBF16P: "bf16p"}
+
+// String is the precision's -precision value: "exact" or "bf16p".
+func (p MLAPrecision) String() string {
+	if p >= 0 && int(p) < len(mlaPrecisions) {
+		return mlaPrecisions[p]
+	}
+	return fmt.Sprintf("MLAPrecision(%d)", int(p))
+}
+
+// Describe is the precision as the manifest and dump -plan write it: the operand
+// and accumulator types and how P is held.
+func (p MLAPrecision) Describe() string {
+	switch p {
+	case PrecisionExact:
+		return "bf16 mma.sync, fp32 accumulators, P = hi + lo in bf16"
+	case PrecisionBF16P:
+		return "bf16 mma.sync, fp32 accumulators, P in one bf16 term (bf16p)"
+	}
+	return p.String()
+}
+
+// ParseMLAPrecision reads a -precision value.
+func ParseMLAPrecision(s string) (MLAPrecision, error) {
+	for i, n := range mlaPrecisions {
+		if s == n {
+			return MLAPrecision(i), nil
+		}
+	}
+	v := s
+	if v == "" {
+		v = `""`
+	}
+	return 0, &ConfigError{Flag: "precision", Value: v, Want: precisionWant}
+}
+
+const precisionWant = "exact (P·V with P in two bf16 terms, the spec's accuracy; the default) or bf16p (P as one bf16 term, as FlashMLA does)"
 
 // variant is the design of hb heads per CTA and tile candidates per tile for c (its
 // -warps64 choice for 64-head CTAs).
@@ -36,13 +85,13 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	warps, rows := fc.warps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: mlaPrecision}
+	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision}
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the
 // plan and the launch manifest carry the variant as the family's first fields.
 func (v MLAVariant) family() plan.Family {
-	return plan.Family{HeadBlock: v.HeadBlock, Warps: v.Warps, WarpGrid: v.WarpGrid, Tile: v.Tile, Stages: v.Stages, Precision: v.Precision}
+	return plan.Family{HeadBlock: v.HeadBlock, Warps: v.Warps, WarpGrid: v.WarpGrid, Tile: v.Tile, Stages: v.Stages, Precision: v.Precision.Describe()}
 }
 
 // Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".
@@ -51,5 +100,5 @@ func (v MLAVariant) Short() string {
 }
 
 func (v MLAVariant) String() string {
-	return fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision)
+	return fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision.Describe())
 }

@@ -156,6 +156,7 @@ func init() {
 			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16, 32 or 64 (4, 8 and 8 warps; -warps64 16 for 16); 0 = automatic")
 			fs.IntVar(&m.Warps64, "warps64", 0, "warps per 64-head CTA: 8 or 16; 0 = automatic (8); only where 64-head CTAs exist (-head-block 64, or 0 with -heads 64 or more)")
 			fs.IntVar(&m.Tile, "tile", 0, "candidates per loop iteration: 32 or 64; 0 = automatic (64 with 64-head CTAs where shared memory allows)")
+			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
 		},
 	})
@@ -163,8 +164,9 @@ func init() {
 
 type mlaFlags struct {
 	MLAConfig
-	k, page [2]int
-	hasLen  [2]bool
+	k, page   [2]int
+	hasLen    [2]bool
+	precision string
 }
 
 func (m *mlaFlags) config() (MLAConfig, error) {
@@ -180,6 +182,10 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 	}
 	if c.MaxT == 0 {
 		c.MaxT = c.T // the configuration names its capacity, also by default
+	}
+	var err error
+	if c.Precision, err = ParseMLAPrecision(m.precision); err != nil {
+		return c, err
 	}
 	c.Segments = nil
 	for s := 0; s < 2; s++ {
@@ -222,6 +228,10 @@ func (m *mlaFlags) Args() []string {
 	a = append(a, "-cache", string(m.Cache), "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
 		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs),
 		"-head-block", fmt.Sprint(m.HeadBlock), "-tile", fmt.Sprint(m.Tile), "-warps64", fmt.Sprint(m.Warps64))
+	if m.precision != PrecisionExact.String() {
+		// Only where not the default, so the commands of exact programs read as before.
+		a = append(a, "-precision", m.precision)
+	}
 	return a
 }
 

@@ -62,6 +62,10 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-max-tokens", "65536"}, []string{"-max-tokens 65536", "1..65535", "grid"}},
 		{[]string{"check", "-emu", "-tokens", "3", "-max-tokens", "2"}, []string{"-tokens 3", "1..2", "capacity"}},
 		{[]string{"dump", "-split", "65"}, []string{"-split 65", "1..64"}},
+		// Issue 21: the precision is one of two names.
+		{[]string{"dump", "-precision", "fp8"}, []string{"-precision fp8", "exact", "bf16p"}},
+		{[]string{"check", "-emu", "-precision", "BF16P"}, []string{"-precision BF16P", "exact", "bf16p"}},
+		{[]string{"gen", "-pkg", "p", "-o", "x.go", "-precision", "", "-targets", "sm_90"}, []string{"-precision", "exact", "bf16p"}},
 		{[]string{"dump", "-cache", "bf16", "-nope", "2000"}, []string{"-nope 2000"}},
 		{[]string{"check", "-emu", "-kernel", "gemm", "-vectors", "x"}, []string{"-vectors x", "mla_decode only"}},
 		{[]string{"check", "-emu", "-vectors", "/nonexistent"}, []string{"-vectors /nonexistent"}},
