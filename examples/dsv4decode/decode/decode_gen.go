@@ -51,6 +51,8 @@ const (
 	MLADecodeTile = 0
 	// MLADecodeWarps64 is Warps64 in the configuration.
 	MLADecodeWarps64 = 0
+	// MLADecodePrecision is Precision in the configuration.
+	MLADecodePrecision = "exact"
 )
 
 // Buffer sizes, in bytes, that MLADecode.Launch checks.
