@@ -66,7 +66,7 @@ func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms
 
 // GatherReference is what mla_gather writes for chunks CTAs per row: for row t,
 // chunk c and lane n, the wrapping sum of the 32-bit little-endian words of the
-// records (fp8ds: and their 8 scale bytes) of the candidates at position j*64 + n
+// records (fp8ds: and their 8 scale bytes) of the candidates at position j*32 + n
 // of every tile j of the chunk, counted over the segments' concatenated tile list;
 // candidates the decode skips (past the row's length, index outside the pool)
 // count 0.

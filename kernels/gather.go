@@ -23,11 +23,14 @@ type GatherConfig struct {
 	SMs int
 }
 
-// mla_gather tiling: 64 candidates per tile, 4 warps, 3 tiles in flight (the
+// mla_gather tiling: 32 candidates per tile, 4 warps, 3 tiles in flight (the
 // pipelined loop issues tile j+2's gathers before summing tile j), 16-byte
 // cp.async chunks of a record on consecutive lanes (the lowering's Load2 layout).
+// A stage of fp8ds records is 20 KB, so a CTA holds 60 KB: 3 CTAs per SM on an
+// H200 and within sm_120's 99 KB, the geometry of the fastest gather measured
+// (docs/perf-notes.md, run 15: 32-candidate tiles, 3 stages, ids a tile ahead).
 const (
-	gatherTile   = 64
+	gatherTile   = 32
 	gatherWarps  = 4
 	gatherStages = 3
 	gatherWords  = 16 // 32-bit words per Load2 slice: 64 bytes of a record
@@ -87,7 +90,7 @@ func GatherWords(s mla.Shape) int {
 
 // Gather builds mla_gather. CTA (chunk, row) walks the tiles
 // [chunk*per, min((chunk+1)*per, tiles)) of the row's concatenated tile list with
-// per = ceil(tiles / chunks), and writes out[(row*chunks + chunk)*64 + n]: the
+// per = ceil(tiles / chunks), and writes out[(row*chunks + chunk)*32 + n]: the
 // wrapping u32 sum, over its tiles, of every word of candidate n's record (0 where
 // the decode would skip the candidate: past the row's length, or an index outside
 // [0, slots)). Parameters are the decode's, named alike (cache<s>, page_stride<s>,
