@@ -4,8 +4,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptxgen/ptxgen/bench"
 	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
+	"github.com/ptxgen/ptxgen/plan"
 )
 
 // TestMLAGather: the gather ceiling sums exactly the records the decode reads, on
@@ -55,6 +61,41 @@ func TestMLAGather(t *testing.T) {
 		}
 		if text := c.Compiled.Module.Print(); !strings.Contains(text, "cp.async.cg.shared.global") {
 			t.Errorf("%s: no 16-byte cp.async gathers", c.Name)
+		}
+	}
+}
+
+// TestMLAGatherAssembles: the gather ceiling of every bench shape assembles with
+// ptxas 11.8 for sm_90 with no warning, spill or local memory, and stays within
+// sm_120's 99 KB of shared memory (so -plan-target sm_120 runs can time it too).
+func TestMLAGatherAssembles(t *testing.T) {
+	ptxas.Require(t)
+	seen := map[string]bool{}
+	for _, s := range bench.Shapes() {
+		gc := kernels.GatherConfig{Shape: s.Config().Shape}
+		key := describeMLA(kernels.MLAConfig{Shape: gc.Shape})
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		k, err := kernels.Gather(gc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}), tgt("sm_90").WithLimitsOf(tgt("sm_120")))
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		if sh := comp.Kernels[0].SharedBytes; sh > 99*1024 {
+			t.Errorf("%s: %d bytes of shared memory", s.Name, sh)
+		}
+		res, err := ptxas.Assemble(comp.Module.Print(), "sm_90")
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		if len(res.Warnings) > 0 || res.SpillStores+res.SpillLoads+res.LocalBytes > 0 {
+			t.Errorf("%s: warnings %q, spills %d+%d bytes, local %d bytes, %d registers",
+				s.Name, res.Warnings, res.SpillStores, res.SpillLoads, res.LocalBytes, res.Registers)
 		}
 	}
 }
