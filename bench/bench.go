@@ -278,7 +278,7 @@ func (r Report) legend() string {
 	case "serving":
 		pool = "serving pool: every row gathers from pages of its own, distinct across rows and randomly placed"
 	case "sparse":
-		pool = "sparse pool: every row's candidates are a random subset of the slots of a sequence of pages of its own (at least 4x the pages they would fill), as a top-k indexer selects them"
+		pool = "sparse pool: every row's candidates are a random subset of the slots of a sequence of pages of its own (as a top-k indexer selects them; the sequence at least 4x the pages they would fill), the sequences distinct across rows and randomly placed"
 	default:
 		pool = "small pool: every row draws from one shared pool of 2*ceil(K/B)+4 pages per segment (gathers mostly hit L2)"
 	}
