@@ -76,6 +76,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"bench", "-bw", "NaN"}, 2, `invalid value "NaN" for flag -bw`},
 		{[]string{"bench", "-flops", "-1"}, 2, "-flops -1: want 0 (measure it) or a positive rate"},
 		{[]string{"bench", "-warmup", "-1"}, 2, "-warmup -1"},
+		{[]string{"bench", "-pool", "dense"}, 2, "-pool dense: want serving, sparse, small"},
 		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
 		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
 		{[]string{"dump", "-pkg", "kernel"}, 2, "flag provided but not defined: -pkg"},
