@@ -331,15 +331,20 @@ func (r Report) Markdown() string {
 	return b.String()
 }
 
-// Point styles of the plots, one per implementation.
+// Point styles of the plots, one per implementation; the gather ceiling last, in
+// the bars only (on the roofline its point would count the decode's FLOPs).
 var impls = []struct{ name, color string }{
 	{"ptxgen", "#1f77b4"}, {"ptxgen, sm_120 plan", "#9ecae1"}, {"FlashMLA", "#2ca02c"}, {"Triton baseline", "#d62728"},
+	{"gather ceiling", "#7f7f7f"},
 }
+
+// gatherImpl is the gather ceiling's index in impls and times.
+const gatherImpl = 4
 
 // times returns a result's timings in the order of impls (nil where absent or failed).
 func (x Result) times() []*Timing {
 	p := x.PTXGen
-	ts := []*Timing{&p, x.SM120Plan, x.FlashMLA, x.Triton}
+	ts := []*Timing{&p, x.SM120Plan, x.FlashMLA, x.Triton, x.Gather}
 	for i, t := range ts {
 		if !timed(t) {
 			ts[i] = nil
@@ -378,7 +383,7 @@ func (r Report) SVG() string {
 	for _, x := range r.Results {
 		ai := x.Cost.Flops / x.Cost.Bytes
 		for i, t := range x.times() {
-			if t != nil {
+			if t != nil && i != gatherImpl {
 				label := ""
 				if i == 0 {
 					label = x.Shape.Name
@@ -470,7 +475,7 @@ func (r Report) SVG() string {
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", x, y, esc(p.label))
 	}
-	for i, im := range impls {
+	for i, im := range impls[:gatherImpl] {
 		y := 40 + 16*float64(i)
 		marker(&b, i, W-right+24, y)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", W-right+34, y+4, im.name)
@@ -480,7 +485,7 @@ func (r Report) SVG() string {
 }
 
 // BarsSVG renders µs per shape, one horizontal bar per implementation (ptxgen,
-// ptxgen's sm_120 plan, FlashMLA, Triton), each shape's bars scaled to its
+// ptxgen's sm_120 plan, FlashMLA, Triton, the gather ceiling), each shape's bars scaled to its
 // slowest, every bar labelled with its time, and ptxgen/FlashMLA written beside
 // the shape's name: the plot to read at a glance.
 func (r Report) BarsSVG() string {
@@ -504,7 +509,7 @@ func (r Report) BarsSVG() string {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="10" y="18" font-size="14">mla_decode on %s, %s pool: µs per call (shorter is faster; bars scaled per shape)</text>`+"\n", esc(r.GPU), esc(r.Pool))
 	for i, im := range impls {
-		x := 10 + 150*float64(i)
+		x := 10 + 145*float64(i)
 		fmt.Fprintf(&b, `<rect x="%.1f" y="28" width="12" height="10" fill="%s"/><text x="%.1f" y="37">%s</text>`+"\n", x, im.color, x+16, im.name)
 	}
 	y := top

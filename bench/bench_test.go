@@ -116,9 +116,13 @@ func TestReportRenders(t *testing.T) {
 		t.Errorf("svg:\n%s", svg)
 	}
 	bars := r.BarsSVG()
-	// Bars: 3 ptxgen + 3 sm120 + 2 FlashMLA + 1 Triton, plus the background and 4 legend swatches.
-	if n := strings.Count(bars, "<rect"); n != 9+1+4 {
-		t.Errorf("bars svg has %d rects, want 14:\n%s", n, bars)
+	// Bars: 3 ptxgen + 3 sm120 + 2 FlashMLA + 1 Triton + 2 gather ceilings, plus the
+	// background and 5 legend swatches; the roofline has no gather point.
+	if n := strings.Count(bars, "<rect"); n != 11+1+5 {
+		t.Errorf("bars svg has %d rects, want 17:\n%s", n, bars)
+	}
+	if !strings.Contains(bars, "gather ceiling") || strings.Contains(svg, "gather ceiling") || strings.Contains(svg, "#7f7f7f") {
+		t.Errorf("the gather ceiling belongs in the bars and not on the roofline")
 	}
 	if !strings.Contains(bars, "ptxgen/FlashMLA 0.62x") || strings.Contains(bars, "NaN") {
 		t.Errorf("bars svg lacks the ratio:\n%s", bars)
