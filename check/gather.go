@@ -16,9 +16,10 @@ import (
 // MLAGather returns the gather-ceiling case of a decode's inputs (kernels.Gather):
 // the same buffers the decode case reads (caches, idx, len, by the decode's
 // parameter names), and out compared exactly with GatherReference. sms is the SM
-// count its split is picked for (0: 132).
-func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms int) (*Case, error) {
-	gc := kernels.GatherConfig{Shape: g.Shape, SMs: sms}
+// count its split is picked for (0: 132); split overrides the chunks per row (0:
+// kernels.GatherConfig's choice).
+func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms, split int) (*Case, error) {
+	gc := kernels.GatherConfig{Shape: g.Shape, SMs: sms, Split: split}
 	k, err := kernels.Gather(gc)
 	if err != nil {
 		return nil, err

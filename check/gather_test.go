@@ -25,11 +25,14 @@ func TestMLAGather(t *testing.T) {
 		k0    int
 		k1    int
 		sms   int
+		split int
 	}{
-		{mla.CacheFP8DS, 3, 100, 300, 1},   // one chunk per row
-		{mla.CacheFP8DS, 2, 128, 512, 132}, // one tile per CTA
-		{mla.CacheBF16, 3, 70, 200, 2},
-		{mla.CacheBF16, 1, 0, 130, 0},
+		{mla.CacheFP8DS, 3, 100, 300, 1, 0},   // two chunks per row
+		{mla.CacheFP8DS, 2, 128, 512, 132, 0}, // one tile per CTA
+		{mla.CacheFP8DS, 2, 128, 512, 0, 1},   // one chunk per row: both segments in one CTA
+		{mla.CacheFP8DS, 1, 128, 512, 0, 7},   // uneven chunks (20 tiles)
+		{mla.CacheBF16, 3, 70, 200, 2, 0},
+		{mla.CacheBF16, 1, 0, 130, 0, 0},
 	} {
 		s := mla.Shape{T: tc.T, H: 16, Nope: 448, Rope: 64, Cache: tc.cache, Sink: true}
 		if tc.k0 > 0 {
@@ -42,7 +45,7 @@ func TestMLAGather(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := MLAGather(g, in, tgt("sm_90"), tc.sms)
+		c, err := MLAGather(g, in, tgt("sm_90"), tc.sms, tc.split)
 		if err != nil {
 			t.Fatal(err)
 		}

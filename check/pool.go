@@ -70,6 +70,10 @@ type BenchCases struct {
 	Decode    []*Case
 	Gather    *Case
 	PoolBytes int64
+	// Config and Inputs are the shape's inputs, for another gather case
+	// (MLAGather with a split of one's own).
+	Config golden.MLAConfig
+	Inputs *golden.MLAInputs
 }
 
 // MLABench returns one seeded mla_decode case per target, all on the same inputs
@@ -96,7 +100,7 @@ func MLABench(cfg kernels.MLAConfig, targets []arch.Target, pool string, minByte
 }
 
 func benchCases(cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, out, lse []float64, targets []arch.Target, name func(arch.Target) string) (*BenchCases, error) {
-	b := &BenchCases{}
+	b := &BenchCases{Config: g, Inputs: in}
 	for _, s := range in.Segments {
 		b.PoolBytes += int64(len(s.Cache))
 	}
@@ -109,7 +113,7 @@ func benchCases(cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs,
 	}
 	if len(targets) > 0 {
 		var err error
-		if b.Gather, err = MLAGather(g, in, targets[0], cfg.SMs); err != nil {
+		if b.Gather, err = MLAGather(g, in, targets[0], cfg.SMs, 0); err != nil {
 			return nil, fmt.Errorf("gather ceiling: %w", err)
 		}
 	}

@@ -62,6 +62,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	mdOut := fs.String("md", "", "write the report as a Markdown table (for docs/perf.md) to this file")
 	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape), sparse (a sequence of pages of its own per row, its candidates a random subset of the sequence's slots, as a top-k indexer picks them), or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
 	gather := fs.Bool("gather", true, "also time each shape's gather ceiling (mla_gather: the same records through the same indices, summed) and report the decode's time as a multiple of it")
+	gatherSplit := fs.Int("gather-split", 0, "CTAs per row of the gather ceiling (1..64; 0: enough for 4 CTAs per SM, at most one per 32-candidate tile), to check that its choice is the fastest")
 	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
 	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
@@ -109,6 +110,12 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	if !slices.Contains(check.Pools, *pool) {
 		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: strings.Join(check.Pools, ", ")}
+	}
+	if *gatherSplit < 0 || *gatherSplit > 64 {
+		return &kernels.ConfigError{Flag: "gather-split", Value: fmt.Sprint(*gatherSplit), Want: "0..64"}
+	}
+	if *gatherSplit != 0 && !*gather {
+		return &kernels.ConfigError{Flag: "gather-split", Value: fmt.Sprint(*gatherSplit), Want: "0 with -gather=false (no gather ceiling to split)"}
 	}
 	if *warmup < 0 || *warmup > 10000 {
 		return &kernels.ConfigError{Flag: "warmup", Value: fmt.Sprint(*warmup), Want: "0..10000"}
@@ -287,6 +294,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			fmt.Fprintf(stdout, "%-24s sm_120 plan %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.PlanSM120, t.MedianUS, t.MinUS, t.OK, t.Error)
 		}
 		if *gather {
+			if *gatherSplit != 0 {
+				if bc.Gather, err = check.MLAGather(bc.Config, bc.Inputs, targets[0], bd.SMs(), *gatherSplit); err != nil {
+					return fmt.Errorf("%s: gather ceiling: %w", s.Name, err)
+				}
+			}
 			t := timeCase(bd, bc.Gather, *warmup, *iters, flush)
 			r.Gather = &t
 			fmt.Fprintf(stdout, "%-24s gather ceiling %s: %.2f us (min %.2f), ok %v %s\n", s.Name, plan(bc.Gather), t.MedianUS, t.MinUS, t.OK, t.Error)

@@ -77,6 +77,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"bench", "-flops", "-1"}, 2, "-flops -1: want 0 (measure it) or a positive rate"},
 		{[]string{"bench", "-warmup", "-1"}, 2, "-warmup -1"},
 		{[]string{"bench", "-pool", "dense"}, 2, "-pool dense: want serving, sparse, small"},
+		{[]string{"bench", "-gather-split", "65"}, 2, "-gather-split 65: want 0..64"},
+		{[]string{"bench", "-gather-split", "2", "-gather=false"}, 2, "-gather-split 2: want 0 with -gather=false"},
 		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
 		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
 		{[]string{"dump", "-pkg", "kernel"}, 2, "flag provided but not defined: -pkg"},
@@ -164,6 +166,11 @@ func TestBenchPlumbing(t *testing.T) {
 	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
 		"-sm120-plan=false", "-gather=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || strings.Contains(out.String(), "gather ceiling gather") {
 		t.Errorf("-gather=false: exit %d\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-sm120-plan=false", "-gather-split", "3"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "gather ceiling gather 3x1x1/128") {
+		t.Errorf("-gather-split 3: exit %d\n%s", code, out.String())
 	}
 	out.Reset()
 	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
