@@ -38,9 +38,10 @@ func TestFloorOfTheIssue(t *testing.T) {
 
 func TestShapesCoverTheList(t *testing.T) {
 	s := Shapes()
-	// 6 at H=64, 4 at H=16 and 8, 3 at H=128, K1=2048 at H=64 and 128, bf16.
-	if len(s) != 6+4+4+3+2+1 {
-		t.Fatalf("%d shapes, want 20", len(s))
+	// 6 at H=64, 4 at H=16 and 8, 2 at H=32, 3 at H=128, K1=2048 at H=64 and 128,
+	// K1=1024 and 1152 at H=16 (T 64 and 256), bf16.
+	if want := 6 + 4 + 4 + 2 + 3 + 2 + 4 + 1; len(s) != want {
+		t.Fatalf("%d shapes, want %d", len(s), want)
 	}
 	names := map[string]bool{}
 	for _, x := range s {
@@ -53,7 +54,8 @@ func TestShapesCoverTheList(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"H64_T32_K128+512", "H64_T128_K128+512", "H128_T8_K128+512", "H128_T64_K128+512",
-		"H128_T256_K128+512", "H128_T64_K128+2048", "H64_T64_K128+2048", "H16_T256_K128+512", "H64_T64_K128+512_bf16"} {
+		"H128_T256_K128+512", "H128_T64_K128+2048", "H64_T64_K128+2048", "H16_T256_K128+512", "H64_T64_K128+512_bf16",
+		"H32_T64_K128+512", "H32_T256_K128+512", "H16_T64_K128+1024", "H16_T256_K128+1024", "H16_T64_K128+1152", "H16_T256_K128+1152"} {
 		if !names[n] {
 			t.Errorf("no shape %s", n)
 		}
@@ -67,6 +69,9 @@ func sampleReport(t *testing.T) Report {
 	for i, s := range Shapes()[:3] {
 		x := Result{Shape: s, Cost: CostOf(s), PoolBytes: 200 << 20, Plan: "grid 4x1x10", PTXGen: Timing{MedianUS: 10 + float64(i), OK: true},
 			SM120Plan: &Timing{MedianUS: 20 + float64(i), OK: true}}
+		if i < 2 {
+			x.Gather = &Timing{MedianUS: 4 + float64(i), OK: true} // ptxgen/gather 2.50x, 2.20x
+		}
 		r.Results = append(r.Results, x)
 	}
 	r.MergeTriton([]TritonRecord{{Name: r.Results[0].Shape.Name, MedianUS: 40, OK: true}})
@@ -91,7 +96,8 @@ func TestReportRenders(t *testing.T) {
 	}
 	tab := r.Table()
 	// ptxgen/Triton 10/40, ptxgen/FlashMLA 10/16 and 11/18; the check miss is starred.
-	for _, want := range []string{"0.25x", "0.62x", "0.61x", "18.0*", "H64_T1_K128+512", "serving pool", "200", "20.0"} {
+	for _, want := range []string{"0.25x", "0.62x", "0.61x", "18.0*", "H64_T1_K128+512", "serving pool", "200", "20.0",
+		"gather us", "ptxgen/gather", "2.50x", "2.20x", "gather ceiling"} {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}
@@ -101,7 +107,7 @@ func TestReportRenders(t *testing.T) {
 		t.Errorf("table has %d lines", len(lines))
 	}
 	md := r.Markdown()
-	if strings.Count(md, "\n|") != 1+1+3 || !strings.Contains(md, "| ptxgen/FlashMLA |") {
+	if strings.Count(md, "\n|") != 1+1+3 || !strings.Contains(md, "| ptxgen/FlashMLA |") || !strings.Contains(md, "| 4.0 | 2.50x |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 	svg := r.SVG()
@@ -110,9 +116,13 @@ func TestReportRenders(t *testing.T) {
 		t.Errorf("svg:\n%s", svg)
 	}
 	bars := r.BarsSVG()
-	// Bars: 3 ptxgen + 3 sm120 + 2 FlashMLA + 1 Triton, plus the background and 4 legend swatches.
-	if n := strings.Count(bars, "<rect"); n != 9+1+4 {
-		t.Errorf("bars svg has %d rects, want 14:\n%s", n, bars)
+	// Bars: 3 ptxgen + 3 sm120 + 2 FlashMLA + 1 Triton + 2 gather ceilings, plus the
+	// background and 5 legend swatches; the roofline has no gather point.
+	if n := strings.Count(bars, "<rect"); n != 11+1+5 {
+		t.Errorf("bars svg has %d rects, want 17:\n%s", n, bars)
+	}
+	if !strings.Contains(bars, "gather ceiling") || strings.Contains(svg, "gather ceiling") || strings.Contains(svg, "#7f7f7f") {
+		t.Errorf("the gather ceiling belongs in the bars and not on the roofline")
 	}
 	if !strings.Contains(bars, "ptxgen/FlashMLA 0.62x") || strings.Contains(bars, "NaN") {
 		t.Errorf("bars svg lacks the ratio:\n%s", bars)
@@ -126,10 +136,19 @@ func TestReportRenders(t *testing.T) {
 		back.Results[0].FlashMLA == nil || back.Results[0].SM120Plan == nil || back.Results[0].PoolBytes != 200<<20 {
 		t.Errorf("json round trip: %v", err)
 	}
-	for _, key := range []string{`"pool_bytes"`, `"sm120_plan"`, `"flashmla"`, `"median_us"`, `"pool": "serving"`} {
+	for _, key := range []string{`"pool_bytes"`, `"sm120_plan"`, `"flashmla"`, `"median_us"`, `"pool": "serving"`, `"gather": {`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("json lacks %s", key)
 		}
+	}
+	if back.Results[0].Gather == nil || back.Results[0].Gather.MedianUS != 4 || back.Results[2].Gather != nil {
+		t.Errorf("json round trip of the gather ceiling: %+v, %+v", back.Results[0].Gather, back.Results[2].Gather)
+	}
+	if got := back.Results[1].OfGather(); math.Abs(got-11.0/5) > 1e-12 {
+		t.Errorf("OfGather = %v, want 2.2", got)
+	}
+	if got := back.Results[2].OfGather(); got != 0 {
+		t.Errorf("OfGather without a gather time = %v, want 0", got)
 	}
 }
 
@@ -241,5 +260,18 @@ func TestParseShapeName(t *testing.T) {
 		if _, err := ParseShapeName(bad); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
+	}
+}
+
+// TestLegendNamesThePool: a sparse run says so, with its least pool size.
+func TestLegendNamesThePool(t *testing.T) {
+	r := sampleReport(t)
+	r.Pool = "sparse"
+	if tab := r.Table(); !strings.Contains(tab, "sparse pool") || !strings.Contains(tab, "at least 192 MiB") {
+		t.Errorf("sparse table:\n%s", tab)
+	}
+	r.Pool = "small"
+	if tab := r.Table(); !strings.Contains(tab, "small pool") || strings.Contains(tab, "at least") {
+		t.Errorf("small table:\n%s", tab)
 	}
 }

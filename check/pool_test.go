@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/kernels"
@@ -36,7 +37,7 @@ func TestMLAPoolPages(t *testing.T) {
 	if err != nil || small[0] != 2*2+4 || small[1] != 2*8+4 {
 		t.Errorf("small pool pages %v, %v", small, err)
 	}
-	if _, err := MLAPoolPages(benchConfig(1, 64), "huge", minBytes); err == nil || err.Error() != `-pool huge: want serving or small` {
+	if _, err := MLAPoolPages(benchConfig(1, 64), "huge", minBytes); err == nil || err.Error() != `-pool huge: want serving, sparse, small` {
 		t.Errorf("bad pool: %v", err)
 	}
 }
@@ -46,16 +47,18 @@ func TestMLAPoolPages(t *testing.T) {
 // plan's decode stays within sm_120's shared memory.
 func TestMLABenchPlans(t *testing.T) {
 	cfg := benchConfig(3, 8)
-	cs, bytes, err := MLABench(cfg, []arch.Target{tgt("sm_90"), tgt("sm_90").WithLimitsOf(tgt("sm_120"))}, PoolServing, 4<<20, 11)
+	bc, err := MLABench(cfg, []arch.Target{tgt("sm_90"), tgt("sm_90").WithLimitsOf(tgt("sm_120"))}, PoolServing, 4<<20, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs, bytes := bc.Decode, bc.PoolBytes
 	if bytes < 4<<20 || len(cs) != 2 {
 		t.Fatalf("pool %d bytes, %d cases", bytes, len(cs))
 	}
-	if &cs[0].Buffers["cache1"][0] != &cs[1].Buffers["cache1"][0] {
-		t.Errorf("the two plans do not share their inputs")
+	if &cs[0].Buffers["cache1"][0] != &cs[1].Buffers["cache1"][0] || &cs[0].Buffers["cache1"][0] != &bc.Gather.Buffers["cache1"][0] {
+		t.Errorf("the two plans and the gather ceiling do not share their inputs")
 	}
+	passesInEmulator(t, bc.Gather)
 	for _, c := range cs {
 		if c.Compiled.Module.Target != "sm_90" {
 			t.Errorf("%s: emitted for %s", c.Name, c.Compiled.Module.Target)
@@ -71,4 +74,33 @@ func TestMLABenchPlans(t *testing.T) {
 			t.Errorf("%s (seed 11):\n%s", c.Name, res)
 		}
 	}
+}
+
+// TestMLABenchSparse: a sparse pool is SparseSpan times the whole pages its rows'
+// candidates need (or the requested bytes), and the decode and its gather ceiling
+// pass on it in the emulator.
+func TestMLABenchSparse(t *testing.T) {
+	cfg := benchConfig(2, 8)
+	pages, err := MLAPoolPages(cfg, PoolSparse, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range cfg.Segments {
+		if want := SparseSpan * cfg.T * ((s.K + s.PageSize - 1) / s.PageSize); pages[i] != want {
+			t.Errorf("segment %d: %d pages, want %d", i, pages[i], want)
+		}
+	}
+	big, _ := MLAPoolPages(cfg, PoolSparse, 64<<20)
+	if got := int64(big[0]+big[1]) * 64 * 584; got < 64<<20 {
+		t.Errorf("a 64 MiB sparse pool has %d bytes", got)
+	}
+	bc, err := MLABench(cfg, []arch.Target{tgt("sm_90")}, PoolSparse, 0, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bc.Decode[0].Name, "pool=sparse") {
+		t.Errorf("case name %q does not name the pool", bc.Decode[0].Name)
+	}
+	passesInEmulator(t, bc.Decode[0])
+	passesInEmulator(t, bc.Gather)
 }

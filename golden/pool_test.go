@@ -19,7 +19,7 @@ func poolConfig(T, pages0, pages1 int) MLAConfig {
 func TestGenMLAPoolServing(t *testing.T) {
 	const seed = 7
 	c := poolConfig(5, 40, 30)
-	in, err := GenMLAPool(c, seed, false)
+	in, err := GenMLAPool(c, seed, PoolServing)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,8 @@ func TestGenMLAPoolServing(t *testing.T) {
 	if _, _, err := MLADecode(c, in); err != nil {
 		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
 	}
-	again, _ := GenMLAPool(c, seed, false)
-	other, _ := GenMLAPool(c, seed+1, false)
+	again, _ := GenMLAPool(c, seed, PoolServing)
+	other, _ := GenMLAPool(c, seed+1, PoolServing)
 	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
 		t.Errorf("seed %d: not deterministic", seed)
 	}
@@ -79,7 +79,7 @@ func bytesOfI32(xs []int32) []byte {
 // TestGenMLAPoolShared: the small pool fills every page and lets rows share.
 func TestGenMLAPoolShared(t *testing.T) {
 	c := poolConfig(6, 6, 6)
-	in, err := GenMLAPool(c, 3, true)
+	in, err := GenMLAPool(c, 3, PoolSmall)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,86 @@ func TestGenMLAPoolShared(t *testing.T) {
 
 func TestGenMLAPoolTooSmall(t *testing.T) {
 	c := poolConfig(5, 9, 30) // 5 rows x 2 pages > 9
-	if _, err := GenMLAPool(c, 1, false); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Layouts[0].Pages = 9, want >= 10")) {
+	if _, err := GenMLAPool(c, 1, PoolServing); err == nil || !bytes.Contains([]byte(err.Error()), []byte("Layouts[0].Pages = 9, want >= 10")) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestGenMLAPoolSparse: every row's candidates are valid, distinct slots inside the
+// pool, all on the row's own sequence (pages no other row touches), scattered over
+// more pages than whole-page gathers would need; referenced pages and only they
+// hold data; the same seed gives the same bytes and another seed other slots.
+func TestGenMLAPoolSparse(t *testing.T) {
+	const seed = 11
+	c := poolConfig(4, 40, 36) // 10 and 9 pages per row: sequences of 640 and 576 slots
+	in, err := GenMLAPool(c, seed, PoolSparse)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range c.Segments {
+		sc := c.Segment(s)
+		si := in.Segments[s]
+		owner := map[int]int{} // page -> row
+		for r := 0; r < c.T; r++ {
+			if si.Len[r] != int32(sc.K) {
+				t.Errorf("seed %d seg %d row %d: len %d, want K = %d", seed, s, r, si.Len[r], sc.K)
+			}
+			seen := map[int32]bool{}
+			pages := map[int]bool{}
+			for _, id := range si.Idx[r*sc.K : (r+1)*sc.K] {
+				if id < 0 || int(id) >= sc.Slots() || seen[id] {
+					t.Fatalf("seed %d seg %d row %d: index %d invalid, outside the pool's %d slots, or repeated", seed, s, r, id, sc.Slots())
+				}
+				seen[id] = true
+				p := int(id) / sc.PageSize
+				if o, ok := owner[p]; ok && o != r {
+					t.Fatalf("seed %d seg %d: page %d used by rows %d and %d", seed, s, p, o, r)
+				}
+				owner[p], pages[p] = r, true
+			}
+			whole := (sc.K + sc.PageSize - 1) / sc.PageSize
+			if len(pages) <= whole || len(pages) > sc.Pages/c.T {
+				t.Errorf("seed %d seg %d row %d: candidates on %d pages, want more than the %d whole pages and at most the row's %d", seed, s, r, len(pages), whole, sc.Pages/c.T)
+			}
+		}
+		zero := make([]byte, sc.PageStride)
+		for p := 0; p < sc.Pages; p++ {
+			pg := si.Cache[p*sc.PageStride : (p+1)*sc.PageStride]
+			if _, used := owner[p]; used == bytes.Equal(pg, zero) {
+				t.Errorf("seed %d seg %d page %d: referenced %v but zero %v", seed, s, p, used, !used)
+			}
+		}
+	}
+	if _, _, err := MLADecode(c, in); err != nil {
+		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
+	}
+	again, _ := GenMLAPool(c, seed, PoolSparse)
+	other, _ := GenMLAPool(c, seed+1, PoolSparse)
+	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
+		t.Errorf("seed %d: not deterministic", seed)
+	}
+	if bytes.Equal(bytesOfI32(other.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) {
+		t.Errorf("seeds %d and %d pick the same slots", seed, seed+1)
+	}
+	if _, err := GenMLAPool(c, seed, "dense"); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`pool "dense"`)) {
+		t.Errorf("pool dense: err = %v", err)
+	}
+}
+
+// TestSampleDistinct: both branches give k distinct values in range.
+func TestSampleDistinct(t *testing.T) {
+	r := newRand(5)
+	for _, nk := range [][2]int{{10, 10}, {100, 30}, {1 << 20, 500}} {
+		got := sampleDistinct(r, nk[0], nk[1])
+		seen := map[int]bool{}
+		for _, x := range got {
+			if x < 0 || x >= nk[0] || seen[x] {
+				t.Fatalf("n %d k %d: %d out of range or repeated", nk[0], nk[1], x)
+			}
+			seen[x] = true
+		}
+		if len(got) != nk[1] {
+			t.Errorf("n %d k %d: %d values", nk[0], nk[1], len(got))
+		}
 	}
 }

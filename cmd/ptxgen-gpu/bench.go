@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,7 +60,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	flashmla := fs.String("flashmla", "", "merge FlashMLA's timings: the JSON output of .anchors/flashmla/vs.py on the -vectors-out folders")
 	barsOut := fs.String("bars-svg", "", "write the SVG bar chart (us per shape and implementation) to this file")
 	mdOut := fs.String("md", "", "write the report as a Markdown table (for docs/perf.md) to this file")
-	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape) or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
+	pool := fs.String("pool", check.PoolServing, "where rows gather from: serving (pages of their own, distinct per row, in a pool of at least 3x L2 per shape), sparse (a sequence of pages of its own per row, its candidates a random subset of the sequence's slots, as a top-k indexer picks them), or small (one shared pool of 2*ceil(K/B)+4 pages per segment, mostly L2 hits)")
+	gather := fs.Bool("gather", true, "also time each shape's gather ceiling (mla_gather: the same records through the same indices, summed) and report the decode's time as a multiple of it")
+	gatherSplit := fs.Int("gather-split", 0, "CTAs per row of the gather ceiling (1..64; 0: enough for 4 CTAs per SM, at most one per 32-candidate tile), to check that its choice is the fastest")
 	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
 	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
@@ -105,8 +108,14 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *poolMB < 0 || *poolMB > 8192 {
 		return &kernels.ConfigError{Flag: "pool-mb", Value: fmt.Sprint(*poolMB), Want: "0 (3x L2) or 1..8192"}
 	}
-	if *pool != check.PoolServing && *pool != check.PoolSmall {
-		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: check.PoolServing + " or " + check.PoolSmall}
+	if !slices.Contains(check.Pools, *pool) {
+		return &kernels.ConfigError{Flag: "pool", Value: *pool, Want: strings.Join(check.Pools, ", ")}
+	}
+	if *gatherSplit < 0 || *gatherSplit > 64 {
+		return &kernels.ConfigError{Flag: "gather-split", Value: fmt.Sprint(*gatherSplit), Want: "0..64"}
+	}
+	if *gatherSplit != 0 && !*gather {
+		return &kernels.ConfigError{Flag: "gather-split", Value: fmt.Sprint(*gatherSplit), Want: "0 with -gather=false (no gather ceiling to split)"}
 	}
 	if *warmup < 0 || *warmup > 10000 {
 		return &kernels.ConfigError{Flag: "warmup", Value: fmt.Sprint(*warmup), Want: "0..10000"}
@@ -203,7 +212,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *poolMB > 0 {
 		minPool = int64(*poolMB) << 20
 	}
-	build := func(i int, targets []arch.Target) ([]*check.Case, int64, error) {
+	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
 		if cfg.Wide() {
@@ -212,35 +221,34 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
 		cfg.SMs = bd.SMs()
-		var cs []*check.Case
-		var bytes int64
+		var bc *check.BenchCases
 		var err error
 		if *vectorsIn != "" {
-			cs, bytes, err = check.MLABenchVectors(filepath.Join(*vectorsIn, picked[i].Name), cfg, targets)
+			bc, err = check.MLABenchVectors(filepath.Join(*vectorsIn, picked[i].Name), cfg, targets)
 		} else {
-			cs, bytes, err = check.MLABench(cfg, targets, *pool, minPool, *seed+uint64(i))
+			bc, err = check.MLABench(cfg, targets, *pool, minPool, *seed+uint64(i))
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%s: %w", picked[i].Name, err)
+			return nil, fmt.Errorf("%s: %w", picked[i].Name, err)
 		}
 		if !*pdl {
 			// The kernels still run griddepcontrol.wait, a no-op in a plain launch.
-			for _, c := range cs {
+			for _, c := range bc.Decode {
 				for _, k := range c.Compiled.Kernels {
 					k.Programmatic = false
 				}
 			}
 		}
-		return cs, bytes, nil
+		return bc, nil
 	}
 	if *vectorsOut != "" {
 		for i, s := range picked {
-			cs, _, err := build(i, targets[:1])
+			bc, err := build(i, targets[:1])
 			if err != nil {
 				return err
 			}
 			dir := filepath.Join(*vectorsOut, s.Name)
-			if err := cs[0].WriteVectors(dir); err != nil {
+			if err := bc.Decode[0].WriteVectors(dir); err != nil {
 				return fmt.Errorf("%s: %w", s.Name, err)
 			}
 			fmt.Fprintf(stdout, "wrote %s\n", dir)
@@ -272,10 +280,11 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		}
 	}
 	for i, s := range picked {
-		cs, bytes, err := build(i, targets)
+		bc, err := build(i, targets)
 		if err != nil {
 			return err
 		}
+		cs, bytes := bc.Decode, bc.PoolBytes
 		r := bench.Result{Shape: s, Cost: bench.CostOf(s), PoolBytes: bytes, Plan: plan(cs[0])}
 		r.PTXGen = timeCase(bd, cs[0], *warmup, *iters, flush)
 		fmt.Fprintf(stdout, "%-24s %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.Plan, r.PTXGen.MedianUS, r.PTXGen.MinUS, r.PTXGen.OK, r.PTXGen.Error)
@@ -284,8 +293,18 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			r.SM120Plan, r.PlanSM120 = &t, plan(cs[1])
 			fmt.Fprintf(stdout, "%-24s sm_120 plan %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.PlanSM120, t.MedianUS, t.MinUS, t.OK, t.Error)
 		}
+		if *gather {
+			if *gatherSplit != 0 {
+				if bc.Gather, err = check.MLAGather(bc.Config, bc.Inputs, targets[0], bd.SMs(), *gatherSplit); err != nil {
+					return fmt.Errorf("%s: gather ceiling: %w", s.Name, err)
+				}
+			}
+			t := timeCase(bd, bc.Gather, *warmup, *iters, flush)
+			r.Gather = &t
+			fmt.Fprintf(stdout, "%-24s gather ceiling %s: %.2f us (min %.2f), ok %v %s\n", s.Name, plan(bc.Gather), t.MedianUS, t.MinUS, t.OK, t.Error)
+		}
 		rep.Results = append(rep.Results, r)
-		if *pool == check.PoolServing && (rep.PoolMinBytes == 0 || bytes < rep.PoolMinBytes) {
+		if *pool != check.PoolSmall && (rep.PoolMinBytes == 0 || bytes < rep.PoolMinBytes) {
 			rep.PoolMinBytes = bytes // the report says "at least" the smallest pool
 		}
 	}
@@ -314,7 +333,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		}
 	}
 	for _, r := range rep.Results {
-		if !r.PTXGen.OK || r.SM120Plan != nil && !r.SM120Plan.OK {
+		if !r.PTXGen.OK || r.SM120Plan != nil && !r.SM120Plan.OK || r.Gather != nil && !r.Gather.OK {
 			return &failure{fmt.Sprintf("%s: outputs outside tolerance or not run", r.Shape.Name)}
 		}
 	}

@@ -76,6 +76,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"bench", "-bw", "NaN"}, 2, `invalid value "NaN" for flag -bw`},
 		{[]string{"bench", "-flops", "-1"}, 2, "-flops -1: want 0 (measure it) or a positive rate"},
 		{[]string{"bench", "-warmup", "-1"}, 2, "-warmup -1"},
+		{[]string{"bench", "-pool", "dense"}, 2, "-pool dense: want serving, sparse, small"},
+		{[]string{"bench", "-gather-split", "65"}, 2, "-gather-split 65: want 0..64"},
+		{[]string{"bench", "-gather-split", "2", "-gather=false"}, 2, "-gather-split 2: want 0 with -gather=false"},
 		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
 		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
 		{[]string{"dump", "-pkg", "kernel"}, 2, "flag provided but not defined: -pkg"},
@@ -130,7 +133,8 @@ func TestBenchPlumbing(t *testing.T) {
 	if code := run(args, &out, &errOut, emuOpener("sm_90")); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
-	for _, want := range []string{"H8_T1_K128+512", "ptxgen/Triton", "ptxgen/FlashMLA", "17.5", "sm_120 plan", "serving pool", "true/true"} {
+	for _, want := range []string{"H8_T1_K128+512", "ptxgen/Triton", "ptxgen/FlashMLA", "17.5", "sm_120 plan", "serving pool", "true/true",
+		"gather ceiling gather 16x1x1/128 60KB", "ptxgen/gather"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
@@ -148,6 +152,25 @@ func TestBenchPlumbing(t *testing.T) {
 	if r := rep.Results[0]; rep.Pool != "serving" || r.PoolBytes < 3<<20 || r.SM120Plan == nil || !r.SM120Plan.OK ||
 		r.FlashMLA == nil || r.FlashMLA.MedianUS != 17.5 || r.PlanSM120 == "" {
 		t.Errorf("json result: pool %s %+v", rep.Pool, r)
+	}
+	// The gather ceiling ran on the same inputs, passed its exact check, and has a time.
+	if g := rep.Results[0].Gather; g == nil || !g.OK || g.MedianUS <= 0 || rep.Results[0].OfGather() <= 0 {
+		t.Errorf("json gather: %+v", g)
+	}
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-pool", "sparse", "-sm120-plan=false", "-json", filepath.Join(dir, "sparse.json")}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "sparse pool") {
+		t.Errorf("-pool sparse: exit %d\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-sm120-plan=false", "-gather=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || strings.Contains(out.String(), "gather ceiling gather") {
+		t.Errorf("-gather=false: exit %d\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
+		"-sm120-plan=false", "-gather-split", "3"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "gather ceiling gather 3x1x1/128") {
+		t.Errorf("-gather-split 3: exit %d\n%s", code, out.String())
 	}
 	out.Reset()
 	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
