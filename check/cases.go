@@ -280,21 +280,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	if cfg.Sink {
 		c.Buffers["sink"] = bytesOf(in.Sink)
 	}
-	for s := range g.Segments {
-		seg, si := g.Segment(s), in.Segments[s]
-		c.Buffers[fmt.Sprintf("cache%d", s)] = si.Cache
-		c.Buffers[fmt.Sprintf("idx%d", s)] = bytesOf(si.Idx)
-		if seg.HasLen {
-			c.Buffers[fmt.Sprintf("len%d", s)] = bytesOf(si.Len)
-		}
-		stride := seg.IdxStride
-		if stride == 0 {
-			stride = seg.K
-		}
-		c.Scalars[fmt.Sprintf("page_stride%d", s)] = int64(seg.PageStride)
-		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots()) // golden.MLAConfig.Validate keeps it <= 2^31-1
-		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
-	}
+	bindSegments(c, g, in)
 	addWorkspace(c, cfg.T*choice.Split)
 	c.EmuAbs = map[string]float64{"out": mlaSoftmaxAllowance(g, in)}
 	c.WriteVectors = func(dir string) error { return golden.WriteVectors(dir, g, in, wantOut, wantLSE) }
@@ -379,4 +365,25 @@ func MMALoop(cfg kernels.MMALoopConfig, target arch.Target, seed uint64) (*Case,
 		return []golden.Report{golden.Compare("c", f32s(final["c"]), want, []int{cfg.CTAs, 128, 128}, tol)}
 	}
 	return c, nil
+}
+
+// bindSegments binds each candidate segment's arguments, under the names the decode
+// and the gather ceiling share: the cache, indices and lengths, the page stride, the
+// pool's slots and the index row stride.
+func bindSegments(c *Case, g golden.MLAConfig, in *golden.MLAInputs) {
+	for s := range g.Segments {
+		seg, si := g.Segment(s), in.Segments[s]
+		c.Buffers[fmt.Sprintf("cache%d", s)] = si.Cache
+		c.Buffers[fmt.Sprintf("idx%d", s)] = bytesOf(si.Idx)
+		if seg.HasLen {
+			c.Buffers[fmt.Sprintf("len%d", s)] = bytesOf(si.Len)
+		}
+		stride := seg.IdxStride
+		if stride == 0 {
+			stride = seg.K
+		}
+		c.Scalars[fmt.Sprintf("page_stride%d", s)] = int64(seg.PageStride)
+		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots()) // golden.MLAConfig.Validate keeps it <= 2^31-1
+		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
+	}
 }

@@ -35,21 +35,7 @@ func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms
 		Buffers:  map[string][]byte{"out": poison(int64(len(want)) * 4)},
 		Scalars:  map[string]any{"rows": int32(g.T)},
 	}
-	for s := range g.Segments {
-		seg, si := g.Segment(s), in.Segments[s]
-		c.Buffers[fmt.Sprintf("cache%d", s)] = si.Cache
-		c.Buffers[fmt.Sprintf("idx%d", s)] = bytesOf(si.Idx)
-		if seg.HasLen {
-			c.Buffers[fmt.Sprintf("len%d", s)] = bytesOf(si.Len)
-		}
-		stride := seg.IdxStride
-		if stride == 0 {
-			stride = seg.K
-		}
-		c.Scalars[fmt.Sprintf("page_stride%d", s)] = int64(seg.PageStride)
-		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots())
-		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
-	}
+	bindSegments(c, g, in)
 	wantF := make([]float64, len(want))
 	for i, w := range want {
 		wantF[i] = float64(w)
