@@ -47,25 +47,9 @@ func TestGenMLAPoolServing(t *testing.T) {
 		if want := c.T * ((sc.K + sc.PageSize - 1) / sc.PageSize); len(owner) != want {
 			t.Errorf("seed %d seg %d: %d pages referenced, want %d", seed, s, len(owner), want)
 		}
-		zero := make([]byte, sc.PageStride)
-		for p := 0; p < sc.Pages; p++ {
-			pg := si.Cache[p*sc.PageStride : (p+1)*sc.PageStride]
-			if _, used := owner[p]; used == bytes.Equal(pg, zero) {
-				t.Errorf("seed %d seg %d page %d: referenced %v but zero %v", seed, s, p, used, !used)
-			}
-		}
+		checkOnlyReferencedPages(t, seed, s, sc, si.Cache, owner)
 	}
-	if _, _, err := MLADecode(c, in); err != nil {
-		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
-	}
-	again, _ := GenMLAPool(c, seed, PoolServing)
-	other, _ := GenMLAPool(c, seed+1, PoolServing)
-	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
-		t.Errorf("seed %d: not deterministic", seed)
-	}
-	if bytes.Equal(bytesOfI32(other.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) {
-		t.Errorf("seeds %d and %d place the rows alike", seed, seed+1)
-	}
+	checkPoolSeeds(t, c, in, seed, PoolServing, "place the rows alike")
 }
 
 func bytesOfI32(xs []int32) []byte {
@@ -145,25 +129,9 @@ func TestGenMLAPoolSparse(t *testing.T) {
 				t.Errorf("seed %d seg %d row %d: candidates on %d pages, want more than the %d whole pages and at most the row's %d", seed, s, r, len(pages), whole, sc.Pages/c.T)
 			}
 		}
-		zero := make([]byte, sc.PageStride)
-		for p := 0; p < sc.Pages; p++ {
-			pg := si.Cache[p*sc.PageStride : (p+1)*sc.PageStride]
-			if _, used := owner[p]; used == bytes.Equal(pg, zero) {
-				t.Errorf("seed %d seg %d page %d: referenced %v but zero %v", seed, s, p, used, !used)
-			}
-		}
+		checkOnlyReferencedPages(t, seed, s, sc, si.Cache, owner)
 	}
-	if _, _, err := MLADecode(c, in); err != nil {
-		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
-	}
-	again, _ := GenMLAPool(c, seed, PoolSparse)
-	other, _ := GenMLAPool(c, seed+1, PoolSparse)
-	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
-		t.Errorf("seed %d: not deterministic", seed)
-	}
-	if bytes.Equal(bytesOfI32(other.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) {
-		t.Errorf("seeds %d and %d pick the same slots", seed, seed+1)
-	}
+	checkPoolSeeds(t, c, in, seed, PoolSparse, "pick the same slots")
 	if _, err := GenMLAPool(c, seed, "dense"); err == nil || !bytes.Contains([]byte(err.Error()), []byte(`pool "dense"`)) {
 		t.Errorf("pool dense: err = %v", err)
 	}
@@ -186,3 +154,33 @@ func TestSampleDistinct(t *testing.T) {
 		}
 	}
 }
+
+// checkOnlyReferencedPages: exactly the pages some row's candidates reference hold data.
+func checkOnlyReferencedPages(t *testing.T, seed uint64, s int, sc SegmentConfig, cache []byte, owner map[int]int) {
+	t.Helper()
+	zero := make([]byte, sc.PageStride)
+	for p := 0; p < sc.Pages; p++ {
+		pg := cache[p*sc.PageStride : (p+1)*sc.PageStride]
+		if _, used := owner[p]; used == bytes.Equal(pg, zero) {
+			t.Errorf("seed %d seg %d page %d: referenced %v but zero %v", seed, s, p, used, !used)
+		}
+	}
+}
+
+// checkPoolSeeds: the reference takes the pool's inputs, the same seed gives the same
+// pool and the next seed another (differ says how they would be alike).
+func checkPoolSeeds(t *testing.T, c MLAConfig, in *MLAInputs, seed uint64, kind, differ string) {
+	t.Helper()
+	if _, _, err := MLADecode(c, in); err != nil {
+		t.Errorf("seed %d: reference rejects the inputs: %v", seed, err)
+	}
+	again, _ := GenMLAPool(c, seed, kind)
+	other, _ := GenMLAPool(c, seed+1, kind)
+	if !bytes.Equal(bytesOfI32(again.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) || !bytes.Equal(again.Segments[1].Cache, in.Segments[1].Cache) {
+		t.Errorf("seed %d: not deterministic", seed)
+	}
+	if bytes.Equal(bytesOfI32(other.Segments[1].Idx), bytesOfI32(in.Segments[1].Idx)) {
+		t.Errorf("seeds %d and %d %s", seed, seed+1, differ)
+	}
+}
+
