@@ -183,4 +183,3 @@ func checkPoolSeeds(t *testing.T, c MLAConfig, in *MLAInputs, seed uint64, kind,
 		t.Errorf("seeds %d and %d %s", seed, seed+1, differ)
 	}
 }
-
