@@ -179,6 +179,19 @@ for r in L0:
 e("mov.u32 %x20, 0;")  # tile counter j
 
 
+def record_id(tile_reg, cand):
+    """GATHER=1's record of candidate `cand` of a tile: hash(cta, tile, cand) mod nrec."""
+    h = R()
+    e(f"mad.lo.u32 {h}, %x12, 1000003, {tile_reg};")
+    e(f"mad.lo.u32 {h}, {h}, 7919, {cand};")
+    e(f"mul.lo.u32 {h}, {h}, -1640531535;")
+    h2 = R()
+    e(f"shr.u32 {h2}, {h}, 15;")
+    e(f"xor.b32 {h}, {h}, {h2};")
+    e(f"rem.u32 {h}, {h}, %x11;")
+    return h
+
+
 def gather(tile_reg, slot_expr_reg):
     """cp.async this warp's chunks of every candidate of tile `tile_reg` into the ring slot at
     `slot_expr_reg` (a register holding the slot's byte base for this warp)."""
@@ -198,15 +211,7 @@ def gather(tile_reg, slot_expr_reg):
             ok2 = P_()
             e(f"setp.lt.u32 {ok2}, {cid}, {total};")
             e(f"and.pred {ok}, {ok}, {ok2};")
-        # record id = hash(cta, tile, cand) % nrec
-        h = R()
-        e(f"mad.lo.u32 {h}, %x12, 1000003, {tile_reg};")
-        e(f"mad.lo.u32 {h}, {h}, 7919, {cand};")
-        e(f"mul.lo.u32 {h}, {h}, -1640531535;")
-        h2 = R()
-        e(f"shr.u32 {h2}, {h}, 15;")
-        e(f"xor.b32 {h}, {h}, {h2};")
-        e(f"rem.u32 {h}, {h}, %x11;")
+        h = record_id(tile_reg, cand)
         ga = f"%rd{10 + it * 3}"
         gb = f"%rd{11 + it * 3}"
         e(f"mul.wide.u32 {ga}, {h}, {ROW};")
@@ -221,14 +226,7 @@ def gather(tile_reg, slot_expr_reg):
     # the scale words of the NC candidates (lanes 0..NC-1), after the chunks in the slot
     ok = P_()
     e(f"setp.lt.u32 {ok}, %x01, {NC};")
-    h = R()
-    e(f"mad.lo.u32 {h}, %x12, 1000003, {tile_reg};")
-    e(f"mad.lo.u32 {h}, {h}, 7919, %x01;")
-    e(f"mul.lo.u32 {h}, {h}, -1640531535;")
-    h2 = R()
-    e(f"shr.u32 {h2}, {h}, 15;")
-    e(f"xor.b32 {h}, {h}, {h2};")
-    e(f"rem.u32 {h}, {h}, %x11;")
+    h = record_id(tile_reg, "%x01")
     e(f"mul.wide.u32 %rd8, {h}, 8;")
     e("add.u64 %rd8, %rd8, %rd7;")
     sa = R()
