@@ -197,9 +197,11 @@ func TestLayoutChecksCatchDefects(t *testing.T) {
 		{"even pitch for a dot operand", "smem", "bank conflicts", func(f *fn) {
 			walkOps(f.k.Body, func(o *ir.Op) {
 				if o.Kind == ir.OpDot {
-					if h, ok := f.staged[o.Args[0]]; ok && h.pitch/16%2 == 1 {
-						h.pitch += 16
-						f.staged[o.Args[0]] = h
+					for _, v := range o.Args[:2] {
+						if h, ok := f.staged[v]; ok && h.pitch/16%2 == 1 {
+							h.pitch += 16
+							f.staged[v] = h
+						}
 					}
 				}
 			})

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -36,6 +38,16 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	p.mt, p.nt = rows.n, cols.n
 	p.ks = a.Type.Shape[1] / granuleK
 	p.in = a.Type.Elem.String()
+	// A dot split along its reduction: this warp's k16 steps start at kStart.
+	var kStart ptx.Operand
+	if parts := e.f.splitK[o]; parts > 1 {
+		p.ks /= parts
+		slice := e.reg(ir.I32)
+		e.divRemU32(ir.OpRem, slice, e.warp, parts)
+		k := e.reg(ir.I32)
+		e.ins("mul.lo.s32", k, slice, ptx.Imm(p.ks*granuleK))
+		kStart = k
+	}
 	e.ready(b)
 	e.noteRead(b)
 	if p.al.kind == lShared {
@@ -68,6 +80,9 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		aBase := e.reg(ir.I32)
 		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
 		e.ins("add.s32", aBase, aBase, e.smemOf(a))
+		if kStart != nil {
+			e.ins("mad.lo.s32", aBase, kStart, ptx.Imm(2), aBase)
+		}
 		p.aBase = aBase
 	}
 	bKind := "bt"
@@ -83,6 +98,13 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
 	}
 	e.ins("add.s32", colBase, colBase, e.smemOf(b))
+	if kStart != nil {
+		kStride := 2 // B stored [n][k]: k runs along the row
+		if !p.bl.trans {
+			kStride = p.bl.pitch
+		}
+		e.ins("mad.lo.s32", colBase, kStart, ptx.Imm(kStride), colBase)
+	}
 	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
 	e.ins("add.s32", b4, colBase, bOff4)
 	e.ins("add.s32", b2, colBase, bOff2)
@@ -178,7 +200,81 @@ func (e *emitter) dot(o *ir.Op) error {
 		e.mmaStep(p, afr, e.bFrags(p, k))
 	}
 	e.v[p.r] = &vals{acc: p.acc}
+	return e.allReduceSplit(o)
+}
+
+// allReduceSplit finishes a dot split along its reduction (layout's splitK) whose
+// result is used as a whole: each warp of a row group writes its partial sums to
+// shared scratch, fragment by fragment in lane order ([row group][warp][fragment]
+// [lane] x 16 bytes, so every access is one conflict-free 16-byte vector per
+// lane), and after one barrier every warp adds the partials in warp order, so all
+// warps of the group hold the same result.
+func (e *emitter) allReduceSplit(o *ir.Op) error {
+	r := o.Result()
+	parts := e.f.splitK[o]
+	if parts < 2 || e.f.splitPartial[r] {
+		return nil
+	}
+	off, ok := e.f.scratch[r]
+	if !ok {
+		return fmt.Errorf("%s: split dot has no scratch", r)
+	}
+	acc := e.v[r].acc
+	mt, nt := len(acc), len(acc[0])
+	const frag = 32 * 16
+	per := mt * nt * frag
+	group, slice := e.reg(ir.I32), e.reg(ir.I32)
+	e.divRemU32(ir.OpDiv, group, e.warp, parts)
+	e.divRemU32(ir.OpRem, slice, e.warp, parts)
+	rbase := e.reg(ir.I32)
+	e.ins("mul.lo.s32", rbase, group, ptx.Imm(parts*per))
+	e.ins("mad.lo.s32", rbase, e.lane, ptx.Imm(16), rbase)
+	e.ins("add.s32", rbase, rbase, e.smem)
+	wbase := e.reg(ir.I32)
+	e.ins("mad.lo.s32", wbase, slice, ptx.Imm(per), rbase)
+	e.comment("%s: all-reduce the partial sums of %d warps through shared[%d]", r, parts, off)
+	e.beforeWrite(r)
+	for mi := range acc {
+		for ni := range acc[mi] {
+			a := acc[mi][ni]
+			e.ins("st.shared.v4.f32", ptx.Addr{Base: wbase, Off: int64(off + (mi*nt+ni)*frag)}, ptx.Vec{a[0], a[1], a[2], a[3]})
+		}
+	}
+	e.sync(syncWrote, r)
+	e.ready(r)
+	out := make([][][4]ptx.Operand, mt)
+	for mi := range acc {
+		out[mi] = make([][4]ptx.Operand, nt)
+		for ni := range acc[mi] {
+			for s := 0; s < parts; s++ {
+				x := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
+				e.ins("ld.shared.v4.f32", ptx.Vec{x[0], x[1], x[2], x[3]}, ptx.Addr{Base: rbase, Off: int64(off + s*per + (mi*nt+ni)*frag)})
+				if s == 0 {
+					out[mi][ni] = x
+					continue
+				}
+				for q := range x {
+					d := e.reg(ir.F32)
+					e.ins("add.rn.f32", d, out[mi][ni][q], x[q])
+					out[mi][ni][q] = d
+				}
+			}
+		}
+	}
+	e.noteRead(r)
+	e.v[r] = &vals{acc: out}
 	return nil
+}
+
+// splitScratch is the shared scratch a split dot's all-reduce needs (0 for none).
+func (f *fn) splitScratch(o *ir.Op) int {
+	parts := f.splitK[o]
+	if parts < 2 || f.splitPartial[o.Result()] {
+		return 0
+	}
+	l := f.layouts[o.Result()]
+	r := o.Result()
+	return l.wm * parts * (r.Type.Shape[0] / l.wm) * r.Type.Shape[1] * 4
 }
 
 // dotGroup emits a group from dotGroupAt: the elementwise ops first (they use
@@ -214,12 +310,18 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 		plans[o.Result()] = p
 		dots = append(dots, p)
 	}
-	ks := dots[0].ks
+	ks := 0
+	for _, p := range dots {
+		ks = max(ks, p.ks)
+	}
 	for k := 0; k < ks; k++ {
 		aCache := map[*ir.Value][][4]ptx.Operand{}
 		bCache := map[*ir.Value][][2]ptx.Operand{}
 		for _, last := range dots {
 			for _, p := range append(append([]*dotPlan{}, last.chain...), last) {
+				if k >= p.ks {
+					continue
+				}
 				afr, ok := aCache[p.a]
 				if !ok {
 					var err error
@@ -239,6 +341,9 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 	}
 	for _, p := range dots {
 		e.v[p.r] = &vals{acc: p.acc}
+		if err := e.allReduceSplit(p.r.Def); err != nil {
+			return err
+		}
 	}
 	return nil
 }

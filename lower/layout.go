@@ -120,6 +120,9 @@ func assignLayouts(f *fn) error {
 	f.layouts = map[*ir.Value]layout{}
 	f.staged = map[*ir.Value]layout{}
 	f.scratch = map[*ir.Value]int{}
+	f.splitK = map[*ir.Op]int{}
+	f.splitPartial = map[*ir.Value]bool{}
+	f.uses = useCounts(f.k)
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
@@ -279,13 +282,29 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			return layout{}, err
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
-		if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.latencyBound() && f.replicationFits() {
-			// A tile whose rows are reduced (softmax scores) is computed whole by every
+		if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.replicationFits() {
+			// A tile whose rows are reduced (softmax scores) is held whole by every
 			// warp of its row group: the reductions then stay inside the warp, and the
 			// result feeds the next dot from registers, with no shared-memory exchange
-			// or barrier. It costs redundant mma.sync, which decode leaves idle.
-			wm = largestDivisor(mt, f.k.Warps)
-			out = layout{kind: lAcc, wm: wm, wn: 1, rep: f.k.Warps / wm}
+			// of P and no cross-warp max or sum. In a latency-bound launch each warp
+			// computes it all (redundant mma.sync, which decode leaves idle, and no
+			// barrier); otherwise each warp computes its share of the reduction and
+			// the partial sums are all-reduced through shared memory (one barrier).
+			rwm := largestDivisor(mt, f.k.Warps)
+			rep := f.k.Warps / rwm
+			switch {
+			case f.latencyBound():
+				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+			case f.splittable(o, rep):
+				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+				f.splitK[o] = rep
+				if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {
+					f.splitPartial[c] = true
+				}
+			case c.kind == lAcc && c.rep == rep && c.wm == rwm:
+				// Accumulating onto a replicated tile: computed whole, like it.
+				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+			}
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
@@ -403,6 +422,30 @@ func (f *fn) reduceSource(o *ir.Op) (layout, error) {
 		return layout{kind: lAcc, wm: wm, wn: wn}, nil
 	}
 	return layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
+}
+
+// splittable reports whether dot o can be split along its reduction over parts
+// warps: its k16 steps divide evenly, A is read from shared memory (each warp
+// starts at its own k offset), and it starts a chain (a zero accumulator, which
+// every warp may add) or continues one (the accumulator is a split dot's result
+// that nothing else uses, so it is still a per-warp partial sum).
+func (f *fn) splittable(o *ir.Op, parts int) bool {
+	a, c := o.Args[0], o.Args[2]
+	if ks := a.Type.Shape[1] / granuleK; ks%parts != 0 || a.Type.Elem.Size() != 2 {
+		return false
+	}
+	if al := f.layouts[a]; !(al.kind == lShared && !al.trans) && al.kind != lExpr {
+		return false
+	}
+	switch d := c.Def; {
+	case d == nil:
+		return false
+	case d.Kind == ir.OpConst:
+		return d.Float == 0 && d.Int == 0
+	case d.Kind == ir.OpDot:
+		return f.splitK[d] == parts && f.uses[c] == 1
+	}
+	return false
 }
 
 // latencyBound reports whether the launch is about one wave of CTAs (the launch

@@ -45,10 +45,17 @@ type fn struct {
 	notPipelined map[*ir.Op]string
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
-	smem     int // dynamic shared memory bytes
-	names    map[string]bool
-	nextID   int
-	out      *ptx.Kernel
+	// splitK maps each dot whose reduction is split across the warps of its row
+	// group to that warp count (layout); splitPartial marks the split dots'
+	// results that only feed the next split dot's accumulator, so they stay
+	// per-warp partial sums: the others are all-reduced where the dot is emitted.
+	splitK       map[*ir.Op]int
+	splitPartial map[*ir.Value]bool
+	uses         map[*ir.Value]int
+	smem         int // dynamic shared memory bytes
+	names        map[string]bool
+	nextID       int
+	out          *ptx.Kernel
 	// follows and precedes place the kernel in its program (Options).
 	follows, precedes bool
 	// measuring is Measure's compilation: the smem pass reports a size over the

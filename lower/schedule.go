@@ -60,7 +60,7 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 		return nil
 	}
 	key := func(o *ir.Op) string {
-		return fmt.Sprint(f.layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem)
+		return fmt.Sprint(f.layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem, f.splitK[o])
 	}
 	want := key(first)
 	inGroup := map[*ir.Value]bool{}

@@ -97,6 +97,11 @@ func (f *fn) allocShared() error {
 		}
 	}
 	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			if sz := f.splitScratch(o); sz > 0 {
+				add(o.Result(), sz, true)
+			}
+		}
 		for _, r := range o.Results {
 			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
 				h.pitch = r.Type.Elem.Size()
@@ -293,6 +298,9 @@ func (f *fn) setHome(v *ir.Value, h layout) {
 // reduceScratch is the shared memory a reduction needs to combine partial results
 // across warps (0 when the reduced axis is inside one warp).
 func (f *fn) reduceScratch(o *ir.Op) int {
+	if o.Kind == ir.OpDot {
+		return f.splitScratch(o)
+	}
 	x := o.Args[0]
 	l, err := f.reduceSource(o)
 	if err != nil {
