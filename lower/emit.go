@@ -37,7 +37,9 @@ type emitter struct {
 	// stagedDone marks rank-1 tiles already computed into shared memory.
 	stagedDone map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
-	runCache   map[string]*run
+	runCache map[string]*run
+	// pending is a staged tile whose stores wait for the next tile's loads.
+	pending    *pendingStage
 	version    int
 	labels     int
 	params     map[*ir.Value]ptx.Operand
@@ -213,19 +215,36 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 
 func (e *emitter) block(b *ir.Block) error {
 	for i := 0; i < len(b.Ops); {
-		if g := e.f.dotGroups[b.Ops[i]]; g != nil {
+		o := b.Ops[i]
+		if g := e.f.dotGroups[o]; g != nil {
+			e.flushStage()
 			if err := e.dotGroup(g); err != nil {
 				return err
 			}
 			i += len(g)
 			continue
 		}
-		if err := e.op(b.Ops[i]); err != nil {
-			return opError(b.Ops[i], err)
+		if !(e.stagesComputed(o) && !e.readsPending(o.Result())) && !e.emitsNothing(o) {
+			e.flushStage()
+		}
+		if err := e.op(o); err != nil {
+			return opError(o, err)
 		}
 		i++
 	}
+	e.flushStage()
 	return nil
+}
+
+// stagesComputed reports whether o's result is a recomputed tile staged in
+// shared memory (stageComputed), whose stores deferStage holds back.
+func (e *emitter) stagesComputed(o *ir.Op) bool {
+	if len(o.Results) != 1 || o.Kind == ir.OpFor {
+		return false
+	}
+	r := o.Result()
+	_, staged := e.f.staged[r]
+	return staged && e.layout(r).kind == lExpr && r.Type.Rank() == 2
 }
 
 // useCounts counts each value's uses: as an op argument anywhere in k, and as

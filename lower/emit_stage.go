@@ -18,7 +18,13 @@ func (e *emitter) stage(v *ir.Value) error {
 	case l.kind == lExpr && v.Type.Rank() == 1:
 		err = e.stageVector(v, h)
 	case l.kind == lExpr:
-		err = e.stageComputed(v, h)
+		// The stores wait until the next tile's loads are issued (deferStage).
+		stores, err := e.stageComputed(v, h)
+		if err != nil {
+			return err
+		}
+		e.deferStage(v, stores)
+		return nil
 	default:
 		err = fmt.Errorf("cannot stage %s from %v", v, e.layout(v))
 	}
@@ -75,7 +81,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 // stageComputed has the CTA compute every element of a recomputed tile (a
 // dequantization, say) and store it: threads take runs of 16 bytes round-robin, so
 // each thread writes whole 16-byte vectors when the row length allows.
-func (e *emitter) stageComputed(v *ir.Value, h layout) error {
+func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
@@ -84,7 +90,8 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 		vec = 1
 	}
 	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.offset, vec)
-	return e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
+	var stores []func()
+	err := e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
 		// The run coordinates are shared by every tile with the same split: never
 		// written in place.
 		col0 := runIdx
@@ -97,24 +104,99 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) error {
 			return err
 		}
 		addr := e.sharedAddr(e.smem, h, row, col0, es)
+		var op string
+		var x ptx.Operand
 		switch {
 		case vec == 1:
-			e.insIf(live, false, "st.shared."+memSuffix(elem), addr, e.inReg(run.elem(e, 0), elem))
+			op, x = "st.shared."+memSuffix(elem), e.inReg(run.elem(e, 0), elem)
 		case es == 2:
 			var packed ptx.Vec
 			for j := 0; j < vec; j += 2 {
 				packed = append(packed, run.pair(e, j/2))
 			}
-			e.insIf(live, false, "st.shared.v4.b32", addr, packed)
+			op, x = "st.shared.v4.b32", packed
 		default:
 			xs := make(ptx.Vec, vec)
 			for j := range xs {
 				xs[j] = e.inReg(run.elem(e, j), elem)
 			}
-			e.insIf(live, false, "st.shared.v4."+bitsSuffix(elem), addr, xs)
+			op, x = "st.shared.v4."+bitsSuffix(elem), xs
 		}
+		stores = append(stores, func() { e.insIf(live, false, op, addr, x) })
 		return nil
 	})
+	return stores, err
+}
+
+// pendingStage is a computed tile whose values are in registers and whose shared
+// stores are not yet emitted.
+type pendingStage struct {
+	v      *ir.Value
+	stores []func()
+}
+
+// deferStage holds v's stores back until the next computed tile's loads and
+// arithmetic are emitted, and emits the previous tile's now. ptxas keeps every
+// ld.shared after an earlier st.shared it cannot prove disjoint, so storing each
+// tile as soon as it is computed left every tile's shared loads waiting for the
+// previous tile's stores: the dequantization of a K tile ran as 14 serial load
+// latencies. Held one tile back, the next tile's loads come first.
+func (e *emitter) deferStage(v *ir.Value, stores []func()) {
+	e.flushStage()
+	e.pending = &pendingStage{v: v, stores: stores}
+}
+
+// flushStage emits the pending tile's stores (before any op that touches shared
+// memory, synchronizes or ends a block).
+func (e *emitter) flushStage() {
+	p := e.pending
+	if p == nil {
+		return
+	}
+	e.pending = nil
+	e.beforeWrite(p.v)
+	for _, st := range p.stores {
+		st()
+	}
+	e.sync(syncWrote, p.v)
+}
+
+// emitsNothing reports whether o leaves no instruction where it stands (a
+// recomputed value, evaluated at its uses) and is not staged: a pending tile's
+// stores may stay pending across it.
+func (e *emitter) emitsNothing(o *ir.Op) bool {
+	if len(o.Results) != 1 || o.Kind == ir.OpFor {
+		return false
+	}
+	r := o.Result()
+	_, staged := e.f.staged[r]
+	return e.layout(r).kind == lExpr && o.Kind != ir.OpLoad && !staged
+}
+
+// readsPending reports whether evaluating v may read the pending tile's shared
+// home (v's recomputed chain reaches it).
+func (e *emitter) readsPending(v *ir.Value) bool {
+	if e.pending == nil {
+		return false
+	}
+	seen := map[*ir.Value]bool{}
+	var walk func(x *ir.Value) bool
+	walk = func(x *ir.Value) bool {
+		if x == e.pending.v {
+			return true
+		}
+		if seen[x] || x.Def == nil || e.layout(x).kind != lExpr {
+			return false
+		}
+		seen[x] = true
+		for _, a := range x.Def.Args {
+			if walk(a) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // run is n adjacent elements of one row of a tile, as evaluated for staging. The

@@ -134,7 +134,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 94208,
+				SharedBytes: 99840,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -190,7 +190,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 93440,
+				SharedBytes: 99072,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
@@ -417,7 +417,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 94208,
+				SharedBytes: 99840,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -473,7 +473,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 93440,
+				SharedBytes: 99072,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
