@@ -53,6 +53,9 @@ type emitter struct {
 	// prefetchBase is, while a pipeline stage is issued, the base of the slot it
 	// fills: loadShared writes there and leaves the commit to the stage.
 	prefetchBase ptx.Operand
+	// copies, while a pipeline stage is issued, holds its cp.asyncs until every
+	// copy's address is formed (pipelineStage).
+	copies *[]func()
 }
 
 // smemOf is the base register of v's shared bytes: the slot this iteration reads

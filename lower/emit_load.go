@@ -239,7 +239,14 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		dst := e.reg(ir.I32)
 		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), slot)
 		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
-		e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+		cp := func() {
+			e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+		}
+		if e.copies != nil {
+			*e.copies = append(*e.copies, cp)
+		} else {
+			cp()
+		}
 		return nil
 	})
 	if err != nil {

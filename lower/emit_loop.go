@@ -370,13 +370,21 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 				return opError(d, err)
 			}
 		}
+		// Every copy's address first, then the copies: the index reads behind the
+		// addresses are shared loads that ptxas keeps behind any earlier cp.async
+		// (a shared write), so issued tile by tile they ran one latency each.
+		e.copies = &[]func(){}
 		for _, t := range pl.tiles {
 			if err := e.loadShared(t.Def); err != nil {
 				return opError(t.Def, err)
 			}
 		}
+		for _, cp := range *e.copies {
+			cp()
+		}
 		return nil
 	}()
+	e.copies = nil
 	e.prefetchBase = nil
 	e.popScope()
 	for _, d := range pl.deps {
