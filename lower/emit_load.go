@@ -309,6 +309,45 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	return nil
 }
 
+// narrowRowByte reads byte column c of a shared tile of unsigned bytes whose rows
+// are at most 16 bytes (the fp8ds records' scale bytes) from the whole row, loaded
+// once per row in the open scope with one vector load: the decode reads all seven
+// scales of a record, which were seven ld.shared.u8, each a load latency.
+func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.Operand, bool) {
+	col, isConst := c.(ptx.Imm)
+	rowBytes := v.Type.Shape[1]
+	words := (rowBytes + 3) / 4
+	if words == 3 {
+		words = 4
+	}
+	if !isConst || memSuffix(v.Type.Elem) != "u8" || rowBytes > 16 || l.pitch%(4*words) != 0 || l.offset%(4*words) != 0 || l.pitch < 4*words {
+		return nil, false
+	}
+	key := "row words:" + v.Name + "@" + operandKey([]ptx.Operand{row})
+	var w ptx.Vec
+	if x, ok := e.cached(key); ok {
+		w = x.(ptx.Vec)
+	} else {
+		addr := e.reg(ir.I32)
+		e.ins("mad.lo.s32", addr, e.inReg(row, ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
+		w = make(ptx.Vec, words)
+		for i := range w {
+			w[i] = e.reg(ir.I32)
+		}
+		var dst ptx.Operand = w[0]
+		op := "ld.shared.b32"
+		if words > 1 {
+			op, dst = fmt.Sprintf("ld.shared.v%d.b32", words), w
+		}
+		e.ins(op, dst, ptx.Addr{Base: addr, Off: int64(l.offset)})
+		e.cache[len(e.cache)-1][key] = w
+	}
+	x := e.reg(ir.I32)
+	// Byte col%4 of its word, zero-extended (selector nibbles 4 pick b = 0).
+	e.ins("prmt.b32", x, w[int(col)/4], ptx.Imm(0), ptx.Imm(0x4440|int64(col)%4))
+	return x, true
+}
+
 // sharedElem reads one element of a shared tile.
 func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
 	e.ready(v)
@@ -324,6 +363,9 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	r, c := idx[0], idx[1]
 	if l.trans {
 		r, c = c, r
+	}
+	if x, ok := e.narrowRowByte(v, l, r, c); ok {
+		return x, nil
 	}
 	es := v.Type.Elem.Size()
 	addr := e.reg(ir.I32)
