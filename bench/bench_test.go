@@ -71,6 +71,7 @@ func sampleReport(t *testing.T) Report {
 			SM120Plan: &Timing{MedianUS: 20 + float64(i), OK: true}}
 		if i < 2 {
 			x.Gather = &Timing{MedianUS: 4 + float64(i), OK: true} // ptxgen/gather 2.50x, 2.20x
+			x.BF16P = &Timing{MedianUS: 8 + float64(i), OK: i == 0}
 		}
 		r.Results = append(r.Results, x)
 	}
@@ -136,10 +137,13 @@ func TestReportRenders(t *testing.T) {
 		back.Results[0].FlashMLA == nil || back.Results[0].SM120Plan == nil || back.Results[0].PoolBytes != 200<<20 {
 		t.Errorf("json round trip: %v", err)
 	}
-	for _, key := range []string{`"pool_bytes"`, `"sm120_plan"`, `"flashmla"`, `"median_us"`, `"pool": "serving"`, `"gather": {`} {
+	for _, key := range []string{`"pool_bytes"`, `"sm120_plan"`, `"flashmla"`, `"median_us"`, `"pool": "serving"`, `"gather": {`, `"bf16p": {`} {
 		if !strings.Contains(string(b), key) {
 			t.Errorf("json lacks %s", key)
 		}
+	}
+	if b := back.Results[0].BF16P; b == nil || b.MedianUS != 8 || !b.OK || back.Results[1].BF16P.OK || back.Results[2].BF16P != nil {
+		t.Errorf("json round trip of bf16p: %+v", back.Results[0].BF16P)
 	}
 	if back.Results[0].Gather == nil || back.Results[0].Gather.MedianUS != 4 || back.Results[2].Gather != nil {
 		t.Errorf("json round trip of the gather ceiling: %+v, %+v", back.Results[0].Gather, back.Results[2].Gather)
@@ -273,5 +277,17 @@ func TestLegendNamesThePool(t *testing.T) {
 	r.Pool = "small"
 	if tab := r.Table(); !strings.Contains(tab, "small pool") || strings.Contains(tab, "at least") {
 		t.Errorf("small table:\n%s", tab)
+	}
+}
+
+// TestTableBF16P: the table shows bf16p's time, its ratio to FlashMLA and its
+// check, beside exact's.
+func TestTableBF16P(t *testing.T) {
+	r := sampleReport(t)
+	tab := r.Table()
+	for _, want := range []string{"bf16p us", "bf16p/FlashMLA", "true/true/true", "true/true/false"} {
+		if !strings.Contains(tab, want) {
+			t.Errorf("table lacks %q:\n%s", want, tab)
+		}
 	}
 }

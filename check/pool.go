@@ -74,6 +74,18 @@ type BenchCases struct {
 	// (MLAGather with a split of one's own).
 	Config golden.MLAConfig
 	Inputs *golden.MLAInputs
+	// what WithPrecision needs to build the decode again on the same inputs
+	cfg      kernels.MLAConfig
+	out, lse []float64
+	name     func(arch.Target) string
+}
+
+// WithPrecision is the decode case of target on the same inputs and reference,
+// generated with precision p and held to p's tolerance (bench's bf16p column).
+func (b *BenchCases) WithPrecision(p kernels.MLAPrecision, t arch.Target) (*Case, error) {
+	cfg := b.cfg
+	cfg.Precision = p
+	return mlaCase(b.name(t)+" precision="+p.String(), cfg, b.Config, b.Inputs, b.out, b.lse, t)
 }
 
 // MLABench returns one seeded mla_decode case per target, all on the same inputs
@@ -100,7 +112,7 @@ func MLABench(cfg kernels.MLAConfig, targets []arch.Target, pool string, minByte
 }
 
 func benchCases(cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, out, lse []float64, targets []arch.Target, name func(arch.Target) string) (*BenchCases, error) {
-	b := &BenchCases{Config: g, Inputs: in}
+	b := &BenchCases{Config: g, Inputs: in, cfg: cfg, out: out, lse: lse, name: name}
 	for _, s := range in.Segments {
 		b.PoolBytes += int64(len(s.Cache))
 	}

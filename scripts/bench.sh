@@ -15,7 +15,8 @@
 #      compiler competes with the timed runs);
 #   4. time the Triton baseline on them (bench/triton_seed.py), time-boxed;
 #   5. time ptxgen's kernels on the same folders (-vectors-in: no second generation), its
-#      default plan, the sm_120 plan and the gather ceiling (mla_gather: the same records
+#      default plan, the sm_120 plan, the same kernel with -precision bf16p (P as one bf16
+#      term, as FlashMLA) and the gather ceiling (mla_gather: the same records
 #      through the same indices, summed), and print the merged report: bench.txt, bench.json,
 #      bench.md, roofline.svg, bars.svg (the serving pool's), bench-POOL.* etc. (the others').
 # Results go to $OUT (or build/bench). Knobs: SHAPES (comma-separated names from

@@ -65,6 +65,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	gatherSplit := fs.Int("gather-split", 0, "CTAs per row of the gather ceiling (1..64; 0: enough for 4 CTAs per SM, at most one per 32-candidate tile), to check that its choice is the fastest")
 	planTarget := fs.String("plan-target", "", "plan the first ptxgen column under this target's limits, emitted for the device's target (as dump -plan-target)")
 	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
+	bf16p := fs.Bool("bf16p", true, "also time each shape's kernel generated with -precision bf16p (P as one bf16 term, as FlashMLA) on the same inputs, held to bf16p's tolerance")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
 	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
@@ -232,11 +233,8 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			return nil, fmt.Errorf("%s: %w", picked[i].Name, err)
 		}
 		if !*pdl {
-			// The kernels still run griddepcontrol.wait, a no-op in a plain launch.
 			for _, c := range bc.Decode {
-				for _, k := range c.Compiled.Kernels {
-					k.Programmatic = false
-				}
+				plainLaunch(c)
 			}
 		}
 		return bc, nil
@@ -292,6 +290,18 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			t := timeCase(bd, cs[1], *warmup, *iters, flush)
 			r.SM120Plan, r.PlanSM120 = &t, plan(cs[1])
 			fmt.Fprintf(stdout, "%-24s sm_120 plan %s: %.2f us (min %.2f), ok %v %s\n", s.Name, r.PlanSM120, t.MedianUS, t.MinUS, t.OK, t.Error)
+		}
+		if *bf16p {
+			c, err := bc.WithPrecision(kernels.PrecisionBF16P, targets[0])
+			if err != nil {
+				return fmt.Errorf("%s: bf16p: %w", s.Name, err)
+			}
+			if !*pdl {
+				plainLaunch(c)
+			}
+			t := timeCase(bd, c, *warmup, *iters, flush)
+			r.BF16P = &t
+			fmt.Fprintf(stdout, "%-24s bf16p %s: %.2f us (min %.2f), ok %v %s\n", s.Name, plan(c), t.MedianUS, t.MinUS, t.OK, t.Error)
 		}
 		if *gather {
 			if *gatherSplit != 0 {
@@ -444,4 +454,12 @@ func measureCeilings(d benchDevice, target arch.Target, w io.Writer) (bench.Ceil
 	fmt.Fprintf(w, "ceilings: copy %.2f TB/s (%.1f us for %d MB), mma_loop %.0f TFLOP/s (%.1f us)\n",
 		c.BytesPerSec/1e12, ct.MedianUS, cp.Bytes()>>20, c.FlopsPerSec/1e12, mt.MedianUS)
 	return c, nil
+}
+
+// plainLaunch launches c's kernels without programmatic dependent launch (they
+// still run griddepcontrol.wait, a no-op in a plain launch).
+func plainLaunch(c *check.Case) {
+	for _, k := range c.Compiled.Kernels {
+		k.Programmatic = false
+	}
 }
