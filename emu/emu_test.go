@@ -615,3 +615,40 @@ func TestRegisterIndexLeadingZeros(t *testing.T) {
 		t.Errorf("out = %d, want 7", got)
 	}
 }
+
+// TestVote: vote.sync.any/all.pred over a predicate true in lanes below k, per warp
+// (k = 0, 1 and 32 across three warps), each lane writing both results.
+func TestVote(t *testing.T) {
+	src := kernel(".param .u64 pout", `
+	ld.param.u64 %rd0, [pout];
+	mov.u32 %r0, %tid.x;
+	shr.u32 %r1, %r0, 5;                  // warp
+	and.b32 %r2, %r0, 31;                 // lane
+	setp.eq.u32 %p3, %r1, 0;
+	selp.b32 %r3, 0, 1, %p3;              // warp 0: k = 0; warp 1: k = 1
+	setp.eq.u32 %p3, %r1, 2;
+	selp.b32 %r3, 32, %r3, %p3;           // warp 2: k = 32
+	setp.lt.u32 %p0, %r2, %r3;
+	vote.sync.any.pred %p1, %p0, -1;
+	vote.sync.all.pred %p2, %p0, -1;
+	selp.b32 %r4, 1, 0, %p1;
+	selp.b32 %r5, 2, 0, %p2;
+	or.b32 %r6, %r4, %r5;
+	mul.wide.u32 %rd1, %r0, 4;
+	add.u64 %rd2, %rd0, %rd1;
+	st.global.u32 [%rd2], %r6;
+	ret;`)
+	mem := NewMemory()
+	po := mem.Alloc("out", make([]byte, 4*96))
+	if err := run(t, src, Launch{Grid: [3]int{1}, Block: 96, Args: []any{po}}, mem); err != nil {
+		t.Fatal(err)
+	}
+	out := mem.Bytes("out")
+	for i := 0; i < 96; i++ {
+		got := uint32(out[4*i]) | uint32(out[4*i+1])<<8
+		want := [3]uint32{0, 1, 3}[i/32] // any/all: warp 0 none, warp 1 any, warp 2 both
+		if got != want {
+			t.Errorf("thread %d: any|all<<1 = %d, want %d", i, got, want)
+		}
+	}
+}

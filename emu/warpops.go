@@ -418,3 +418,52 @@ func (d *decoder) shfl(in *instr, m *mods) (execFn, error) {
 		return nil
 	}, nil
 }
+
+// vote decodes vote.sync.{any,all}.pred d, p, membermask, executed by the whole
+// warp with every lane in the membermask: d is true in every lane when p holds in
+// any (all) of them.
+func (d *decoder) vote(in *instr, m *mods) (execFn, error) {
+	mode := m.one("any", "all")
+	if !m.has("sync") || !m.has("pred") || mode == "" {
+		return nil, fmt.Errorf("only vote.sync.any.pred and vote.sync.all.pred are supported")
+	}
+	if err := nargs(in.src, 3); err != nil {
+		return nil, err
+	}
+	args := in.src.Args
+	pd, err := d.pred(args[0])
+	if err != nil {
+		return nil, err
+	}
+	ps, err := d.pred(args[1])
+	if err != nil || ps < 0 {
+		return nil, fmt.Errorf("vote: the source is not a predicate register")
+	}
+	ms, err := d.src(args[2])
+	if err != nil {
+		return nil, err
+	}
+	return func(w *warp, mask uint32) error {
+		if err := w.full(in, mask); err != nil {
+			return err
+		}
+		M := w.slot(ms)
+		for l := 0; l < 32; l++ {
+			if uint32(M[l]) != fullMask {
+				return w.fault(in, l, "vote.sync: membermask %#x is not the whole warp", uint32(M[l]))
+			}
+		}
+		v := w.p[ps]
+		hit := v != 0
+		if mode == "all" {
+			hit = v == fullMask
+		}
+		if pd >= 0 {
+			w.p[pd] = 0
+			if hit {
+				w.p[pd] = fullMask
+			}
+		}
+		return nil
+	}, nil
+}
