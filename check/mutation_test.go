@@ -32,7 +32,6 @@ type mutation struct {
 var (
 	reMMA       = regexp.MustCompile(`^mma\.sync\.\S+ (\{[^}]*\}), (\{[^}]*\}), (\{[^}]*\}), (\{[^}]*\});$`)
 	rePack      = regexp.MustCompile(`^mov\.b32 (%r\d+), \{(%h\d+), (%h\d+)\};$`)
-	reE4M3Prmt  = regexp.MustCompile(`^prmt\.b32 %r\d+, %r\d+, 0, 37248;$`)
 	reCvtPack   = regexp.MustCompile(`^(cvt\.rn\.bf16x2\.f32) (%r\d+), (%f\d+), (%f\d+);$`)
 	reGuarded   = regexp.MustCompile(`^@!?%p\d+ `)
 	reBackBra   = regexp.MustCompile(`^(?:@!?%p\d+ )?bra(?:\.uni)? (\$\w+);$`)
@@ -81,34 +80,6 @@ func replaceFirstPTX(re *regexp.Regexp, edit func(s string) string) func([]strin
 		lines[i] = lineIndent(lines[i]) + edit(ptxStmt(lines[i]))
 		return lines, []string{s}
 	}
-}
-
-// swapFirstCvtPack swaps the sources of the first cvt.rn.bf16x2.f32 that packs two
-// different floats (a pair packed from one value, a splat factor, is not a site),
-// outside the dequantization's f32 path for large scales (from its comment to the
-// next label), which the tests' inputs never take.
-func swapFirstCvtPack(lines []string) ([]string, []string) {
-	fallback := false
-	for i, l := range lines {
-		t := strings.TrimSpace(l)
-		switch {
-		case strings.HasPrefix(t, "//") && strings.Contains(t, "f32 path, for warps whose scales"):
-			fallback = true
-		case strings.HasSuffix(t, ":") && strings.HasPrefix(t, "$L"):
-			fallback = false
-		}
-		m := reCvtPack.FindStringSubmatch(ptxStmt(l))
-		if fallback {
-			continue
-		}
-		if m == nil || m[3] == m[4] {
-			continue
-		}
-		s := siteOf(lines, i)
-		lines[i] = lineIndent(l) + reCvtPack.ReplaceAllString(ptxStmt(l), "$1 $2, $4, $3;")
-		return lines, []string{s}
-	}
-	return lines, nil
 }
 
 // deletePTXLine removes line i.
@@ -236,10 +207,8 @@ var mutations = []mutation{
 		swapMMAOperand(2, 0, 1)},
 	{"pack_swap", "the first `mov.b32 %r, {%h, %h}`: swap the halves",
 		replaceFirstPTX(rePack, func(s string) string { return rePack.ReplaceAllString(s, "mov.b32 $1, {$3, $2};") })},
-	{"cvt_pack_swap", "the first `cvt.rn.bf16x2.f32 %r, %fa, %fb` with a != b: swap the two sources (which half each lands in)",
-		swapFirstCvtPack},
-	{"e4m3_sign", "the first `prmt.b32 %r, %w, 0, 37248` (e4m3 bytes 0 and 1 placed as bf16 bits, sign replicated): drop the sign replication (selector 0x1180)",
-		replaceFirstPTX(reE4M3Prmt, func(s string) string { return strings.Replace(s, ", 0, 37248;", ", 0, 4480;", 1) })},
+	{"cvt_pack_swap", "the first `cvt.rn.bf16x2.f32 %r, %fa, %fb`: swap the two sources (which half each lands in)",
+		replaceFirstPTX(reCvtPack, func(s string) string { return reCvtPack.ReplaceAllString(s, "$1 $2, $4, $3;") })},
 	{"st_guard", "the first guarded st.global: drop the guard", dropGuards(reGuardedSt, false)},
 	{"st_guard_all", "every guarded st.global: drop the guard", dropGuards(reGuardedSt, true)},
 	{"ld_guard", "the first guarded ld.global: drop the guard", dropGuards(reGuardedLd, false)},
@@ -280,7 +249,6 @@ const (
 	noPack     = "gemm's A operands come from ldmatrix, never packed from registers"
 	noCvtPack  = "gemm converts its outputs one element at a time (cvt.rn.bf16.f32 or none)"
 	noCpAsync  = "K=33: rows are only 2-byte aligned, so tiles are loaded by element copies, not cp.async"
-	noIntDeq   = "no e4m3 tile is dequantized in integer ops (gemm has none; sm_80 has no mul.rn.bf16x2)"
 	noGuardCp  = "every thread issues the same number of chunks: no cp.async needs a guard"
 	noGuardLd  = "every global load is a cp.async (zero-filled through src-size), none is a guarded ld.global"
 	finiteGarb = "the load only fills padded K columns of A with finite values from the next row, " +
@@ -295,7 +263,7 @@ var mutationCases = []mutationCase{
 		build: func() (*Case, error) {
 			return GEMM(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.BF16}, tgt("sm_80"), 11)
 		},
-		absent: map[string]string{"e4m3_sign": noIntDeq, "pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
+		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
 			"srcsize_first": noCpAsync, "srcsize_all": noCpAsync},
 		survives: map[string]string{"ld_guard": finiteGarb},
 	},
@@ -304,7 +272,7 @@ var mutationCases = []mutationCase{
 		build: func() (*Case, error) {
 			return GEMMStrided(kernels.GEMMConfig{M: 17, N: 9, K: 33, Out: ir.F32}, tgt("sm_90"), 14, 40, 12)
 		},
-		absent: map[string]string{"e4m3_sign": noIntDeq, "pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
+		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "cp_guard": noCpAsync, "wait_group": noCpAsync,
 			"srcsize_first": noCpAsync, "srcsize_all": noCpAsync},
 	},
 	{
@@ -312,7 +280,7 @@ var mutationCases = []mutationCase{
 		build: func() (*Case, error) {
 			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 448, Out: ir.F32}, tgt("sm_90"), 12)
 		},
-		absent: map[string]string{"e4m3_sign": noIntDeq, "pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
+		absent: map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{
 			"srcsize_first": "the first cp.async copies A columns k0..k0+7 of rows 0..31 of the CTA tile: K=448 is a multiple of 32 and " +
 				"every such row is < 100, so its src-size is always 16 and the mutation changes nothing",
@@ -325,7 +293,7 @@ var mutationCases = []mutationCase{
 		build: func() (*Case, error) {
 			return GEMM(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.BF16}, tgt("sm_120"), 13)
 		},
-		absent:   map[string]string{"e4m3_sign": noIntDeq, "pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
+		absent:   map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{"srcsize_first": srcsizeA440},
 	},
 	{
@@ -333,7 +301,7 @@ var mutationCases = []mutationCase{
 		build: func() (*Case, error) {
 			return GEMMStrided(kernels.GEMMConfig{M: 100, N: 72, K: 440, Out: ir.F32}, tgt("sm_90"), 15, 448, 80)
 		},
-		absent:   map[string]string{"e4m3_sign": noIntDeq, "pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
+		absent:   map[string]string{"pack_swap": noPack, "cvt_pack_swap": noCvtPack, "ld_guard": noGuardLd, "ld_guard_all": noGuardLd},
 		survives: map[string]string{"srcsize_first": srcsizeA440},
 	},
 	{
@@ -342,8 +310,6 @@ var mutationCases = []mutationCase{
 			cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true, Segments: []mla.Segment{{K: 64, PageSize: 64, HasLen: true}}}, Split: 1, HeadBlock: 16}
 			return mlaPoisonedPage0(cfg, "sm_90", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
-		absent: map[string]string{"cvt_pack_swap": "sm_90 dequantizes K in integer ops (mul.rn.bf16x2), and P reaches P·V from registers: " +
-			"the only float pairs packed are on the dequantization's f32 path for scales of 2^8 and more, which no input here takes"},
 		survives: map[string]string{
 			"st_guard":      "T=1 and H=16 fill the CTA's head block: every store guard is true",
 			"st_guard_all":  "T=1 and H=16 fill the CTA's head block: every store guard is true",
@@ -360,7 +326,6 @@ var mutationCases = []mutationCase{
 			cfg.Split, cfg.HeadBlock = 1, 16
 			return mlaPoisonedPage0(cfg, "sm_80", golden.MLAGenOptions{Seed: 1, InvalidFrac: 0.1, Poison: true})
 		},
-		absent: map[string]string{"e4m3_sign": noIntDeq},
 		survives: map[string]string{
 			"st_guard": "the first guarded store writes row g of the m16 head tile: heads 0..7 and 16..23, all < H=24, " +
 				"so its guard is always true (rows g+8 are other instructions)",

@@ -131,8 +131,6 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		f, err = d.movmatrix(in, m)
 	case "shfl":
 		f, err = d.shfl(in, m)
-	case "vote":
-		f, err = d.vote(in, m)
 	case "bar", "barrier":
 		f, err = d.bar(in, m)
 	case "membar", "fence", "griddepcontrol":

@@ -25,7 +25,7 @@
 // runs in lockstep with one program counter and an active mask. Control flow must be
 // warp-uniform (the generator only emits uniform branches and masks lanes with
 // predicates): a branch whose guard differs between active lanes is an error, and
-// collectives (mma, ldmatrix, stmatrix, movmatrix, shfl, vote) need all 32 lanes; bar
+// collectives (mma, ldmatrix, stmatrix, movmatrix, shfl) need all 32 lanes; bar
 // needs every live lane of the warp. `@p exit`/`@p ret` may retire some lanes. Warps
 // are scheduled round-robin, each running until it blocks at a barrier or exits.
 //
@@ -95,8 +95,7 @@
 //	warp      ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
 //	          mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 and
 //	          m16n8k32.row.col{.kind::f8f6f4}.f32.{e4m3,e5m2}.{e4m3,e5m2}.f32;
-//	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p); vote.sync.{any,all}.pred
-//	          (whole-warp membermask);
+//	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p);
 //	          movmatrix.sync.aligned.m8n8.trans.b16
 //	control   bra{.uni}, ret, exit, bar.sync/barrier.sync{.aligned} a{, b},
 //	          bar.arrive a, b, bar.warp.sync m; @p/@!p guards on anything

@@ -92,8 +92,6 @@ func operandTypes(op string, n int) []string {
 		ts = []string{"b32", "b32", "b32", "b32", "b32"}
 	case parts[0] == "movmatrix":
 		ts = []string{"b32", "b32"}
-	case parts[0] == "vote":
-		ts = []string{"pred", "pred", "b32"}
 	}
 	return ts
 }

@@ -38,9 +38,6 @@ type emitter struct {
 	stagedDone map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
 	runCache map[string]*run
-	// pow2Fast, while stagePow2Dequant emits its integer path, evaluates
-	// cast<bf16>(e4m3 x 2^(e-127)) runs with integer ops (pow2DequantRun).
-	pow2Fast bool
 	// pending is a staged tile whose stores wait for the next tile's loads.
 	pending    *pendingStage
 	version    int

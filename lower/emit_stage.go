@@ -89,11 +89,6 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 	if C%vec != 0 || (es != 2 && es != 4) {
 		vec = 1
 	}
-	if o := v.Def; o != nil && o.Kind == ir.OpCast && elem == ir.BF16 && vec == 8 && e.f.target.ID.SM >= 90 {
-		if m := e.pow2Scaled(o.Args[0]); m != nil {
-			return e.stagePow2Dequant(v, h, m)
-		}
-	}
 	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.offset, vec)
 	var stores []func()
 	err := e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
@@ -331,8 +326,6 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				}
 				return r, nil
 			}
-		case e.pow2Fast && o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.F32 && elem == ir.BF16 && n%4 == 0 && e.pow2Scaled(o.Args[0]) != nil:
-			return e.pow2DequantRun(o.Args[0], row, col0, n)
 		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.F32 && elem == ir.BF16 && n%2 == 0:
 			src, err := e.atRun(o.Args[0], row, col0, n)
 			if err != nil {
@@ -424,162 +417,4 @@ func (e *emitter) stageVector(v *ir.Value, h layout) error {
 	}
 	e.stagedDone[v] = true
 	return nil
-}
-
-// pow2Scale is an e4m3 tile times a power of two made from exponent bits: x is
-// the e4m3 tile, scale the broadcast row factor bitcast(shl(u8, 23)) and exp the
-// u8 value (the factor is 2^(exp-127), 0 for exp 0, +inf for 255).
-type pow2Scale struct {
-	x, scale, exp *ir.Value
-}
-
-// pow2Scaled matches v = cast<f32>(x: e4m3) * broadcast(bitcast<f32>(shl(cast<i32>(u8), 23)))
-// (either order), or returns nil.
-func (e *emitter) pow2Scaled(v *ir.Value) *pow2Scale {
-	o := v.Def
-	if o == nil || o.Kind != ir.OpMul || v.Type.Rank() != 2 {
-		return nil
-	}
-	for i := 0; i < 2; i++ {
-		x, b := o.Args[i], o.Args[1-i]
-		if x.Def == nil || x.Def.Kind != ir.OpCast || x.Def.Args[0].Type.Elem != ir.E4M3 || e.layout(x.Def.Args[0]).kind != lShared {
-			continue
-		}
-		if b.Def == nil || b.Def.Kind != ir.OpBroadcast || b.Def.Int != 1 || e.layout(b).kind != lExpr {
-			continue
-		}
-		bc := b.Def.Args[0].Def
-		if bc == nil || bc.Kind != ir.OpBitcast || bc.Result().Type.Elem != ir.F32 {
-			continue
-		}
-		sh := bc.Args[0].Def
-		if sh == nil || sh.Kind != ir.OpShl || sh.Args[1].Def == nil || sh.Args[1].Def.Kind != ir.OpConst || sh.Args[1].Def.Int != 23 {
-			continue
-		}
-		c := sh.Args[0].Def
-		if c == nil || c.Kind != ir.OpCast || c.Args[0].Type.Elem != ir.U8 {
-			continue
-		}
-		return &pow2Scale{x: x.Def.Args[0], scale: b, exp: c.Args[0]}
-	}
-	return nil
-}
-
-// pow2DequantRun evaluates n elements of cast<bf16>(x * 2^(e-127)) with integer
-// ops: each e4m3 byte's bits placed as a bf16 (sign to bit 15, exponent and
-// mantissa to bits 10..4: the value times 2^-120, exactly, subnormals included)
-// two bytes at a time (prmt with sign replication, shl 4, and 0x87f087f0), then
-// one mul.rn.bf16x2 by 2^(e-7): a single rounding of the exact product, as the
-// f32 path's. 4 instructions per two elements instead of 6.5.
-func (e *emitter) pow2DequantRun(v *ir.Value, row, col0 ptx.Operand, n int) (*run, error) {
-	m := e.pow2Scaled(v)
-	src, err := e.atRun(m.x, row, col0, n)
-	if err != nil {
-		return nil, err
-	}
-	if src.words == nil {
-		return nil, fmt.Errorf("%s: e4m3 run not in words", m.x)
-	}
-	f, err := e.at(m.scale, []ptx.Operand{row, col0})
-	if err != nil {
-		return nil, err
-	}
-	f120 := e.reg(ir.F32)
-	e.ins("mul.rn.f32", f120, e.inReg(f, ir.F32), ptx.F32(0x1p120))
-	mult := e.reg(ir.I32)
-	e.ins("cvt.rn.bf16x2.f32", mult, f120, f120)
-	r := &run{ty: ir.BF16, pairs: make([]ptx.Operand, n/2)}
-	for w, word := range src.words {
-		for h, sel := range []int64{0x9180, 0xb3a2} {
-			t := e.reg(ir.I32)
-			e.ins("prmt.b32", t, word, ptx.Imm(0), ptx.Imm(sel))
-			e.ins("shl.b32", t, t, ptx.Imm(4))
-			e.ins("and.b32", t, t, ptx.Imm(0x87f087f0))
-			p := e.reg(ir.I32)
-			e.ins("mul.rn.bf16x2", p, t, mult)
-			r.pairs[2*w+h] = p
-		}
-	}
-	return r, nil
-}
-
-// stagePow2Dequant stages v = cast<bf16>(x * 2^(e-127)) (pow2Scaled) with integer
-// dequantization (pow2DequantRun), exact wherever the factor 2^(e-7) is a finite
-// bf16: for e <= 134, and for e = 0 and 255 (factor 0 and +inf, as the f32 path
-// gives). A warp whose runs meet a larger scale (2^8 and above: values of 2^15
-// and more in an e4m3 cache) takes the f32 path for the tile instead, by a vote,
-// so the branch is warp-uniform. Both paths leave the packed bf16 pairs in the
-// same registers; the stores come after (deferStage).
-func (e *emitter) stagePow2Dequant(v *ir.Value, h layout, m *pow2Scale) ([]func(), error) {
-	const vec = 8
-	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	e.comment("stage %s: %dx%d bf16 computed by the CTA -> shared[%d], %d elements per run, e4m3 x 2^(e-127) in integer ops (f32 for scales of 2^8 and more)", v, R, C, h.offset, vec)
-	type runAt struct {
-		row, col0, live ptx.Operand
-		addr            ptx.Addr
-	}
-	var runs []runAt
-	e.ready(m.x)
-	e.noteRead(m.x)
-	big := e.reg(ir.I1)
-	e.ins("setp.ne.s32", big, ptx.Imm(0), ptx.Imm(0))
-	err := e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
-		col0 := e.reg(ir.I32)
-		e.ins("mul.lo.s32", col0, runIdx, ptx.Imm(vec))
-		f, err := e.at(m.scale, []ptx.Operand{row, col0})
-		if err != nil {
-			return err
-		}
-		p := e.reg(ir.I1)
-		e.ins("setp.ge.f32", p, e.inReg(f, ir.F32), ptx.F32(256))
-		e.ins("or.pred", big, big, p)
-		runs = append(runs, runAt{row, col0, live, e.sharedAddr(e.smem, h, row, col0, 2)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	anyBig := e.reg(ir.I1)
-	e.ins("vote.sync.any.pred", anyBig, big, ptx.Imm(-1))
-	slow, done := e.label(), e.label()
-	e.insIf(anyBig, false, "bra.uni", ptx.Sym(slow))
-	eval := func(fast bool) ([]ptx.Vec, error) {
-		e.pushScope()
-		e.pow2Fast = fast
-		defer func() { e.popScope(); e.pow2Fast = false }()
-		out := make([]ptx.Vec, len(runs))
-		for i, r := range runs {
-			run, err := e.atRun(v, r.row, r.col0, vec)
-			clear(e.runCache)
-			if err != nil {
-				return nil, err
-			}
-			for j := 0; j < vec/2; j++ {
-				out[i] = append(out[i], run.pair(e, j))
-			}
-		}
-		return out, nil
-	}
-	packed, err := eval(true)
-	if err != nil {
-		return nil, err
-	}
-	e.ins("bra.uni", ptx.Sym(done))
-	e.body = append(e.body, &ptx.Label{Name: slow})
-	e.comment("%s: f32 path, for warps whose scales reach 2^8", v)
-	viaF32, err := eval(false)
-	if err != nil {
-		return nil, err
-	}
-	for i := range packed {
-		for j := range packed[i] {
-			e.ins("mov.b32", packed[i][j], viaF32[i][j])
-		}
-	}
-	e.body = append(e.body, &ptx.Label{Name: done})
-	stores := make([]func(), len(runs))
-	for i, r := range runs {
-		stores[i] = func() { e.insIf(r.live, false, "st.shared.v4.b32", r.addr, packed[i]) }
-	}
-	return stores, nil
 }

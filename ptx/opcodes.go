@@ -75,7 +75,6 @@ var Forms = []Form{
 	{Op: "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{|.trans}.shared.b16", Args: "v a", MinSM: 75, MinPTX: 65, Check: ldmatrixCount},
 	{Op: "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16|f16.f16}.f32", Args: "v v v v", MinSM: 80, MinPTX: 70, Check: vectorLengths(4, 4, 2, 4)},
 	{Op: "shfl.sync.bfly.b32", Args: "r r ri ri ri", MinSM: 30, MinPTX: 60},
-	{Op: "vote.sync.{any|all}.pred", Args: "r r ri", MinSM: 30, MinPTX: 60},
 	// Transpose of an 8x8 b16 matrix held in mma fragment layout across the warp.
 	{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: "r r", MinSM: 75, MinPTX: 78},
 	// Control and synchronization: named barriers 0..15 with an optional thread
