@@ -44,6 +44,15 @@ func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
 	if _, err := f.run(k, Options{After: "smem"}); err != nil {
 		return Figures{}, err
 	}
+	if f.splitCostsFit() {
+		if f, err = newFn(k, t, Options{}); err != nil {
+			return Figures{}, err
+		}
+		f.measuring, f.noSplitK = true, true
+		if _, err := f.run(k, Options{After: "smem"}); err != nil {
+			return Figures{}, err
+		}
+	}
 	threads := 32 * f.k.Warps
 	carried := f.carriedRegs()
 	fig := Figures{

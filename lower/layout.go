@@ -295,7 +295,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			switch {
 			case f.latencyBound():
 				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
-			case f.splittable(o, rep):
+			case !f.noSplitK && f.splittable(o, rep):
 				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
 				f.splitK[o] = rep
 				if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {

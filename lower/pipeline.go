@@ -51,6 +51,7 @@ type fn struct {
 	// per-warp partial sums: the others are all-reduced where the dot is emitted.
 	splitK       map[*ir.Op]int
 	splitPartial map[*ir.Value]bool
+	noSplitK     bool // layout splits no dot along its reduction (splitCostsFit)
 	uses         map[*ir.Value]int
 	smem         int // dynamic shared memory bytes
 	names        map[string]bool
@@ -139,7 +140,23 @@ func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.run(k, opt)
+	res, err := f.run(k, opt)
+	if err != nil && f.splitCostsFit() {
+		if f, err = newFn(k, t, opt); err != nil {
+			return nil, err
+		}
+		f.noSplitK = true
+		return f.run(k, opt)
+	}
+	return res, err
+}
+
+// splitCostsFit reports whether the kernel split dots along their reduction and
+// its shared memory then exceeds the target's limit: the all-reduce's scratch
+// must not cost the kernel its fit (or a pipeline stage, which the kernel
+// builders choose by fit), so the kernel is laid out again without the split.
+func (f *fn) splitCostsFit() bool {
+	return !f.noSplitK && len(f.splitK) > 0 && f.smem > f.target.MaxSharedPerBlock
 }
 
 // newFn verifies k and starts a compilation of a copy of it.

@@ -1,0 +1,50 @@
+package kernels_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// TestSplitScratchKeepsStages: the 16-head decode's score dots are split along
+// the reduction (an 8 KB all-reduce scratch) only where the kernel still fits;
+// on sm_120 the wider top-k lists (1024, 1152) would then lose their second
+// pipeline stage, so their scores are split by columns instead and both stages
+// stay (lower.Compile and Measure lay the kernel out again without the split).
+func TestSplitScratchKeepsStages(t *testing.T) {
+	for _, c := range []struct {
+		k1    int
+		split bool
+	}{{512, true}, {1024, false}, {1152, false}} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}}
+		tg := target.MustLookup("sm_120")
+		p, designs, err := kernels.MLADesign(cfg, tg)
+		if err != nil {
+			t.Fatalf("K1=%d: %v", c.k1, err)
+		}
+		if got := designs[0].Variant.Stages; got != 2 {
+			t.Errorf("K1=%d: %d pipeline stages on sm_120, want 2", c.k1, got)
+		}
+		for _, k := range p.Kernels {
+			if k.Name != "mla_decode_h16" {
+				continue
+			}
+			res, err := lower.Compile(k, tg, lower.Options{Check: true})
+			if err != nil {
+				t.Fatalf("K1=%d: %v", c.k1, err)
+			}
+			fig, err := lower.Measure(k, tg)
+			if err != nil || !fig.Fits || fig.SharedBytes > tg.MaxSharedPerBlock {
+				t.Errorf("K1=%d: %s measures %d bytes (fits %v, %v)", c.k1, k.Name, fig.SharedBytes, fig.Fits, err)
+			}
+			if split := strings.Contains(res.Kernel.Module.Print(), "all-reduce the partial sums"); split != c.split {
+				t.Errorf("K1=%d: scores split along the reduction: %v, want %v", c.k1, split, c.split)
+			}
+		}
+	}
+}
