@@ -136,11 +136,11 @@ type pendingStage struct {
 }
 
 // deferStage holds v's stores back until the next computed tile's loads and
-// arithmetic are emitted, and emits the previous tile's now. ptxas keeps every
-// ld.shared after an earlier st.shared it cannot prove disjoint, so storing each
-// tile as soon as it is computed left every tile's shared loads waiting for the
-// previous tile's stores: the dequantization of a K tile ran as 14 serial load
-// latencies. Held one tile back, the next tile's loads come first.
+// arithmetic are emitted (block flushes them first before any op that emits
+// code), and emits the previous tile's now. ptxas keeps every ld.shared after an
+// earlier st.shared it cannot prove disjoint, so storing each run as soon as it was
+// computed left the next run's shared loads waiting behind it: the dequantization
+// of a K tile ran as 14 serial load latencies.
 func (e *emitter) deferStage(v *ir.Value, stores []func()) {
 	e.flushStage()
 	e.pending = &pendingStage{v: v, stores: stores}
