@@ -292,18 +292,19 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			// the partial sums are all-reduced through shared memory (one barrier).
 			rwm := largestDivisor(mt, f.k.Warps)
 			rep := f.k.Warps / rwm
+			whole := layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
 			switch {
 			case f.latencyBound():
-				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+				wm, out = rwm, whole
 			case !f.noSplitK && f.splittable(o, rep):
-				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+				wm, out = rwm, whole
 				f.splitK[o] = rep
 				if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {
 					f.splitPartial[c] = true
 				}
-			case c.kind == lAcc && c.rep == rep && c.wm == rwm:
+			case c == whole:
 				// Accumulating onto a replicated tile: computed whole, like it.
-				wm, out = rwm, layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+				wm, out = rwm, whole
 			}
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole

@@ -296,7 +296,8 @@ func (f *fn) setHome(v *ir.Value, h layout) {
 }
 
 // reduceScratch is the shared memory a reduction needs to combine partial results
-// across warps (0 when the reduced axis is inside one warp).
+// across warps (0 when the reduced axis is inside one warp), or a dot split along
+// its reduction needs for its all-reduce (splitScratch).
 func (f *fn) reduceScratch(o *ir.Op) int {
 	if o.Kind == ir.OpDot {
 		return f.splitScratch(o)
