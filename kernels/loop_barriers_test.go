@@ -1,0 +1,89 @@
+package kernels_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/mla"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+var (
+	reLabel   = regexp.MustCompile(`^(\$L\d+):$`)
+	reBackBra = regexp.MustCompile(`bra\.uni (\$L\d+);$`)
+)
+
+// loopBarriers returns the bar.sync count of each loop of ptx: the statements from
+// a label to the last branch back to it (the generator's loops do not nest here).
+func loopBarriers(ptx string) []int {
+	lines := strings.Split(ptx, "\n")
+	at := map[string]int{}
+	var counts []int
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if m := reLabel.FindStringSubmatch(t); m != nil {
+			at[m[1]] = i
+			continue
+		}
+		if m := reBackBra.FindStringSubmatch(t); m != nil {
+			if start, ok := at[m[1]]; ok && start < i {
+				n := 0
+				for _, b := range lines[start:i] {
+					if strings.Contains(b, "bar.sync") {
+						n++
+					}
+				}
+				counts = append(counts, n)
+			}
+		}
+	}
+	return counts
+}
+
+// TestDecodeLoopBarriers holds the 16-head decode's candidate loops to the
+// structure DESIGN.md describes ("The 16-head loop, per 32-candidate tile"):
+// three CTA barriers per iteration with the scores split along the reduction
+// (the stage landed, the K tile published, the scores all-reduced), seven where
+// the split's scratch does not fit (sm_120, top-k 1152) and the scores are split
+// by columns (the row max and sum crossed warps, P staged for ldmatrix).
+func TestDecodeLoopBarriers(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		k1     int
+		want   int
+	}{{"sm_90", 512, 3}, {"sm_120", 512, 3}, {"sm_120", 1152, 7}} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}}
+		tg := target.MustLookup(c.target)
+		p, err := kernels.MLA(cfg, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, k := range p.Kernels {
+			if k.Name != "mla_decode_h16" {
+				continue
+			}
+			found = true
+			res, err := lower.Compile(k, tg, lower.Options{Check: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := loopBarriers(res.Kernel.Module.Print())
+			if len(got) != 2 {
+				t.Fatalf("%s K1=%d: %d loops found, want the two segments' (barriers %v)", c.target, c.k1, len(got), got)
+			}
+			for i, n := range got {
+				if n != c.want {
+					t.Errorf("%s K1=%d: segment %d's loop has %d barriers per iteration, want %d", c.target, c.k1, i, n, c.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s K1=%d: no mla_decode_h16 kernel", c.target, c.k1)
+		}
+	}
+}
