@@ -272,9 +272,9 @@ func (f *fn) splitScratch(o *ir.Op) int {
 	if parts < 2 || f.splitPartial[o.Result()] {
 		return 0
 	}
-	l := f.layouts[o.Result()]
+	// Each row group's warps write one f32 per element of the group's rows.
 	r := o.Result()
-	return l.wm * parts * (r.Type.Shape[0] / l.wm) * r.Type.Shape[1] * 4
+	return parts * r.Type.Shape[0] * r.Type.Shape[1] * 4
 }
 
 // dotGroup emits a group from dotGroupAt: the elementwise ops first (they use
