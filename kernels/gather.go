@@ -105,26 +105,8 @@ func Gather(c GatherConfig) (*ir.Kernel, error) {
 	b.SetGrid(chunks, c.T, 1)
 	b.SetWarps(gatherWarps)
 	b.SetLatency(ir.LatencyLarge)
-	i64 := ir.ScalarOf(ir.I64)
 	b.BindGrid(1, b.Param("rows", ir.ScalarOf(ir.I32), 1, 0))
-	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
-	segs := make([]segParams, len(c.Segments))
-	for s, sc := range c.Segments {
-		pageDiv := 16
-		if c.Cache == mla.CacheBF16 {
-			pageDiv = strideDiv(c.D()) * 2
-		}
-		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
-		segs[s].pageStride = b.Param(fmt.Sprintf("page_stride%d", s), i64, pageDiv, 0)
-		segs[s].slots = b.Param(fmt.Sprintf("slots%d", s), ir.ScalarOf(ir.I32), 1, 0)
-		segs[s].idx = b.ParamRows(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(sc.K)*4)
-		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
-		if sc.HasLen {
-			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
-		}
-		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
-		b.Strided(segs[s].cache, c.PageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
-	}
+	segs := segmentParams(b, c.Shape)
 	out := b.ParamRows("out", ir.PtrTo(ir.I32), 16, int64(chunks)*int64(N)*4)
 
 	row := b.Name(b.ProgramID(1), "t")

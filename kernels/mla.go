@@ -513,28 +513,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	qst := b.Param("q_stride_t", i64, strideDiv(D), 0)
 	qsh := b.Param("q_stride_h", i64, strideDiv(D), 0)
 	b.Strided(q, int64(D), ir.StrideDim{Stride: "q_stride_h", Count: int64(c.H)}, ir.StrideDim{Stride: "q_stride_t", CountParam: "rows", CountDiv: 1})
-	type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
-	segs := make([]segParams, len(c.Segments))
-	for s, sc := range c.Segments {
-		pageDiv := 16
-		if c.Cache == mla.CacheBF16 {
-			pageDiv = strideDiv(D) * 2
-		}
-		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
-		segs[s].pageStride = b.Param(fmt.Sprintf("page_stride%d", s), i64, pageDiv, 0)
-		// The pool's size in slots (pages x page size): an index outside [0, slots)
-		// is invalid like -1, so a buggy indexer's index is never a load.
-		segs[s].slots = b.Param(fmt.Sprintf("slots%d", s), ir.ScalarOf(ir.I32), 1, 0)
-		segs[s].idx = b.ParamRows(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(sc.K)*4)
-		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
-		if sc.HasLen {
-			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
-		}
-		// A row's K indices, rows idx_stride apart; the pool's pages (slots / page
-		// size of them, the last one whole), page_stride bytes apart.
-		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
-		b.Strided(segs[s].cache, c.PageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
-	}
+	segs := segmentParams(b, c.Shape)
 	var sink, out, lse, wsO, wsL *ir.Value
 	if c.Sink && !v.partial {
 		sink = b.Param("sink", ir.PtrTo(ir.F32), 4, int64(c.H)*4)
@@ -803,4 +782,35 @@ func mlaCombineKernel(c MLAConfig, cb plan.Combine) (*ir.Kernel, error) {
 	b.Store1(out, b.Add(outBase, d64), nil, b.Cast(o, ir.BF16))
 	b.Store1(lse, b.Add(b.Mul(t, b.I64(H)), h), nil, b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1))))
 	return b.Finish()
+}
+
+// segParams are one candidate segment's kernel parameters.
+type segParams struct{ cache, pageStride, slots, idx, idxStride, length *ir.Value }
+
+// segmentParams declares each segment's parameters, by the names check binds
+// (bindSegments), so the decode and its gather ceiling take the same buffers.
+func segmentParams(b *ir.Builder, sh mla.Shape) []segParams {
+	i64 := ir.ScalarOf(ir.I64)
+	segs := make([]segParams, len(sh.Segments))
+	for s, sc := range sh.Segments {
+		pageDiv := 16
+		if sh.Cache == mla.CacheBF16 {
+			pageDiv = strideDiv(sh.D()) * 2
+		}
+		segs[s].cache = b.Param(fmt.Sprintf("cache%d", s), ir.PtrTo(ir.U8), 16, 0)
+		segs[s].pageStride = b.Param(fmt.Sprintf("page_stride%d", s), i64, pageDiv, 0)
+		// The pool's size in slots (pages x page size): an index outside [0, slots)
+		// is invalid like -1, so a buggy indexer's index is never a load.
+		segs[s].slots = b.Param(fmt.Sprintf("slots%d", s), ir.ScalarOf(ir.I32), 1, 0)
+		segs[s].idx = b.ParamRows(fmt.Sprintf("idx%d", s), ir.PtrTo(ir.I32), 4, int64(sc.K)*4)
+		segs[s].idxStride = b.Param(fmt.Sprintf("idx_stride%d", s), i64, 1, 0)
+		if sc.HasLen {
+			segs[s].length = b.ParamRows(fmt.Sprintf("len%d", s), ir.PtrTo(ir.I32), 4, 4)
+		}
+		// A row's K indices, rows idx_stride apart; the pool's pages (slots / page
+		// size of them, the last one whole), page_stride bytes apart.
+		b.Strided(segs[s].idx, int64(sc.K), ir.StrideDim{Stride: fmt.Sprintf("idx_stride%d", s), CountParam: "rows", CountDiv: 1})
+		b.Strided(segs[s].cache, sh.PageBytes(sc.PageSize), ir.StrideDim{Stride: fmt.Sprintf("page_stride%d", s), CountParam: fmt.Sprintf("slots%d", s), CountDiv: int64(sc.PageSize)})
+	}
+	return segs
 }
