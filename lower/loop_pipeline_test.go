@@ -64,6 +64,27 @@ func f32Bytes(x []float32) []byte {
 	return out
 }
 
+// sameAcrossStages runs the kernel parse builds unpipelined and at 2..4 stages and
+// wants each pipelined run's loop pipelined and its output bit for bit the
+// unpipelined one's; with wantWrites, an all-zero unpipelined output is an error
+// (the comparison would prove nothing).
+func sameAcrossStages(t *testing.T, what, arch string, bufs map[string][]byte, parse func(stages int) *ir.Kernel, wantWrites bool) {
+	t.Helper()
+	want, _ := runBytes(t, parse(1), arch, bufs)
+	if wantWrites && bytes.Equal(want, make([]byte, len(want))) {
+		t.Fatalf("%s: the unpipelined kernel wrote zeros", what)
+	}
+	for stages := 2; stages <= 4; stages++ {
+		got, text := runBytes(t, parse(stages), arch, bufs)
+		if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
+			t.Errorf("%s, stages %d: the loop's loads were not pipelined", what, stages)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s, stages %d: output differs from the unpipelined kernel's", what, stages)
+		}
+	}
+}
+
 // TestPipelinedLoopsBitExact pipelines the loops of user kernels whose bodies
 // also write shared memory the pipeline does not own (the cross-warp reduction
 // scratch of a chunked softmax and RMSNorm, carried sums of loaded chunks):
@@ -254,19 +275,7 @@ func TestPipelinedGather(t *testing.T) {
 				}
 				return k
 			}
-			want, _ := runBytes(t, parse(1), "sm_90", bufs)
-			if bytes.Equal(want, make([]byte, 1024)) {
-				t.Fatalf("seed %d: the unpipelined kernel wrote zeros", seed)
-			}
-			for stages := 2; stages <= 4; stages++ {
-				got, text := runBytes(t, parse(stages), "sm_90", bufs)
-				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
-					t.Errorf("seed %d, stages %d: the gather was not pipelined", seed, stages)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("seed %d, stages %d: output differs from the unpipelined kernel's", seed, stages)
-				}
-			}
+			sameAcrossStages(t, fmt.Sprintf("seed %d", seed), "sm_90", bufs, parse, true)
 		})
 	}
 }
@@ -323,19 +332,7 @@ func TestPipelinedRuntimeBounds(t *testing.T) {
 				}
 				return k
 			}
-			want, _ := runBytes(t, parse(1), "sm_80", bufs)
-			if iters > 0 && bytes.Equal(want, make([]byte, 1024)) {
-				t.Fatalf("seed %d: the unpipelined kernel wrote zeros", seed)
-			}
-			for stages := 2; stages <= 4; stages++ {
-				got, text := runBytes(t, parse(stages), "sm_80", bufs)
-				if !strings.Contains(text, fmt.Sprintf("// pipeline: %d stages", stages)) {
-					t.Errorf("seed %d, stages %d: the loads were not pipelined", seed, stages)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("seed %d, stages %d, %d iterations: output differs from the unpipelined kernel's", seed, stages, iters)
-				}
-			}
+			sameAcrossStages(t, fmt.Sprintf("seed %d, %d iterations", seed, iters), "sm_80", bufs, parse, iters > 0)
 		})
 	}
 }

@@ -78,6 +78,16 @@ func softmaxKernel(s userShape) *ir.Builder {
 	return b
 }
 
+// chunkLoader returns a loader of column chunk c of x's row block: the tile (columns
+// past the row's end read as 0), its first column and the columns left in the row.
+func chunkLoader(b *ir.Builder, s userShape, x, offs, ok *ir.Value, chunk int) func(c *ir.Value) (t, c0, bound *ir.Value) {
+	return func(c *ir.Value) (*ir.Value, *ir.Value, *ir.Value) {
+		c0 := b.Mul(c, b.I32(int64(chunk)))
+		bound := b.Sub(b.I32(int64(s.width)), c0)
+		return b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, bound), c0, bound
+	}
+}
+
 // softmaxChunked: rows too wide for one tile. A first loop over column chunks
 // carries each row's running max and sum (online softmax); a second writes
 // exp(x - max) / sum chunk by chunk.
@@ -90,11 +100,7 @@ func softmaxChunked(s userShape, chunk int) *ir.Builder {
 	offs, ok := rowBlock(b, s)
 	br := s.blockRows
 	chunks := b.I32(int64((s.width + chunk - 1) / chunk))
-	load := func(c *ir.Value) (*ir.Value, *ir.Value, *ir.Value) {
-		c0 := b.Mul(c, b.I32(int64(chunk)))
-		bound := b.Sub(b.I32(int64(s.width)), c0)
-		return b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, bound), c0, bound
-	}
+	load := chunkLoader(b, s, x, offs, ok, chunk)
 	stats := b.For(b.I32(0), chunks, 1, []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, br)), b.ConstFloat(0, ir.TileOf(ir.F32, br))},
 		func(c *ir.Value, st []*ir.Value) []*ir.Value {
 			t, _, bound := load(c)
@@ -146,11 +152,7 @@ func rmsnormChunked(s userShape, chunk int, eps float64) *ir.Builder {
 	offs, ok := rowBlock(b, s)
 	br := s.blockRows
 	chunks := b.I32(int64((s.width + chunk - 1) / chunk))
-	load := func(c *ir.Value) (*ir.Value, *ir.Value, *ir.Value) {
-		c0 := b.Mul(c, b.I32(int64(chunk)))
-		bound := b.Sub(b.I32(int64(s.width)), c0)
-		return b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, bound), c0, bound
-	}
+	load := chunkLoader(b, s, x, offs, ok, chunk)
 	ss := b.For(b.I32(0), chunks, 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, br))}, func(c *ir.Value, st []*ir.Value) []*ir.Value {
 		t, _, _ := load(c) // columns past the end read as 0
 		return []*ir.Value{b.Add(st[0], b.Reduce("sum", b.Mul(t, t), 1))}
@@ -552,8 +554,7 @@ func foldChunks(s userShape, chunk int) *ir.Builder {
 	br := s.blockRows
 	chunks := (s.width + chunk - 1) / chunk
 	acc := b.For(b.I32(0), b.I32(int64(chunks)), 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, br, chunk))}, func(c *ir.Value, st []*ir.Value) []*ir.Value {
-		c0 := b.Mul(c, b.I32(int64(chunk)))
-		t := b.Load2(x, offs, b.Cast(c0, ir.I64), chunk, ok, b.Sub(b.I32(int64(s.width)), c0))
+		t, _, _ := chunkLoader(b, s, x, offs, ok, chunk)(c)
 		return []*ir.Value{b.Add(st[0], t)}
 	})[0]
 	yrows := b.Mul(b.Cast(b.Add(b.Mul(b.ProgramID(0), b.I32(int64(br))), b.Iota(br)), ir.I64), b.I64(int64(chunk)))

@@ -200,32 +200,10 @@ func TestCheckVectorsPlan(t *testing.T) {
 // TestCheckVectorsValidCount: a meta.json whose valid_candidates_per_row disagrees
 // with its len and idx files fails the check (exit 1), naming the row.
 func TestCheckVectorsValidCount(t *testing.T) {
-	src := "../golden/testdata/vectors/mla_decode/h4_sink_edges"
-	dir := t.TempDir()
-	ents, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == "meta.json" {
-			var m map[string]any
-			if err := json.Unmarshal(b, &m); err != nil {
-				t.Fatal(err)
-			}
-			counts := m["valid_candidates_per_row"].([]any)
-			counts[1] = counts[1].(float64) + 1
-			if b, err = json.Marshal(m); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := copyVectors(t, func(m map[string]any) {
+		counts := m["valid_candidates_per_row"].([]any)
+		counts[1] = counts[1].(float64) + 1
+	})
 	code, out, errOut := runCLI("check", "-emu", "-vectors", dir)
 	if code != 1 || !strings.Contains(out, "valid_candidates_per_row") || !strings.Contains(out, "mismatch      [1]") {
 		t.Fatalf("exit %d, want 1 and the row named; stdout:\n%s\nstderr:\n%s", code, out, errOut)
