@@ -136,8 +136,8 @@ type pendingStage struct {
 }
 
 // deferStage holds v's stores back until the next computed tile's loads and
-// arithmetic are emitted (block flushes them first before any op that emits
-// code), and emits the previous tile's now. ptxas keeps every ld.shared after an
+// arithmetic are emitted (block flushes them before any op that touches shared
+// memory or synchronizes), and emits the previous tile's now. ptxas keeps every ld.shared after an
 // earlier st.shared it cannot prove disjoint, so storing each run as soon as it was
 // computed left the next run's shared loads waiting behind it: the dequantization
 // of a K tile ran as 14 serial load latencies.
@@ -161,16 +161,23 @@ func (e *emitter) flushStage() {
 	e.sync(syncWrote, p.v)
 }
 
-// emitsNothing reports whether o leaves no instruction where it stands (a
-// recomputed value, evaluated at its uses) and is not staged: a pending tile's
-// stores may stay pending across it.
+// emitsNothing reports whether o touches no shared memory and leaves no sync
+// point where it stands: a recomputed value (evaluated at its uses) that is not
+// staged, or a scalar (its operands are scalars too, so it reads no tile). A
+// pending tile's stores may stay pending across it.
 func (e *emitter) emitsNothing(o *ir.Op) bool {
 	if len(o.Results) != 1 || o.Kind == ir.OpFor {
 		return false
 	}
 	r := o.Result()
 	_, staged := e.f.staged[r]
-	return e.layout(r).kind == lExpr && o.Kind != ir.OpLoad && !staged
+	switch e.layout(r).kind {
+	case lScalar:
+		return true
+	case lExpr:
+		return o.Kind != ir.OpLoad && !staged
+	}
+	return false
 }
 
 // readsPending reports whether evaluating v may read the pending tile's shared
