@@ -68,6 +68,23 @@
 //     (Launch.AllowUninit turns it off);
 //   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
 //
+// # Bank conflicts
+//
+// With Launch.Conflicts set (RunOptions.Conflicts for RunKernelOpts, Case.Conflicts
+// in package check), a launch counts the shared-memory wavefronts its ldmatrix
+// instructions take, so tests can assert that a shared layout is conflict-free.
+// The model: shared memory has 32 banks of 4 bytes, 128 bytes per wavefront.
+// ldmatrix .x1/.x2/.x4 reads 1/2/4 8x8 b16 matrices, and for matrix j the lanes
+// 8j..8j+7 give the addresses of its 8 rows of 16 bytes; a row lies in 16-byte
+// bank group (addr>>4)&7 (4 banks). A matrix takes one wavefront when its rows'
+// distinct addresses fall in distinct groups (equal addresses broadcast and count
+// once), and in general as many as the largest number of distinct row addresses
+// sharing one group. SharedConflicts.Matrices counts the matrices read (the
+// conflict-free minimum), SharedConflicts.Wavefronts what they took. Rows padded to
+// an odd number of 16-byte units and 128-byte rows whose chunks are XORed by
+// (row & 7) are both conflict-free; unswizzled 128-byte rows take 8 wavefronts per
+// matrix. stmatrix and ordinary ld/st are not counted.
+//
 // # Instructions
 //
 //	integer   add sub (.sat.s32) mul.{lo,hi,wide} mad.{lo,hi,wide} div rem min max neg abs

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -29,6 +30,26 @@ type Launch struct {
 	// the launch failing on it: a CTA that exits with a named barrier partially
 	// arrived (a bar.arrive no bar.sync consumed).
 	Warn func(*Error)
+	// Conflicts, if set, receives the launch's ldmatrix bank-conflict counts (see
+	// SharedConflicts); nil counts nothing.
+	Conflicts *SharedConflicts
+}
+
+// SharedConflicts counts the shared-memory wavefronts that ldmatrix reads take,
+// under the bank model of the package documentation: Matrices is the 8x8 matrices
+// read, which is the conflict-free number of wavefronts, and Wavefronts is what they
+// took, so Wavefronts == Matrices means no bank conflict. A launch adds its counts
+// when it ends (also when it fails), so one value may collect several launches,
+// concurrent ones included. stmatrix is not counted.
+type SharedConflicts struct {
+	Matrices   atomic.Int64
+	Wavefronts atomic.Int64
+}
+
+// String reports the counts and the excess wavefronts, for test failures.
+func (s *SharedConflicts) String() string {
+	m, w := s.Matrices.Load(), s.Wavefronts.Load()
+	return fmt.Sprintf("%d ldmatrix matrices in %d wavefronts (%d extra from bank conflicts)", m, w, w-m)
 }
 
 // DefaultMaxWarpInstrs is the per-CTA instruction budget when Launch.MaxWarpInstrs
@@ -118,12 +139,24 @@ func Run(mod *ptx.Module, entry string, l Launch, mem *Memory) error {
 // after checking args against its parameter facts (kinds, pointer alignment and
 // reach). Buffers the kernel does not declare Written must come back unchanged.
 func RunKernel(k *ptx.Kernel, args []any, mem *Memory) error {
-	return RunKernelBudget(k, args, mem, 0)
+	return RunKernelOpts(k, args, mem, RunOptions{})
 }
 
 // RunKernelBudget is RunKernel with Launch.MaxWarpInstrs (0: the default), which
 // bounds each CTA's work.
 func RunKernelBudget(k *ptx.Kernel, args []any, mem *Memory, maxWarpInstrs int64) error {
+	return RunKernelOpts(k, args, mem, RunOptions{MaxWarpInstrs: maxWarpInstrs})
+}
+
+// RunOptions are the Launch settings RunKernelOpts passes on; the zero value is
+// RunKernel's behaviour.
+type RunOptions struct {
+	MaxWarpInstrs int64            // Launch.MaxWarpInstrs: 0 the default, negative no limit
+	Conflicts     *SharedConflicts // Launch.Conflicts: nil counts nothing
+}
+
+// RunKernelOpts is RunKernel with the launch options o.
+func RunKernelOpts(k *ptx.Kernel, args []any, mem *Memory, o RunOptions) error {
 	if len(args) != len(k.Params) {
 		return fmt.Errorf("emu: %s: %d arguments for %d parameters", k.Name, len(args), len(k.Params))
 	}
@@ -213,7 +246,8 @@ func RunKernelBudget(k *ptx.Kernel, args []any, mem *Memory, maxWarpInstrs int64
 	if err != nil {
 		return err
 	}
-	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args, MaxWarpInstrs: maxWarpInstrs}
+	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args,
+		MaxWarpInstrs: o.MaxWarpInstrs, Conflicts: o.Conflicts}
 	if err := p.Run(k.Name, l, mem); err != nil {
 		return err
 	}
@@ -259,6 +293,12 @@ func (p *Program) Run(entry string, l Launch, mem *Memory) error {
 		return err
 	}
 	r := newRunner(fp, &l, mem, params)
+	if l.Conflicts != nil {
+		defer func() {
+			l.Conflicts.Matrices.Add(r.matrices)
+			l.Conflicts.Wavefronts.Add(r.wavefronts)
+		}()
+	}
 	for z := 0; z < l.Grid[2]; z++ {
 		for y := 0; y < l.Grid[1]; y++ {
 			for x := 0; x < l.Grid[0]; x++ {

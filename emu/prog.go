@@ -505,6 +505,9 @@ type runner struct {
 	params []uint64
 	c      cta
 	clock  uint32 // the largest warp clock so far, counted across the whole launch
+	// ldmatrix matrices and wavefronts counted for Launch.Conflicts, added to it
+	// once when the launch ends rather than atomically per instruction.
+	matrices, wavefronts int64
 }
 
 func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {

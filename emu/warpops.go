@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptxgen/ptxgen/dtype"
 )
@@ -106,6 +107,12 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 				}
 			}
 		}
+		if c.r.l.Conflicts != nil {
+			for j := 0; j < num; j++ {
+				c.r.wavefronts += matrixWavefronts((*[8]uint64)(A[8*j:8*j+8]), uoff)
+			}
+			c.r.matrices += int64(num)
+		}
 		for j := 0; j < num; j++ {
 			D := w.slot(dsts[j])
 			M := &rows[j]
@@ -120,6 +127,24 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 		}
 		return nil
 	}, nil
+}
+
+// matrixWavefronts is the shared-memory wavefronts one ldmatrix matrix takes, its
+// 8 rows of 16 bytes at addr[r]+off: a wavefront serves one distinct address per
+// 16-byte bank group ((a>>4)&7, 4 of the 32 4-byte banks) and equal addresses
+// broadcast, so it is the largest number of distinct addresses in one group.
+func matrixWavefronts(addr *[8]uint64, off uint64) int64 {
+	var perGroup [8]int64
+	most := int64(0)
+	for r, a := range addr {
+		if slices.Contains(addr[:r], a) {
+			continue
+		}
+		g := ((a + off) >> 4) & 7
+		perGroup[g]++
+		most = max(most, perGroup[g])
+	}
+	return most
 }
 
 // ---- movmatrix ----
