@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -34,6 +35,9 @@ type Case struct {
 	// MaxWarpInstrs bounds the warp instructions of each CTA in the emulator (0:
 	// emu.DefaultMaxWarpInstrs), so that a program of one's own cannot run for hours.
 	MaxWarpInstrs int64
+	// Conflicts, if set, receives the emulator's ldmatrix bank-conflict counts over
+	// every kernel of the case (see emu.SharedConflicts); the GPU executor ignores it.
+	Conflicts *emu.SharedConflicts
 	// Variant is the design of the CTAs the case runs (kernels.MLAVariant.Short),
 	// "" for kernels without variants.
 	Variant string

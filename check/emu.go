@@ -29,7 +29,7 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := emu.RunKernelBudget(k, args, mem, c.MaxWarpInstrs); err != nil {
+		if err := emu.RunKernelOpts(k, args, mem, emu.RunOptions{MaxWarpInstrs: c.MaxWarpInstrs, Conflicts: c.Conflicts}); err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
