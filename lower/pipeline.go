@@ -254,6 +254,9 @@ func (f *fn) annotate(o *ir.Op) string {
 	if l, ok := f.layouts[v]; ok {
 		notes = append(notes, l.String())
 	}
+	if h, ok := f.staged[v]; ok && h.pitch > 0 {
+		notes = append(notes, "staged in "+h.String())
+	}
 	if r, ok := f.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
 	}
