@@ -46,18 +46,34 @@ func loopBarriers(ptx string) []int {
 // TestDecodeLoopBarriers holds the 16-head decode's candidate loops to the
 // structure DESIGN.md describes ("The 16-head loop, per 32-candidate tile"):
 // three CTA barriers per iteration with the scores split along the reduction
-// (the stage landed, the K tile published, the scores all-reduced), seven where
-// the split's scratch does not fit (sm_120, top-k 1152) and the scores are split
-// by columns (the row max and sum crossed warps, P staged for ldmatrix).
+// (the stage landed, the K tile published, the scores all-reduced; on sm_120 at
+// top-k 1152 the split's scratch fits with the copied tiles swizzled), seven where
+// the split's scratch does not fit even with every tile swizzled and
+// the scores are split by columns (the row max and sum crossed warps, P staged for
+// ldmatrix).
 func TestDecodeLoopBarriers(t *testing.T) {
 	for _, c := range []struct {
 		target string
+		less   bool // a limit below the split kernel's shared memory
 		k1     int
 		want   int
-	}{{"sm_90", 512, 3}, {"sm_120", 512, 3}, {"sm_120", 1152, 7}} {
+	}{{"sm_90", false, 512, 3}, {"sm_120", false, 512, 3}, {"sm_120", false, 1152, 3}, {"sm_120", true, 1152, 7}} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
 			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}}
 		tg := target.MustLookup(c.target)
+		// Less shared memory, step by step, until even the split kernel with every
+		// tile it can swizzled (three classes, lower/smem.go) does not fit.
+		for step := 0; c.less && step < 3; step++ {
+			p, err := kernels.MLA(cfg, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fig, err := lower.Measure(p.Kernels[0], tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg.MaxSharedPerBlock = fig.SharedBytes - 128
+		}
 		p, err := kernels.MLA(cfg, tg)
 		if err != nil {
 			t.Fatal(err)

@@ -11,15 +11,17 @@ import (
 )
 
 // TestSplitScratchKeepsStages: the 16-head decode's score dots are split along
-// the reduction (an 8 KB all-reduce scratch) only where the kernel still fits;
-// on sm_120 the wider top-k lists (1024, 1152) would then lose their second
-// pipeline stage, so their scores are split by columns instead and both stages
-// stay (lower.Compile and Measure lay the kernel out again without the split).
+// the reduction (an 8 KB all-reduce scratch) only where the kernel still fits
+// with its pipeline stages; on sm_120 the wider top-k lists (1024, 1152) fit
+// then only with their copied tiles swizzled instead of padded (the smem pass),
+// and both stages stay. Without swizzling they would be split by columns
+// (lower.Compile and Measure lay the kernel out again without the split:
+// TestDecodeLoopBarriers).
 func TestSplitScratchKeepsStages(t *testing.T) {
 	for _, c := range []struct {
-		k1    int
-		split bool
-	}{{512, true}, {1024, false}, {1152, false}} {
+		k1       int
+		swizzled bool
+	}{{512, false}, {1024, true}, {1152, true}} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
 			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}}
 		tg := target.MustLookup("sm_120")
@@ -42,8 +44,15 @@ func TestSplitScratchKeepsStages(t *testing.T) {
 			if err != nil || !fig.Fits || fig.SharedBytes > tg.MaxSharedPerBlock {
 				t.Errorf("K1=%d: %s measures %d bytes (fits %v, %v)", c.k1, k.Name, fig.SharedBytes, fig.Fits, err)
 			}
-			if split := strings.Contains(res.Kernel.Module.Print(), "all-reduce the partial sums"); split != c.split {
-				t.Errorf("K1=%d: scores split along the reduction: %v, want %v", c.k1, split, c.split)
+			if !strings.Contains(res.Kernel.Module.Print(), "all-reduce the partial sums") {
+				t.Errorf("K1=%d: scores not split along the reduction", c.k1)
+			}
+			dump, err := lower.Compile(k, tg, lower.Options{After: "smem"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if swizzled := strings.Contains(dump.Dump, "swizzled"); swizzled != c.swizzled {
+				t.Errorf("K1=%d: tiles swizzled %v, want %v", c.k1, swizzled, c.swizzled)
 			}
 		}
 	}

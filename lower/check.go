@@ -123,7 +123,8 @@ type sharedArray struct {
 
 // checkShared checks what smem guarantees: every shared layout, staged home and
 // reduction scratch lies inside the allocation, 128-byte aligned, with a pitch
-// that holds a row (odd 16-byte units for dot operands); transposes view their
+// that holds a row (odd 16-byte units for dot operands, or dense swizzled rows of
+// whole 128-byte groups); transposes view their
 // source's bytes; arrays that share bytes are recorded as aliases; the total fits
 // the target.
 func checkShared(f *fn) error {
@@ -133,13 +134,8 @@ func checkShared(f *fn) error {
 	if f.smem > f.target.MaxSharedPerBlock || f.smem%128 != 0 {
 		return fmt.Errorf("smem check: %d bytes of shared memory (limit %d, must be a multiple of 128)", f.smem, f.target.MaxSharedPerBlock)
 	}
-	mmaOperand := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpDot {
-			mmaOperand[storageOf(o.Args[0])] = true
-			mmaOperand[storageOf(o.Args[1])] = true
-		}
-	})
+	mmaOperand := f.dotOperands()
+	swizzles := f.swizzles(swizzleFragments)
 	var arrays []sharedArray
 	var err error
 	home := func(v *ir.Value, h layout, what string) {
@@ -157,7 +153,9 @@ func checkShared(f *fn) error {
 		switch {
 		case h.pitch <= 0 || v.Type.Rank() == 2 && (h.pitch%16 != 0 || h.pitch < rowBytes):
 			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.pitch, rowBytes)
-		case v.Type.Rank() == 2 && mmaOperand[v] && h.pitch/16%2 == 0:
+		case h.swizzle && (!swizzles[v] || h.pitch != rowBytes):
+			err = fmt.Errorf("smem check: %s %s is swizzled with pitch %d for rows of %d bytes (want dense rows of whole 128-byte groups, only dot operands)", what, v, h.pitch, rowBytes)
+		case v.Type.Rank() == 2 && mmaOperand[v] && !h.swizzle && h.pitch/16%2 == 0:
 			err = fmt.Errorf("smem check: dot operand %s has pitch %d, an even number of 16-byte units (bank conflicts)", v, h.pitch)
 		case h.offset%128 != 0 || h.offset < 0 || h.offset+size > f.smem:
 			err = fmt.Errorf("smem check: %s %s at shared[%d..%d] is outside the %d-byte allocation or not 128-byte aligned", what, v, h.offset, h.offset+size, f.smem)
@@ -173,7 +171,7 @@ func checkShared(f *fn) error {
 			switch {
 			case o.Kind == ir.OpTrans:
 				src, ok := f.sharedHome(o.Args[0])
-				if !ok || l.kind != lShared || l.offset != src.offset || l.pitch != src.pitch || l.trans == src.trans {
+				if !ok || l.kind != lShared || l.offset != src.offset || l.pitch != src.pitch || l.swizzle != src.swizzle || l.trans == src.trans {
 					err = fmt.Errorf("smem check: transpose %s (%v) is not a view of its source (%v)", r, l, src)
 				}
 			case l.kind == lShared:

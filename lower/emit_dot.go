@@ -21,6 +21,102 @@ type dotPlan struct {
 	chain      []*dotPlan // earlier dots of a fused group accumulating into acc
 	aBase      ptx.Operand
 	b4, b2     ptx.Operand
+	// Swizzled operands' bases (swizzledBase), in place of aBase, b4 and b2.
+	aSw, b4Sw, b2Sw *swizzledBase
+}
+
+// swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
+// swizzled tile. A step j of 32 bytes along the rows reads at base j%4 plus
+// 128*(j/4): the XOR by the row's bits permutes the chunks inside a 128-byte
+// group and leaves the group bits alone.
+type swizzledBase struct {
+	swizzled bool
+	// aligned: the warp's column is a multiple of 128 bytes, so base m is base 0
+	// XOR 32m (plus 32m when not swizzled): one instruction in the k step that
+	// uses it instead of four registers live through the dot. Otherwise base m
+	// is row + ((col + 32m) ^ bits), from the lane's row address, logical byte
+	// column and row bits.
+	aligned        bool
+	row, col, bits ptx.Operand
+	m              [4]ptx.Operand
+	step           int // the k step of m[1..3] when aligned
+}
+
+// swizzledAt is the base of the steps j with j%4 == m for k step k, emitted at
+// its first use (in that k step, when aligned).
+func (e *emitter) swizzledAt(b *swizzledBase, m, k int) ptx.Operand {
+	if b.aligned && m > 0 && b.step != k {
+		b.m[1], b.m[2], b.m[3], b.step = nil, nil, nil, k
+	}
+	if b.m[m] != nil {
+		return b.m[m]
+	}
+	x := e.reg(ir.I32)
+	switch {
+	case b.aligned && b.swizzled:
+		e.ins("xor.b32", x, b.m[0], ptx.Imm(32*m))
+	case b.aligned:
+		e.ins("add.s32", x, b.m[0], ptx.Imm(32*m))
+	default:
+		c := e.reg(ir.I32)
+		e.ins("add.s32", c, b.col, ptx.Imm(32*m))
+		e.ins("xor.b32", x, c, b.bits)
+		e.ins("add.s32", x, x, b.row)
+	}
+	b.m[m] = x
+	return x
+}
+
+// swizzledOperand sets up the bases of an operand of a dot that reads a swizzled
+// tile: the lane's row is rowBase + its row in the block (rowBase a multiple of
+// 8, so the row's low bits are the lane's), at byte column colBase + its column,
+// with colBase a multiple of colAlign bytes (a power of two; 0: no colBase) and
+// steps 0..maxStep along the row.
+func (e *emitter) swizzledOperand(kind string, base ptx.Operand, pitch int, swizzled bool, rowBase, colBase ptx.Operand, colAlign, maxStep int) *swizzledBase {
+	// The steps are an XOR of base 0 when colBase's bits inside a group are
+	// above the lane's column and the steps' bits (or zero).
+	aligned := colBase == nil || colAlign >= 128 || 16+32*maxStep < colAlign
+	b := &swizzledBase{swizzled: swizzled, aligned: aligned || !swizzled, step: -1}
+	if b.aligned {
+		// The lane's offset, swizzled, is one register per kind and pitch, as
+		// for padded tiles: base 0 is base + rowBase*pitch + colBase's groups +
+		// (lane offset XOR colBase inside its group).
+		b0 := e.reg(ir.I32)
+		lane := e.ldmatrixLaneOffset(pitch, kind, swizzled)
+		if colBase != nil && swizzled && colAlign < 128 {
+			in := e.reg(ir.I32)
+			e.ins("and.b32", in, e.inReg(colBase, ir.I32), ptx.Imm(127))
+			e.ins("xor.b32", in, in, lane)
+			groups := e.reg(ir.I32)
+			e.ins("and.b32", groups, e.inReg(colBase, ir.I32), ptx.Imm(-128))
+			lane, colBase = in, groups
+		}
+		if rowBase != nil {
+			e.ins("mad.lo.s32", b0, e.inReg(rowBase, ir.I32), ptx.Imm(pitch), lane)
+			e.ins("add.s32", b0, b0, base)
+		} else {
+			e.ins("add.s32", b0, lane, base)
+		}
+		if colBase != nil {
+			e.ins("add.s32", b0, b0, e.inReg(colBase, ir.I32))
+		}
+		b.m[0] = b0
+		return b
+	}
+	lane := e.ldmatrixSwizzledLane(kind)
+	b.row, b.bits = e.reg(ir.I32), lane.bits
+	if rowBase != nil {
+		e.ins("add.s32", b.row, e.inReg(rowBase, ir.I32), lane.row)
+		e.ins("mad.lo.s32", b.row, b.row, ptx.Imm(pitch), base)
+	} else {
+		e.ins("mad.lo.s32", b.row, lane.row, ptx.Imm(pitch), base)
+	}
+	b.col = lane.col
+	if colBase != nil {
+		b.col = e.reg(ir.I32)
+		e.ins("add.s32", b.col, e.inReg(colBase, ir.I32), lane.col)
+	}
+	return b
 }
 
 // planDot sets a dot up: operand readiness, accumulators (taken from chain when
@@ -74,9 +170,12 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		}
 	}
 
+	if p.al.swizzle || p.bl.swizzle {
+		return p, e.swizzledBases(p, rows, cols, kStart)
+	}
 	// Per-warp base addresses of the operand tiles.
 	if p.al.kind == lShared {
-		off := e.ldmatrixLaneOffset(p.al.pitch, "a")
+		off := e.ldmatrixLaneOffset(p.al.pitch, "a", false)
 		aBase := e.reg(ir.I32)
 		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
 		e.ins("add.s32", aBase, aBase, e.smemOf(a))
@@ -89,8 +188,8 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	if p.bl.trans {
 		bKind = "bn"
 	}
-	bOff4 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"4")
-	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2")
+	bOff4 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"4", false)
+	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2", false)
 	colBase := e.reg(ir.I32)
 	if p.bl.trans {
 		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch))
@@ -112,6 +211,47 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	return p, nil
 }
 
+// swizzledBases sets up the operand bases of a dot with a swizzled operand, in
+// storage coordinates: A is stored [m][k] and B [n][k] (a transposed view) or
+// [k][n]; kStart, when the dot is split along its reduction, moves the warp's
+// share along k. An operand that is not swizzled gets the same bases with no
+// XOR (bits zero).
+func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Operand) error {
+	var kBytes ptx.Operand // kStart along a row, in bytes
+	if kStart != nil {
+		kBytes = e.reg(ir.I32)
+		e.ins("shl.b32", kBytes, kStart, ptx.Imm(1))
+	}
+	operand := func(v *ir.Value, l layout, kind string, rowBase, colBase ptx.Operand, colAlign, maxStep int) *swizzledBase {
+		return e.swizzledOperand(kind, e.smemOf(v), l.pitch, l.swizzle, rowBase, colBase, colAlign, maxStep)
+	}
+	// Along a row a warp steps through its k16 steps (A, and B stored [n][k]),
+	// or its pairs of n8 tiles (B stored [k][n]); its share of a split
+	// reduction starts at a multiple of its steps' bytes.
+	kAlign := 0
+	if kStart != nil {
+		kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
+	}
+	if p.al.kind == lShared {
+		p.aSw = operand(p.a, p.al, "a", rows.base, kBytes, kAlign, p.ks-1)
+	}
+	if p.bl.trans { // [n][k]: rows are n, k runs along them
+		p.b4Sw = operand(p.b, p.bl, "bn4", cols.base, kBytes, kAlign, p.ks-1)
+		p.b2Sw = operand(p.b, p.bl, "bn2", cols.base, kBytes, kAlign, p.ks-1)
+		return nil
+	}
+	// [k][n]: rows are k, n runs along them
+	colBytes := e.reg(ir.I32)
+	e.ins("shl.b32", colBytes, e.inReg(cols.base, ir.I32), ptx.Imm(1))
+	nAlign := powerOfTwoFactor(p.nt * granuleN * 2)
+	p.b4Sw = operand(p.b, p.bl, "bt4", kStart, colBytes, nAlign, (p.nt-1)/2)
+	p.b2Sw = operand(p.b, p.bl, "bt2", kStart, colBytes, nAlign, (p.nt-1)/2)
+	return nil
+}
+
+// powerOfTwoFactor is the largest power of two dividing n > 0.
+func powerOfTwoFactor(n int) int { return n & -n }
+
 // aFrags loads (or packs from registers) the A fragments of k16 step k.
 func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	afr := make([][4]ptx.Operand, p.mt)
@@ -120,8 +260,11 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 			for q := range afr[mi] {
 				afr[mi][q] = e.reg(ir.I32)
 			}
-			off := p.al.offset + mi*granuleM*p.al.pitch + k*granuleK*2
-			e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: p.aBase, Off: int64(off)})
+			base, off := p.aBase, p.al.offset+mi*granuleM*p.al.pitch+k*granuleK*2
+			if p.aSw != nil {
+				base, off = e.swizzledAt(p.aSw, k%4, k), p.al.offset+mi*granuleM*p.al.pitch+k/4*128
+			}
+			e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: base, Off: int64(off)})
 			continue
 		}
 		// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
@@ -153,6 +296,20 @@ func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
 		} else {
 			off = p.bl.offset + k*granuleK*p.bl.pitch + ni*granuleN*2
 		}
+		b4, b2 := p.b4, p.b2
+		if p.b4Sw != nil {
+			// The 32-byte step along the rows: k for [n][k], the n8 pair for [k][n].
+			j, rowOff := k, ni*granuleN*p.bl.pitch
+			if !p.bl.trans {
+				j, rowOff = ni/2, k*granuleK*p.bl.pitch
+			}
+			off = p.bl.offset + rowOff + j/4*128
+			if ni+1 < p.nt {
+				b4 = e.swizzledAt(p.b4Sw, j%4, k)
+			} else {
+				b2 = e.swizzledAt(p.b2Sw, j%4, k)
+			}
+		}
 		op := "ldmatrix.sync.aligned.m8n8.x4"
 		if !p.bl.trans {
 			op += ".trans"
@@ -160,12 +317,12 @@ func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
 		op += ".shared.b16"
 		if ni+1 < p.nt {
 			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
-			e.ins(op, regs, ptx.Addr{Base: p.b4, Off: int64(off)})
+			e.ins(op, regs, ptx.Addr{Base: b4, Off: int64(off)})
 			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
 			bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
 		} else {
 			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
-			e.ins(replaceX4(op), regs, ptx.Addr{Base: p.b2, Off: int64(off)})
+			e.ins(replaceX4(op), regs, ptx.Addr{Base: b2, Off: int64(off)})
 			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
 		}
 	}

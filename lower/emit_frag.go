@@ -337,37 +337,64 @@ func (e *emitter) laneOffset(key string, build func() ptx.Operand) ptx.Operand {
 }
 
 // ldmatrixLaneOffset is lane l's byte offset inside a 16x16 (x4) or 16x8 (x2) block
-// of a row-major shared tile: the lane supplies row rowOf(l) at column colOf(l).
-func (e *emitter) ldmatrixLaneOffset(pitch int, kind string) ptx.Operand {
-	return e.laneOffset(fmt.Sprintf("%s/%d", kind, pitch), func() ptx.Operand {
-		row, col := e.reg(ir.I32), e.reg(ir.I32)
-		t := e.reg(ir.I32)
-		switch kind {
-		case "a": // matrices (rows 0-7, 8-15) x (cols 0-7, 8-15): row l&15, col (l>>4)*8
-			e.ins("and.b32", row, e.lane, ptx.Imm(15))
-			e.ins("shr.u32", col, e.lane, ptx.Imm(4))
-			e.ins("shl.b32", col, col, ptx.Imm(4))
-		case "bt4", "bt2": // B row-major [k][n] with .trans: row (l&7) + ((l>>3)&1)*8, col (l>>4)*8
-			e.ins("and.b32", row, e.lane, ptx.Imm(15))
-			if kind == "bt4" {
-				e.ins("shr.u32", col, e.lane, ptx.Imm(4))
-				e.ins("shl.b32", col, col, ptx.Imm(4))
-			} else {
-				e.ins("mov.u32", col, ptx.Imm(0))
-			}
-		case "bn4", "bn2": // B stored [n][k]: row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
-			e.ins("and.b32", row, e.lane, ptx.Imm(7))
-			if kind == "bn4" {
-				e.ins("shr.u32", t, e.lane, ptx.Imm(4))
-				e.ins("shl.b32", t, t, ptx.Imm(3))
-				e.ins("add.s32", row, row, t)
-			}
-			e.ins("shr.u32", col, e.lane, ptx.Imm(3))
-			e.ins("and.b32", col, col, ptx.Imm(1))
-			e.ins("shl.b32", col, col, ptx.Imm(4))
+// of a row-major shared tile: the lane supplies row rowOf(l) at column colOf(l),
+// whose 16-byte chunk is XORed by (row & 7) in a swizzled tile.
+func (e *emitter) ldmatrixLaneOffset(pitch int, kind string, swizzled bool) ptx.Operand {
+	key := fmt.Sprintf("%s/%d", kind, pitch)
+	if swizzled {
+		key += "/swizzled"
+	}
+	return e.laneOffset(key, func() ptx.Operand {
+		row, col := e.ldmatrixLaneRowCol(kind)
+		if swizzled {
+			e.ins("xor.b32", col, col, e.swizzleBits(row))
 		}
 		off := e.reg(ir.I32)
 		e.ins("mad.lo.s32", off, row, ptx.Imm(pitch), col)
 		return off
 	})
+}
+
+// ldmatrixLaneRowCol emits lane l's row and byte column inside a 16x16 (x4) or
+// 16x8 (x2) block.
+func (e *emitter) ldmatrixLaneRowCol(kind string) (row, col ptx.Operand) {
+	row, col = e.reg(ir.I32), e.reg(ir.I32)
+	t := e.reg(ir.I32)
+	switch kind {
+	case "a": // matrices (rows 0-7, 8-15) x (cols 0-7, 8-15): row l&15, col (l>>4)*8
+		e.ins("and.b32", row, e.lane, ptx.Imm(15))
+		e.ins("shr.u32", col, e.lane, ptx.Imm(4))
+		e.ins("shl.b32", col, col, ptx.Imm(4))
+	case "bt4", "bt2": // B row-major [k][n] with .trans: row (l&7) + ((l>>3)&1)*8, col (l>>4)*8
+		e.ins("and.b32", row, e.lane, ptx.Imm(15))
+		if kind == "bt4" {
+			e.ins("shr.u32", col, e.lane, ptx.Imm(4))
+			e.ins("shl.b32", col, col, ptx.Imm(4))
+		} else {
+			e.ins("mov.u32", col, ptx.Imm(0))
+		}
+	case "bn4", "bn2": // B stored [n][k]: row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
+		e.ins("and.b32", row, e.lane, ptx.Imm(7))
+		if kind == "bn4" {
+			e.ins("shr.u32", t, e.lane, ptx.Imm(4))
+			e.ins("shl.b32", t, t, ptx.Imm(3))
+			e.ins("add.s32", row, row, t)
+		}
+		e.ins("shr.u32", col, e.lane, ptx.Imm(3))
+		e.ins("and.b32", col, col, ptx.Imm(1))
+		e.ins("shl.b32", col, col, ptx.Imm(4))
+	}
+	return row, col
+}
+
+// swizzledLane is lane l's row and byte column inside an ldmatrix block of a
+// swizzled tile, and the XOR its row applies to byte columns, (row & 7) << 4.
+type swizzledLane struct{ row, col, bits ptx.Operand }
+
+func (e *emitter) ldmatrixSwizzledLane(kind string) swizzledLane {
+	x := e.laneOffset("swizzled/"+kind, func() ptx.Operand {
+		row, col := e.ldmatrixLaneRowCol(kind)
+		return ptx.Vec{row, col, e.swizzleBits(row)}
+	}).(ptx.Vec)
+	return swizzledLane{x[0], x[1], x[2]}
 }

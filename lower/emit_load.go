@@ -236,11 +236,17 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			e.ins("selp.b64", safe, src, base, any)
 			src = safe
 		}
-		dst := e.reg(ir.I32)
-		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), slot)
-		e.ins("mad.lo.s32", dst, cc, ptx.Imm(vw), dst)
+		var dst ptx.Addr
+		if l.swizzle {
+			dst = e.sharedAddr(slot, l, row, cc, vw)
+		} else {
+			a := e.reg(ir.I32)
+			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), slot)
+			e.ins("mad.lo.s32", a, cc, ptx.Imm(vw), a)
+			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
+		}
 		cp := func() {
-			e.insIf(live, false, "cp.async."+kind+".shared.global", ptx.Addr{Base: dst, Off: int64(l.offset)}, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+			e.insIf(live, false, "cp.async."+kind+".shared.global", dst, ptx.Addr{Base: src}, ptx.Imm(vw), size)
 		}
 		if e.copies != nil {
 			*e.copies = append(*e.copies, cp)
@@ -296,10 +302,16 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		x := e.reg(elem)
 		e.ins("mov."+bitsSuffix(elem), x, ptx.Imm(0))
 		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
-		dst := e.reg(ir.I32)
-		e.ins("mad.lo.s32", dst, row, ptx.Imm(l.pitch), e.smem)
-		e.ins("mad.lo.s32", dst, col, ptx.Imm(es), dst)
-		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: dst, Off: int64(l.offset)}, x)
+		var dst ptx.Addr
+		if l.swizzle {
+			dst = e.sharedAddr(e.smem, l, row, col, es)
+		} else {
+			a := e.reg(ir.I32)
+			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), e.smem)
+			e.ins("mad.lo.s32", a, col, ptx.Imm(es), a)
+			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
+		}
+		e.insIf(live, false, "st.shared."+memSuffix(elem), dst, x)
 		return nil
 	})
 	if err != nil {
@@ -320,7 +332,7 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 	if words == 3 {
 		words = 4
 	}
-	if !isConst || memSuffix(v.Type.Elem) != "u8" || rowBytes > 16 || l.pitch%(4*words) != 0 || l.offset%(4*words) != 0 || l.pitch < 4*words {
+	if !isConst || l.swizzle || memSuffix(v.Type.Elem) != "u8" || rowBytes > 16 || l.pitch%(4*words) != 0 || l.offset%(4*words) != 0 || l.pitch < 4*words {
 		return nil, false
 	}
 	key := "row words:" + v.Name + "@" + operandKey([]ptx.Operand{row})
@@ -367,11 +379,8 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	if x, ok := e.narrowRowByte(v, l, r, c); ok {
 		return x, nil
 	}
-	es := v.Type.Elem.Size()
-	addr := e.reg(ir.I32)
-	e.ins("mad.lo.s32", addr, e.inReg(r, ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
-	e.ins("mad.lo.s32", addr, e.inReg(c, ir.I32), ptx.Imm(es), addr)
+	addr := e.sharedAddr(e.smemOf(v), l, r, c, v.Type.Elem.Size())
 	x := e.reg(v.Type.Elem)
-	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: addr, Off: int64(l.offset)})
+	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, addr)
 	return x, nil
 }

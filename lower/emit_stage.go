@@ -32,12 +32,31 @@ func (e *emitter) stage(v *ir.Value) error {
 	return err
 }
 
-// sharedAddr returns the address of element (row, col) of an array at h.
+// sharedAddr returns the address of element (row, col) of an array at h, es bytes
+// per element. In a swizzled array an access must not cross a 16-byte chunk: the
+// runs and copies are at most 16 bytes, aligned to their size.
 func (e *emitter) sharedAddr(base ptx.Operand, h layout, row, col ptx.Operand, es int) ptx.Addr {
 	a := e.reg(ir.I32)
 	e.ins("mad.lo.s32", a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), base)
-	e.ins("mad.lo.s32", a, e.inReg(col, ir.I32), ptx.Imm(es), a)
+	if !h.swizzle {
+		e.ins("mad.lo.s32", a, e.inReg(col, ir.I32), ptx.Imm(es), a)
+		return ptx.Addr{Base: a, Off: int64(h.offset)}
+	}
+	bits := e.swizzleBits(row)
+	c := e.reg(ir.I32)
+	e.ins("mul.lo.s32", c, e.inReg(col, ir.I32), ptx.Imm(es))
+	e.ins("xor.b32", c, c, bits)
+	e.ins("add.s32", a, a, c)
 	return ptx.Addr{Base: a, Off: int64(h.offset)}
+}
+
+// swizzleBits is the XOR a swizzled tile's row applies to its byte columns,
+// (row & 7) << 4.
+func (e *emitter) swizzleBits(row ptx.Operand) ptx.Operand {
+	b := e.reg(ir.I32)
+	e.ins("shl.b32", b, e.inReg(row, ir.I32), ptx.Imm(4))
+	e.ins("and.b32", b, b, ptx.Imm(0x70))
+	return b
 }
 
 // stageFragments stores each thread's accumulator fragments: the two adjacent

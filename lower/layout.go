@@ -42,9 +42,12 @@ type layout struct {
 	// wn is 1 and each group of rep warps holds identical copies of its rows.
 	wm, wn, rep int
 	// lShared: byte offset in the CTA's shared memory, row pitch in bytes, and
-	// whether the tile is a transposed view of the stored array.
+	// whether the tile is a transposed view of the stored array. A swizzled array's
+	// rows are dense whole 128-byte groups whose 16-byte chunks are XORed by
+	// (row & 7): byte b of row r is at r*pitch + (b ^ (r&7)<<4) (smem).
 	offset, pitch int
 	trans         bool
+	swizzle       bool
 }
 
 func (l layout) String() string {
@@ -55,6 +58,9 @@ func (l layout) String() string {
 		return "recomputed"
 	case lShared:
 		s := fmt.Sprintf("shared[%d] pitch %d", l.offset, l.pitch)
+		if l.swizzle {
+			s += " swizzled"
+		}
 		if l.trans {
 			s += " transposed"
 		}

@@ -52,6 +52,32 @@ type sharedItem struct {
 // pass puts a barrier between the last read of one array and the first write of
 // another that reuses its bytes.
 func (f *fn) allocShared() error {
+	order := f.placeShared(nil)
+	// Where the padding costs the fit (or, as the kernel builders choose stages
+	// by fit, a pipeline stage), swizzle the dot operands' rows instead, the
+	// cheapest to write first.
+	for c, n := swizzleCopied, 0; c <= swizzleFragments && f.smem > f.target.MaxSharedPerBlock; c++ {
+		if sw := f.swizzles(c); len(sw) > n {
+			order, n = f.placeShared(sw), len(sw)
+		}
+	}
+	if f.smem > f.target.MaxSharedPerBlock && !f.measuring {
+		for _, it := range order {
+			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
+				// One tile alone is too large (whole rows of a wide row softmax):
+				// say which, and the way out.
+				return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; %s (%s) alone takes %d bytes: load it in column chunks inside a loop, carrying the row statistics (DESIGN.md, layouts)",
+					f.smem, f.target, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
+			}
+		}
+		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
+	}
+	return nil
+}
+
+// placeShared places every shared array (allocShared), swizzling the rows of the
+// arrays in swizzled, and returns the arrays.
+func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 	pos := map[*ir.Op]int{}
 	loopEnd := map[*ir.Op]int{}
 	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
@@ -70,23 +96,10 @@ func (f *fn) allocShared() error {
 		}
 	}
 	number(f.k.Body, nil)
-	// storage maps a value to the value owning its shared bytes (a transpose is a view).
-	storage := func(v *ir.Value) *ir.Value {
-		for v.Def != nil && v.Def.Kind == ir.OpTrans {
-			v = v.Def.Args[0]
-		}
-		return v
-	}
 	// Tiles a dot reads (through ldmatrix) need the conflict-free odd pitch; the
 	// rest are read by runs of consecutive elements, for which dense rows are
 	// conflict-free (a warp's runs are one contiguous range).
-	mmaOperand := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpDot {
-			mmaOperand[storage(o.Args[0])] = true
-			mmaOperand[storage(o.Args[1])] = true
-		}
-	})
+	mmaOperand := f.dotOperands()
 	items := map[*ir.Value]*sharedItem{}
 	var order []*sharedItem
 	add := func(v *ir.Value, size int, scratch bool) {
@@ -118,11 +131,11 @@ func (f *fn) allocShared() error {
 				continue
 			}
 			if h, ok := f.sharedHome(r); ok {
-				h.pitch = tilePitch(r, mmaOperand)
+				h.pitch, h.swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
 				f.setHome(r, h)
 				if p := f.pipeTile[r]; p != nil {
 					if r == p.tiles[0] {
-						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand))
+						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand, swizzled))
 					}
 					continue
 				}
@@ -172,7 +185,7 @@ func (f *fn) allocShared() error {
 		if o.Kind != ir.OpTrans {
 			return
 		}
-		it := items[storage(o.Args[0])]
+		it := items[storageOf(o.Args[0])]
 		if it == nil {
 			return
 		}
@@ -236,29 +249,18 @@ func (f *fn) allocShared() error {
 		}
 	})
 	f.smem = roundUp(top, 128)
-	if f.smem > f.target.MaxSharedPerBlock && !f.measuring {
-		for _, it := range order {
-			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
-				// One tile alone is too large (whole rows of a wide row softmax):
-				// say which, and the way out.
-				return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; %s (%s) alone takes %d bytes: load it in column chunks inside a loop, carrying the row statistics (DESIGN.md, layouts)",
-					f.smem, f.target, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
-			}
-		}
-		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
-	}
-	return nil
+	return order
 }
 
 // ringItem is the shared array of a pipelined loop's ring: its tiles side by
 // side in a slot (each 128-byte aligned), stages slots, live from the loop's
 // prologue to its end. The tiles' pitches are already set.
-func (f *fn) ringItem(p *loopPipeline, start, end int, mmaOperand map[*ir.Value]bool) *sharedItem {
+func (f *fn) ringItem(p *loopPipeline, start, end int, mmaOperand, swizzled map[*ir.Value]bool) *sharedItem {
 	it := &sharedItem{v: p.tiles[0], ring: p, start: start, end: end}
 	slot := 0
 	for _, t := range p.tiles {
 		h, _ := f.sharedHome(t)
-		h.pitch = tilePitch(t, mmaOperand)
+		h.pitch, h.swizzle = tilePitch(t, mmaOperand, swizzled), swizzled[t]
 		f.setHome(t, h)
 		slot = roundUp(slot, 128)
 		it.ringOffs = append(it.ringOffs, slot)
@@ -278,13 +280,63 @@ func (it *sharedItem) values() []*ir.Value {
 }
 
 // tilePitch is the row pitch of a rank-2 tile's shared home: the conflict-free odd
-// pitch for a tile a dot reads (through ldmatrix), dense rows for the rest (read
-// by runs of consecutive elements, conflict-free for a warp's contiguous range).
-func tilePitch(r *ir.Value, mmaOperand map[*ir.Value]bool) int {
-	if mmaOperand[r] {
+// pitch for a tile a dot reads (through ldmatrix) unless it is swizzled, dense rows
+// for the rest (read by runs of consecutive elements, conflict-free for a warp's
+// contiguous range).
+func tilePitch(r *ir.Value, mmaOperand, swizzled map[*ir.Value]bool) int {
+	if mmaOperand[r] && !swizzled[r] {
 		return sharedPitch(r.Type.Shape[1] * r.Type.Elem.Size())
 	}
 	return roundUp(r.Type.Shape[1]*r.Type.Elem.Size(), 16)
+}
+
+// dotOperands are the arrays a dot reads through ldmatrix (a transpose reads its
+// source's bytes).
+func (f *fn) dotOperands() map[*ir.Value]bool {
+	m := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			m[storageOf(o.Args[0])] = true
+			m[storageOf(o.Args[1])] = true
+		}
+	})
+	return m
+}
+
+// Swizzle classes: how a tile is written, in the order the smem pass swizzles
+// them, cheapest first. Reading a swizzled tile through ldmatrix costs the same
+// for all (an XOR per k16 step, emit_dot); writing one costs an XOR per address:
+// of a 16-byte copy, of a computed run of up to 16 bytes, or of each 4- or 8-byte
+// pair of mma fragments.
+const (
+	swizzleCopied = iota
+	swizzleComputed
+	swizzleFragments
+)
+
+// swizzles are the dot operands of class at most upTo whose shared rows can be
+// swizzled instead of padded: rows of whole 128-byte groups, so the XOR by
+// (row & 7) permutes the 16-byte chunks within each group and the 8 rows an
+// ldmatrix matrix reads land in 8 bank groups with no padding.
+func (f *fn) swizzles(upTo int) map[*ir.Value]bool {
+	ok := map[*ir.Value]bool{}
+	for v := range f.dotOperands() {
+		if _, home := f.sharedHome(v); home && v.Type.Rank() == 2 && v.Type.Shape[1]*v.Type.Elem.Size()%128 == 0 && f.swizzleClass(v) <= upTo {
+			ok[v] = true
+		}
+	}
+	return ok
+}
+
+// swizzleClass is how v's shared home is written.
+func (f *fn) swizzleClass(v *ir.Value) int {
+	switch {
+	case v.Def.Kind == ir.OpLoad:
+		return swizzleCopied
+	case f.layouts[v].kind == lAcc:
+		return swizzleFragments
+	}
+	return swizzleComputed
 }
 
 func (f *fn) setHome(v *ir.Value, h layout) {

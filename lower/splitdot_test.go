@@ -49,6 +49,48 @@ func attentionTile(rows, cands, chunks, warps int, latency ir.Latency) *ir.Build
 	return b
 }
 
+// attentionInputs are attentionTile's q and k, random bf16 from seed, and its
+// float64 output (P rounded to bf16 as the kernel's second dot takes it).
+func attentionInputs(seed uint64, rows, cands, chunks int) (qb, kb []byte, want []float64) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	bf := func(n int) ([]byte, []float64) {
+		raw, vals := make([]byte, 2*n), make([]float64, n)
+		for j := range vals {
+			h := dtype.BF16FromF64(rng.NormFloat64() * 0.5)
+			binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
+			vals[j] = h.F64()
+		}
+		return raw, vals
+	}
+	d := chunks * 64
+	qb, qv := bf(rows * d)
+	kb, kv := bf(cands * d)
+	want = make([]float64, rows*64)
+	for r := 0; r < rows; r++ {
+		s := make([]float64, cands)
+		m := math.Inf(-1)
+		for n := range s {
+			for j := 0; j < d; j++ {
+				s[n] += qv[r*d+j] * kv[n*d+j]
+			}
+			m = math.Max(m, s[n])
+		}
+		var l float64
+		for n := range s {
+			s[n] = math.Exp2(s[n] - m)
+			l += s[n]
+		}
+		for j := 0; j < 64; j++ {
+			var o float64
+			for n := range s {
+				o += dtype.BF16FromF64(s[n]).F64() * kv[n*d+j]
+			}
+			want[r*64+j] = o / l
+		}
+	}
+	return qb, kb, want
+}
+
 // TestSplitDotAllReduce runs attentionTile in the emulator against float64, split
 // (large launch) and computed whole by every warp (small launch), and checks that
 // the large launch's scores were split and all-reduced.
@@ -60,47 +102,12 @@ func TestSplitDotAllReduce(t *testing.T) {
 	}{{ir.LatencyLarge, true}, {ir.LatencySmall, false}} {
 		t.Run(map[bool]string{true: "split", false: "whole"}[c.split], func(t *testing.T) {
 			seed := uint64(900 + i)
-			rng := rand.New(rand.NewPCG(seed, 9))
-			bf := func(n int) ([]byte, []float64) {
-				raw, vals := make([]byte, 2*n), make([]float64, n)
-				for j := range vals {
-					h := dtype.BF16FromF64(rng.NormFloat64() * 0.5)
-					binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
-					vals[j] = h.F64()
-				}
-				return raw, vals
-			}
-			d := chunks * 64
-			qb, qv := bf(rows * d)
-			kb, kv := bf(cands * d)
+			qb, kb, want := attentionInputs(seed, rows, cands, chunks)
 			b := attentionTile(rows, cands, chunks, 4, c.latency)
 			got, pk := runUserKernelBytes(t, b, "sm_90", map[string][]byte{"q": qb, "k": kb, "y": make([]byte, 4*rows*64)}, nil)
 			text := pk.Module.Print()
 			if split := strings.Contains(text, "all-reduce the partial sums of 4 warps"); split != c.split {
 				t.Errorf("scores split along the reduction: %v, want %v", split, c.split)
-			}
-			want := make([]float64, rows*64)
-			for r := 0; r < rows; r++ {
-				s := make([]float64, cands)
-				m := math.Inf(-1)
-				for n := range s {
-					for j := 0; j < d; j++ {
-						s[n] += qv[r*d+j] * kv[n*d+j]
-					}
-					m = math.Max(m, s[n])
-				}
-				var l float64
-				for n := range s {
-					s[n] = math.Exp2(s[n] - m)
-					l += s[n]
-				}
-				for j := 0; j < 64; j++ {
-					var o float64
-					for n := range s {
-						o += dtype.BF16FromF64(s[n]).F64() * kv[n*d+j]
-					}
-					want[r*64+j] = o / l
-				}
 			}
 			// P is rounded to bf16 from the kernel's ex2.approx: a bf16 ulp of each term.
 			compare(t, "attention tile", seed, got, want, 2e-2, 1e-2)

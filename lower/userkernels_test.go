@@ -209,11 +209,18 @@ func runUserKernel(t *testing.T, b *ir.Builder, arch string, bufs map[string][]f
 // runUserKernelBytes is runUserKernel with buffers as bytes.
 func runUserKernelBytes(t *testing.T, b *ir.Builder, arch string, bufs map[string][]byte, scalars map[string]float32) ([]float32, *ptx.Kernel) {
 	t.Helper()
+	return runUserKernelOn(t, b, target.MustLookup(arch), bufs, scalars)
+}
+
+// runUserKernelOn is runUserKernelBytes on a target value (one with limits of the
+// test's own, say).
+func runUserKernelOn(t *testing.T, b *ir.Builder, tg target.Target, bufs map[string][]byte, scalars map[string]float32) ([]float32, *ptx.Kernel) {
+	t.Helper()
 	k, err := b.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, target.MustLookup(arch), Options{Check: true})
+	res, err := Compile(k, tg, Options{Check: true})
 	if err != nil {
 		t.Fatalf("compile %s: %v", k.Name, err)
 	}

@@ -112,8 +112,9 @@ func TestGenPlanTarget(t *testing.T) {
 // TestFormerlyFailingConfigsGenerate: configurations whose plan used to estimate the
 // 64-head CTA's shared memory below what the smem pass allocates (issue 19), so that
 // gen and dump failed on a valid configuration, now generate: the plan takes the
-// lowering's figures, which fall back to 32-candidate tiles, or drop the 64-head
-// family where those do not fit either.
+// lowering's figures (with swizzled tiles where padded ones do not fit), which
+// fall back to 32-candidate tiles, or drop the 64-head family where those do not
+// fit either.
 func TestFormerlyFailingConfigsGenerate(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -122,7 +123,7 @@ func TestFormerlyFailingConfigsGenerate(t *testing.T) {
 	}{
 		{[]string{"gen", "-cache", "bf16", "-k0", "512", "-k1", "0", "-targets", "sm_80", "-pkg", "x", "-o", filepath.Join(dir, "x_gen.go")}, ""},
 		{[]string{"dump", "-all", "-cache", "bf16", "-k0", "512", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h64("},
-		{[]string{"dump", "-cache", "bf16", "-k0", "512", "-k1", "4096", "-target", "sm_80", "-tokens", "64"}, ".entry mla_decode_h16("}, // 32-candidate 64-head CTAs need the rows to fill the SMs,
+		{[]string{"dump", "-cache", "bf16", "-k0", "512", "-k1", "4096", "-target", "sm_80", "-tokens", "64"}, ".entry mla_decode_h64_split("}, // 64-candidate 64-head CTAs fit with swizzled tiles
 		{[]string{"dump", "-all", "-cache", "bf16", "-k0", "4096", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h64_split("},
 		{[]string{"dump", "-all", "-cache", "bf16", "-nope", "640", "-k0", "4096", "-k1", "0", "-target", "sm_80"}, ".entry mla_decode_h16_split("},
 	} {
