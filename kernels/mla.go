@@ -324,7 +324,9 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 
 // mlaWidest is the family of hb heads per CTA with the largest candidate tile whose
 // kernels fit t's shared memory: -tile when given, else 64 for 64-head CTAs where it
-// fits and 32 otherwise. A 64-head CTA is alone on its SM, and each k16 step of q·k
+// fits (pipelined mlaStages deep where that fits: 226 KB on sm_90 with the
+// copied tiles swizzled, 4-8% faster than one stage, runs 35-36) and 32
+// otherwise. A 64-head CTA is alone on its SM, and each k16 step of q·k
 // loads a Q fragment for one n8 tile of candidates at 32 and for two at 64, so Q's
 // shared memory traffic per candidate halves, as do the tiles' barriers and index
 // round trips (H=64, T=256 on the H200: 166 against 234 us, docs/perf-notes.md v6).
@@ -335,8 +337,10 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 		return c.mlaStaged(t, hb, c.Tile)
 	}
 	if hb == 64 {
-		if f, err := c.mlaFamily(t, hb, 64, 1); err != nil || f.fits {
-			return f, err
+		for _, stages := range []int{mlaStages, 1} {
+			if f, err := c.mlaFamily(t, hb, 64, stages); err != nil || f.fits {
+				return f, err
+			}
 		}
 	}
 	return c.mlaStaged(t, hb, mlaTile)
@@ -349,7 +353,7 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // stage. On sm_90 the ring takes the 16-head family from 3 CTAs per SM to 2 and is
 // still 10% faster (run 20: H16 T256 78.6 -> 70.4 us, docs/perf-notes.md v11); going
 // from 2 to 1 (sm_80) would leave one warp per scheduler, unmeasured, so it is not
-// taken. Only 16-head CTAs are pipelined: a 64-head CTA's ring does not fit on sm_90.
+// taken. 64-head CTAs with 64-candidate tiles are pipelined by mlaWidest.
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
 	one, err := c.mlaFamily(t, hb, tile, 1)
 	if err != nil || hb != 16 || !one.fits {
