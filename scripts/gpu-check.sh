@@ -17,8 +17,8 @@
 #      against it, and GPU against emulator (bound: check.GPUEmuRel and friends);
 #   3. CUDA 13 `ptxas -arch=sm_120 -v` on every kernels/testdata/*_sm_120.ptx golden and on
 #      sm_120 dumps of the mla_decode configurations (zero warnings, zero spills required);
-#   4. compute-sanitizer memcheck, racecheck and synccheck on the default gemm and the
-#      default mla_decode (zero errors required);
+#   4. compute-sanitizer memcheck, racecheck and synccheck on the default gemm, the
+#      default mla_decode and its 64-head CTA (zero errors required);
 # and prints a summary table. Everything goes to $OUT (the device tool's result folder) or,
 # when OUT is unset, build/gpu-check/: gpu-check.log (everything), summary.md (the
 # tables), cases.log, sanitizer.log, ptxas.log, runtime-test.log.
@@ -208,6 +208,8 @@ if [ -n "$SANITIZER" ]; then
 		for tool in memcheck racecheck synccheck; do
 			runsan "$tool" "gemm default 128x128x512" "-kernel gemm" &
 			runsan "$tool" "mla_decode default" "-kernel mla_decode" &
+			# The 64-head CTA: two ring slots, swizzled tiles, the split kernel.
+			runsan "$tool" "mla_decode 64-head CTA" "-kernel mla_decode -heads 64 -tokens 8 -head-block 64" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
