@@ -31,11 +31,11 @@ type dotPlan struct {
 // group and leaves the group bits alone.
 type swizzledBase struct {
 	swizzled bool
-	// aligned: the warp's column is a multiple of 128 bytes, so base m is base 0
-	// XOR 32m (plus 32m when not swizzled): one instruction in the k step that
-	// uses it instead of four registers live through the dot. Otherwise base m
-	// is row + ((col + 32m) ^ bits), from the lane's row address, logical byte
-	// column and row bits.
+	// aligned: the warp's column base leaves the bits of the lane's column and of
+	// the steps free, so base m is base 0 XOR 32m (plus 32m when not swizzled):
+	// one instruction in the k step that uses it instead of four registers live
+	// through the dot. Otherwise base m is row + ((col + 32m) ^ bits), from the
+	// lane's row address, logical byte column and row bits.
 	aligned        bool
 	row, col, bits ptx.Operand
 	m              [4]ptx.Operand
@@ -171,7 +171,8 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	}
 
 	if p.al.swizzle || p.bl.swizzle {
-		return p, e.swizzledBases(p, rows, cols, kStart)
+		e.swizzledBases(p, rows, cols, kStart)
+		return p, nil
 	}
 	// Per-warp base addresses of the operand tiles.
 	if p.al.kind == lShared {
@@ -216,7 +217,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 // [k][n]; kStart, when the dot is split along its reduction, moves the warp's
 // share along k. An operand that is not swizzled gets the same bases with no
 // XOR (bits zero).
-func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Operand) error {
+func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Operand) {
 	var kBytes ptx.Operand // kStart along a row, in bytes
 	if kStart != nil {
 		kBytes = e.reg(ir.I32)
@@ -238,7 +239,7 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	if p.bl.trans { // [n][k]: rows are n, k runs along them
 		p.b4Sw = operand(p.b, p.bl, "bn4", cols.base, kBytes, kAlign, p.ks-1)
 		p.b2Sw = operand(p.b, p.bl, "bn2", cols.base, kBytes, kAlign, p.ks-1)
-		return nil
+		return
 	}
 	// [k][n]: rows are k, n runs along them
 	colBytes := e.reg(ir.I32)
@@ -246,7 +247,6 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	nAlign := powerOfTwoFactor(p.nt * granuleN * 2)
 	p.b4Sw = operand(p.b, p.bl, "bt4", kStart, colBytes, nAlign, (p.nt-1)/2)
 	p.b2Sw = operand(p.b, p.bl, "bt2", kStart, colBytes, nAlign, (p.nt-1)/2)
-	return nil
 }
 
 // powerOfTwoFactor is the largest power of two dividing n > 0.

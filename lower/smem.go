@@ -44,7 +44,8 @@ type sharedItem struct {
 //
 // Requires: layouts (layout) and staged homes (stage).
 // Guarantees: every shared layout and staged home has a pitch (odd multiples of 16
-// bytes for dot operands, dense 16-byte-rounded rows otherwise) and a 128-byte
+// bytes for dot operands, or dense swizzled rows where the padding would not fit;
+// dense 16-byte-rounded rows otherwise) and a 128-byte
 // aligned offset inside f.smem; every cross-warp reduction that needs scratch has
 // an offset in f.scratch; arrays whose lifetimes overlap do not overlap in bytes,
 // and f.aliases lists, for each array, the earlier arrays whose bytes it reuses;
