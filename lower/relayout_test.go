@@ -4,11 +4,13 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
@@ -24,7 +26,9 @@ import (
 // tile of one row extent gcd(mt, warps) row groups. So alpha (4 row groups) meets
 // the accumulator (2) in o * broadcast(alpha) inside the loop, and 1/l meets the
 // final o after it: both are read through a shared home.
-func flashTile(rows, tiles, dk, dv int) *ir.Builder {
+// With divide, the final o is divided by the loop's l itself (a loop result,
+// staged after the loop) instead of multiplied by rcp(l).
+func flashTile(rows, tiles, dk, dv int, divide bool) *ir.Builder {
 	b := ir.NewBuilder("flash_tile")
 	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(2*rows*dk))
 	k := b.Param("k", ir.PtrTo(ir.BF16), 16, int64(2*tiles*64*dk))
@@ -48,7 +52,12 @@ func flashTile(rows, tiles, dk, dv int) *ir.Builder {
 		o := b.Name(b.Dot(b.Cast(p, ir.BF16), vt, b.Mul(st[2], b.Broadcast(alpha, 1, rows, dv))), "pv")
 		return []*ir.Value{m, l, o}
 	})
-	out := b.Mul(res[2], b.Broadcast(b.Rcp(res[1]), 1, rows, dv))
+	var out *ir.Value
+	if divide {
+		out = b.Div(res[2], b.Broadcast(res[1], 1, rows, dv))
+	} else {
+		out = b.Mul(res[2], b.Broadcast(b.Rcp(res[1]), 1, rows, dv))
+	}
 	b.Store2(y, b.Mul(b.Cast(b.Iota(rows), ir.I64), b.I64(int64(dv))), b.I64(0), nil, nil, out)
 	return b
 }
@@ -100,9 +109,9 @@ func flashInputs(seed uint64, rows, tiles, dk, dv int) (qb, kb, vb []byte, want 
 }
 
 // compileFlash compiles flashTile with P·V split by columns.
-func compileFlash(t *testing.T, rows, tiles, dk, dv int) *ptx.Kernel {
+func compileFlash(t *testing.T, rows, tiles, dk, dv int, divide bool) *ptx.Kernel {
 	t.Helper()
-	k, err := flashTile(rows, tiles, dk, dv).Finish()
+	k, err := flashTile(rows, tiles, dk, dv, divide).Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,22 +140,28 @@ func runFlash(pk *ptx.Kernel, qb, kb, vb []byte, rows, dv int) ([]float32, error
 // TestRowVectorOtherRowGroups: a softmax's row vectors split over 4 row groups
 // (q·k's split) rescale and normalize an accumulator split over 2 (P·V's): the
 // vectors go through shared memory, one writer per row, and the flash tile
-// matches float64.
+// matches float64. alpha is computed in the loop (its home rewritten every
+// iteration); the normalizer is rcp(l), computed after the loop, or l itself, a
+// loop result.
 func TestRowVectorOtherRowGroups(t *testing.T) {
 	const rows, tiles, dk, dv = 64, 3, 64, 256
-	pk := compileFlash(t, rows, tiles, dk, dv)
-	text := pk.Module.Print()
-	if n := strings.Count(text, "for a tile split over other row groups"); n != 2 {
-		t.Errorf("%d row vectors staged for other row groups, want 2 (alpha in the loop, 1/l after it)", n)
+	for i, divide := range []bool{false, true} {
+		t.Run(map[bool]string{false: "rcp", true: "div"}[divide], func(t *testing.T) {
+			pk := compileFlash(t, rows, tiles, dk, dv, divide)
+			text := pk.Module.Print()
+			if n := strings.Count(text, "for a tile split over other row groups"); n != 2 {
+				t.Errorf("%d row vectors staged for other row groups, want 2 (alpha in the loop, the normalizer after it)", n)
+			}
+			seed := uint64(2100 + 10*i)
+			qb, kb, vb, want := flashInputs(seed, rows, tiles, dk, dv)
+			got, err := runFlash(pk, qb, kb, vb, rows, dv)
+			if err != nil {
+				t.Fatalf("seed %d: %v", seed, err)
+			}
+			// P is rounded to bf16 (relative to the running max) for the second dot.
+			compare(t, "flash tile, P·V split 2x4", seed, got, want, 1e-2, 1e-2)
+		})
 	}
-	seed := uint64(2100)
-	qb, kb, vb, want := flashInputs(seed, rows, tiles, dk, dv)
-	got, err := runFlash(pk, qb, kb, vb, rows, dv)
-	if err != nil {
-		t.Fatalf("seed %d: %v", seed, err)
-	}
-	// P is rounded to bf16 (relative to the running max) for the second dot.
-	compare(t, "flash tile, P·V split 2x4", seed, got, want, 1e-2, 1e-2)
 }
 
 // TestRowVectorPlantedBugs: the shared home of 1/l (the row vector that meets
@@ -157,7 +172,7 @@ func TestRowVectorOtherRowGroups(t *testing.T) {
 // one byte by several threads with no barrier between.
 func TestRowVectorPlantedBugs(t *testing.T) {
 	const rows, tiles, dk, dv = 64, 2, 64, 256
-	k, err := flashTile(rows, tiles, dk, dv).Finish()
+	k, err := flashTile(rows, tiles, dk, dv, false).Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,5 +222,107 @@ func TestRowVectorPlantedBugs(t *testing.T) {
 				t.Errorf("seed %d: emulator with the %s bug planted: %v, want a data race", seed, plant, err)
 			}
 		})
+	}
+}
+
+// TestRowVectorReduceResult runs the codegen case row_vector_other_groups (one
+// tile: the row sum itself, a reduction's result that also has cross-warp
+// scratch, divides a P·V split 2x4) in the emulator against float64.
+func TestRowVectorReduceResult(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/row_vector_other_groups.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true, warpGrids: pvByColumns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const rows, dk, dv = 64, 64, 64
+	seed := uint64(2102)
+	qb, kb, vb, want := flashInputs(seed, rows, 1, dk, dv)
+	got, err := runFlash(res.Kernel, qb, kb, vb, rows, dv)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	compare(t, "softmax · v, P·V split 2x4", seed, got, want, 1e-2, 1e-2)
+}
+
+// TestRowVectorCarriedRefused: a loop-carried row vector broadcast inside its
+// loop onto a tile split over other row groups has no op to write it once per
+// iteration; the error names it and the way out.
+func TestRowVectorCarriedRefused(t *testing.T) {
+	const rows, dv = 64, 64
+	b := ir.NewBuilder("carried_rows")
+	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(2*rows*64))
+	v := b.Param("v", ir.PtrTo(ir.BF16), 16, int64(2*64*dv))
+	y := f32Param(b, "y", rows*dv)
+	b.SetWarps(8)
+	b.SetGrid(1, 1, 1)
+	b.SetLatency(ir.LatencyLarge)
+	offs := b.Mul(b.Cast(b.Iota(rows), ir.I64), b.I64(64))
+	qt := b.Load2(q, offs, b.I64(0), 64, nil, nil)
+	vt := b.Load2(v, b.Mul(b.Cast(b.Iota(64), ir.I64), b.I64(dv)), b.I64(0), dv, nil, nil)
+	inits := []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, rows)), b.ConstFloat(0, ir.TileOf(ir.F32, rows, dv))}
+	res := b.For(b.I32(0), b.I32(2), 1, inits, func(_ *ir.Value, st []*ir.Value) []*ir.Value {
+		s := b.Dot(qt, b.Trans(qt), b.ConstFloat(0, ir.TileOf(ir.F32, rows, rows)))
+		m := b.Max(st[0], b.Reduce("max", s, 1))
+		p := b.Cast(b.Exp2(b.Sub(s, b.Broadcast(m, 1, rows, rows))), ir.BF16)
+		o := b.Name(b.Dot(p, vt, b.Mul(st[1], b.Broadcast(st[0], 1, rows, dv))), "pv")
+		return []*ir.Value{m, o}
+	})
+	b.Store2(y, offs, b.I64(0), nil, nil, res[1])
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(k, target.MustLookup("sm_90"), Options{Check: true, warpGrids: pvByColumns})
+	if err == nil || !strings.Contains(err.Error(), "loop-carried row vector") || !strings.Contains(err.Error(), "apply an op to it first") {
+		t.Errorf("a loop-carried row vector meeting other row groups in its loop: %v", err)
+	}
+}
+
+// TestRowVectorAssembles: ptxas assembles the flash tile (64 x 256 accumulator,
+// P·V split 2x4) with no warning and no spill.
+func TestRowVectorAssembles(t *testing.T) {
+	ptxas.Require(t)
+	for _, divide := range []bool{false, true} {
+		pk := compileFlash(t, 64, 3, 64, 256, divide)
+		out, err := ptxas.Assemble(pk.Module.Print(), "sm_90")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Warnings) > 0 || out.SpillStores+out.SpillLoads+out.LocalBytes > 0 {
+			t.Errorf("divide %v: ptxas warnings %q, spills %d+%d bytes, local %d", divide, out.Warnings, out.SpillStores, out.SpillLoads, out.LocalBytes)
+		}
+	}
+}
+
+// TestRowVectorStageCheck: the stage check names a row vector that meets other
+// row groups with no shared home.
+func TestRowVectorStageCheck(t *testing.T) {
+	k, err := flashTile(64, 2, 64, 256, false).Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := compileTo(t, k, "sm_90", "stage", Options{warpGrids: pvByColumns})
+	if err := checkStaging(f); err != nil {
+		t.Fatalf("stage check before the defect: %v", err)
+	}
+	removed := 0
+	for v := range f.staged {
+		if f.layouts[v].kind == lRows {
+			delete(f.staged, v)
+			removed++
+		}
+	}
+	if removed != 2 {
+		t.Errorf("%d row vectors staged, want 2", removed)
+	}
+	if err := checkStaging(f); err == nil || !strings.Contains(err.Error(), "meets other row groups with no shared home") {
+		t.Errorf("stage check without the row vectors' homes: %v", err)
 	}
 }

@@ -138,27 +138,27 @@ func slicedOnly(users []*ir.Op) bool {
 func (f *fn) stageRowViews() error {
 	var err error
 	walkOps(f.k.Body, func(o *ir.Op) {
-		if err != nil || !o.Kind.IsElementwise() || len(o.Results) != 1 {
-			return
-		}
-		out := f.layouts[o.Result()]
-		if out.kind != lAcc {
-			return
-		}
-		for _, a := range o.Args {
-			if !f.isRowView(a) {
-				continue
-			}
-			src := a.Def.Args[0]
-			if f.layouts[src].wm == out.wm {
-				continue
-			}
-			if src.Def == nil {
-				err = fmt.Errorf("%s: the loop-carried row vector %s (%v) meets a tile split over %d row groups; apply an op to it first (its result is written to shared memory once)", o, src, f.layouts[src], out.wm)
-				return
+		for _, src := range f.rowVectorsOtherGroups(o) {
+			if src.Def == nil && err == nil {
+				err = fmt.Errorf("%s: the loop-carried row vector %s (%v) meets a tile split over %d row groups; apply an op to it first (its result is written to shared memory once)", o, src, f.layouts[src], f.layouts[o.Result()].wm)
 			}
 			f.staged[src] = layout{kind: lShared}
 		}
 	})
 	return err
+}
+
+// rowVectorsOtherGroups are the row vectors that elementwise op o broadcasts
+// onto a result split over a different number of row groups.
+func (f *fn) rowVectorsOtherGroups(o *ir.Op) []*ir.Value {
+	if !o.Kind.IsElementwise() || len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
+		return nil
+	}
+	var vs []*ir.Value
+	for _, a := range o.Args {
+		if f.isRowView(a) && f.layouts[a.Def.Args[0]].wm != f.layouts[o.Result()].wm {
+			vs = append(vs, a.Def.Args[0])
+		}
+	}
+	return vs
 }
