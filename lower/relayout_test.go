@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -27,8 +28,9 @@ import (
 // the accumulator (2) in o * broadcast(alpha) inside the loop, and 1/l meets the
 // final o after it: both are read through a shared home.
 // With divide, the final o is divided by the loop's l itself (a loop result,
-// staged after the loop) instead of multiplied by rcp(l).
-func flashTile(rows, tiles, dk, dv int, divide bool) *ir.Builder {
+// staged after the loop) instead of multiplied by rcp(l); with stages > 1 the
+// loop is pipelined (k and v of the next tile loaded during this one).
+func flashTile(rows, tiles, dk, dv int, divide bool, stages int) *ir.Builder {
 	b := ir.NewBuilder("flash_tile")
 	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(2*rows*dk))
 	k := b.Param("k", ir.PtrTo(ir.BF16), 16, int64(2*tiles*64*dk))
@@ -40,7 +42,13 @@ func flashTile(rows, tiles, dk, dv int, divide bool) *ir.Builder {
 	qt := b.Load2(q, b.Mul(b.Cast(b.Iota(rows), ir.I64), b.I64(int64(dk))), b.I64(0), dk, nil, nil)
 	cand := b.Cast(b.Iota(64), ir.I64)
 	inits := []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, rows)), b.ConstFloat(0, ir.TileOf(ir.F32, rows)), b.ConstFloat(0, ir.TileOf(ir.F32, rows, dv))}
-	res := b.For(b.I32(0), b.I32(int64(tiles)), 1, inits, func(t *ir.Value, st []*ir.Value) []*ir.Value {
+	loop := b.For
+	if stages > 1 {
+		loop = func(lo, hi *ir.Value, step int, inits []*ir.Value, body func(*ir.Value, []*ir.Value) []*ir.Value) []*ir.Value {
+			return b.ForStages(lo, hi, step, stages, inits, body)
+		}
+	}
+	res := loop(b.I32(0), b.I32(int64(tiles)), 1, inits, func(t *ir.Value, st []*ir.Value) []*ir.Value {
 		row0 := b.Add(cand, b.Mul(b.Cast(t, ir.I64), b.I64(64)))
 		kt := b.Load2(k, b.Mul(row0, b.I64(int64(dk))), b.I64(0), dk, nil, nil)
 		vt := b.Load2(v, b.Mul(row0, b.I64(int64(dv))), b.I64(0), dv, nil, nil)
@@ -109,9 +117,9 @@ func flashInputs(seed uint64, rows, tiles, dk, dv int) (qb, kb, vb []byte, want 
 }
 
 // compileFlash compiles flashTile with P·V split by columns.
-func compileFlash(t *testing.T, rows, tiles, dk, dv int, divide bool) *ptx.Kernel {
+func compileFlash(t *testing.T, rows, tiles, dk, dv int, divide bool, stages int) *ptx.Kernel {
 	t.Helper()
-	k, err := flashTile(rows, tiles, dk, dv, divide).Finish()
+	k, err := flashTile(rows, tiles, dk, dv, divide, stages).Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,17 +148,24 @@ func runFlash(pk *ptx.Kernel, qb, kb, vb []byte, rows, dv int) ([]float32, error
 // TestRowVectorOtherRowGroups: a softmax's row vectors split over 4 row groups
 // (q·k's split) rescale and normalize an accumulator split over 2 (P·V's): the
 // vectors go through shared memory, one writer per row, and the flash tile
-// matches float64. alpha is computed in the loop (its home rewritten every
-// iteration); the normalizer is rcp(l), computed after the loop, or l itself, a
-// loop result.
+// matches float64 (the emulator's race checker on). alpha is computed in the
+// loop, its home rewritten every iteration (after the body's closing barrier,
+// or a pipelined loop's next top barrier); the normalizer is rcp(l), computed
+// after the loop, or l itself, a loop result.
 func TestRowVectorOtherRowGroups(t *testing.T) {
 	const rows, tiles, dk, dv = 64, 3, 64, 256
-	for i, divide := range []bool{false, true} {
-		t.Run(map[bool]string{false: "rcp", true: "div"}[divide], func(t *testing.T) {
-			pk := compileFlash(t, rows, tiles, dk, dv, divide)
+	for i, c := range []struct {
+		divide bool
+		stages int
+	}{{false, 1}, {true, 1}, {false, 2}} {
+		t.Run(fmt.Sprintf("divide=%v/stages=%d", c.divide, c.stages), func(t *testing.T) {
+			pk := compileFlash(t, rows, tiles, dk, dv, c.divide, c.stages)
 			text := pk.Module.Print()
 			if n := strings.Count(text, "for a tile split over other row groups"); n != 2 {
 				t.Errorf("%d row vectors staged for other row groups, want 2 (alpha in the loop, the normalizer after it)", n)
+			}
+			if pipelined := strings.Contains(text, "pipeline: 2 stages"); pipelined != (c.stages == 2) {
+				t.Errorf("loop pipelined over 2 stages: %v, want %v", pipelined, c.stages == 2)
 			}
 			seed := uint64(2100 + 10*i)
 			qb, kb, vb, want := flashInputs(seed, rows, tiles, dk, dv)
@@ -172,7 +187,7 @@ func TestRowVectorOtherRowGroups(t *testing.T) {
 // one byte by several threads with no barrier between.
 func TestRowVectorPlantedBugs(t *testing.T) {
 	const rows, tiles, dk, dv = 64, 2, 64, 256
-	k, err := flashTile(rows, tiles, dk, dv, false).Finish()
+	k, err := flashTile(rows, tiles, dk, dv, false, 1).Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +305,7 @@ func TestRowVectorCarriedRefused(t *testing.T) {
 func TestRowVectorAssembles(t *testing.T) {
 	ptxas.Require(t)
 	for _, divide := range []bool{false, true} {
-		pk := compileFlash(t, 64, 3, 64, 256, divide)
+		pk := compileFlash(t, 64, 3, 64, 256, divide, 1)
 		out, err := ptxas.Assemble(pk.Module.Print(), "sm_90")
 		if err != nil {
 			t.Fatal(err)
@@ -304,7 +319,7 @@ func TestRowVectorAssembles(t *testing.T) {
 // TestRowVectorStageCheck: the stage check names a row vector that meets other
 // row groups with no shared home.
 func TestRowVectorStageCheck(t *testing.T) {
-	k, err := flashTile(64, 2, 64, 256, false).Finish()
+	k, err := flashTile(64, 2, 64, 256, false, 1).Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
