@@ -120,7 +120,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 				h.pitch = r.Type.Elem.Size()
 				f.staged[r] = h
 				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
-				if o.Kind != ir.OpReduce { // a staged row max still needs its scratch
+				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
 					continue
 				}
 			}
