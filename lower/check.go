@@ -81,7 +81,8 @@ func checkLayouts(f *fn) error {
 }
 
 // checkStaging checks what stage guarantees: every dot operand and transpose
-// source can be read from shared memory or registers.
+// source can be read from shared memory or registers, and every row vector
+// broadcast onto a tile split over other row groups has a rank-1 home.
 func checkStaging(f *fn) error {
 	if err := checkLayouts(f); err != nil {
 		return err
@@ -103,6 +104,11 @@ func checkStaging(f *fn) error {
 		case ir.OpTrans:
 			if _, ok := f.sharedHome(o.Args[0]); !ok {
 				err = fmt.Errorf("stage check: %s: the transposed tile has no shared home", o)
+			}
+		}
+		for _, v := range f.rowVectorsOtherGroups(o) {
+			if _, ok := f.staged[v]; !ok {
+				err = fmt.Errorf("stage check: %s: the row vector %s (%v) meets other row groups with no shared home", o, v, f.layouts[v])
 			}
 		}
 	})

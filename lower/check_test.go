@@ -24,7 +24,7 @@ func compileTo(t *testing.T, k *ir.Kernel, targetName, last string, opt Options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fn{k: kc, target: tg, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
+	f := &fn{k: kc, target: tg, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes, warpGrids: opt.warpGrids}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {

@@ -273,9 +273,11 @@ func (e *emitter) op(o *ir.Op) error {
 	if err := e.opCompute(o); err != nil {
 		return err
 	}
-	if len(o.Results) == 1 {
-		if _, ok := e.f.staged[o.Result()]; ok {
-			return e.stage(o.Result())
+	for _, r := range o.Results {
+		if _, ok := e.f.staged[r]; ok {
+			if err := e.stage(r); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

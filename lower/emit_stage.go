@@ -15,6 +15,8 @@ func (e *emitter) stage(v *ir.Value) error {
 	switch l := e.layout(v); {
 	case l.kind == lAcc:
 		err = e.stageFragments(v, l, h)
+	case l.kind == lRows:
+		err = e.stageRows(v, l, h)
 	case l.kind == lExpr && v.Type.Rank() == 1:
 		err = e.stageVector(v, h)
 	case l.kind == lExpr:

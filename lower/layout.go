@@ -287,6 +287,11 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		if err != nil {
 			return layout{}, err
 		}
+		if g, ok := f.warpGrids[r.Name]; ok {
+			if wm, wn = g[0], g[1]; wm*wn != f.k.Warps || mt%wm != 0 || r.Type.Shape[1]/granuleN%wn != 0 {
+				return layout{}, fmt.Errorf("forced warp grid %dx%d does not split %dx%d mma tiles over %d warps", wm, wn, mt, r.Type.Shape[1]/granuleN, f.k.Warps)
+			}
+		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
 		if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.replicationFits() {
 			// A tile whose rows are reduced (softmax scores) is held whole by every
@@ -364,7 +369,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	}
 	// Elementwise: the result lives with its distributed operands; pure index
 	// arithmetic stays recomputed. A row vector broadcast along the rows adapts to
-	// any split with the same row groups, so it does not decide the split.
+	// any split: from registers where the row groups are the same, through a
+	// shared home (stage: stageRowViews) where they differ; so it does not decide
+	// the split.
 	res := layout{kind: lExpr}
 	var rowViews []layout
 	for i, a := range o.Args {
@@ -395,16 +402,15 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			res = want
 		}
 	}
-	for _, v := range rowViews {
-		switch {
-		case res.kind == lExpr:
-			// Only row vectors decide: the split is provisional, and the consumer
-			// may choose another with the same row groups (see adopt).
-			res = v
-			f.flexible[r] = true
-		case res.wm != v.wm:
-			return layout{}, fmt.Errorf("a broadcast row vector split over %d row groups meets a tile split over %d", v.wm, res.wm)
-		}
+	if len(rowViews) > 0 && res.kind == lThreads {
+		return layout{}, fmt.Errorf("a broadcast row vector meets a loop-carried rank-1 tile held per thread")
+	}
+	delete(f.flexible, r) // a loop's layouts are laid out again until they settle
+	if len(rowViews) > 0 && res.kind == lExpr {
+		// Only row vectors decide: the split is provisional, and the consumer
+		// may choose another (see adopt).
+		res = rowViews[0]
+		f.flexible[r] = true
 	}
 	return res, nil
 }
@@ -480,10 +486,12 @@ func (f *fn) replicationFits() bool {
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by
-// broadcast row vectors alone) and has the same row groups.
+// broadcast row vectors alone). With other row groups its row vectors are read
+// through shared memory (stageRowViews), and only where the consumer is v's one
+// use: an elementwise op laid out earlier would read v in the old split.
 func (f *fn) adopt(v *ir.Value, want layout) bool {
 	l := f.layouts[v]
-	if !f.flexible[v] || l.kind != lAcc || l.wm != want.wm {
+	if !f.flexible[v] || l.kind != lAcc || l.wm != want.wm && f.uses[v] != 1 {
 		return false
 	}
 	f.layouts[v] = want

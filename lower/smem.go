@@ -121,7 +121,9 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 				h.pitch = r.Type.Elem.Size()
 				f.staged[r] = h
 				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
-				continue
+				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
+					continue
+				}
 			}
 			if o.Kind == ir.OpTrans || r.Type.Rank() != 2 {
 				if o.Kind == ir.OpReduce {
@@ -161,7 +163,8 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 	usesOf = func(v *ir.Value, seen map[*ir.Value]bool) []*ir.Op {
 		var out []*ir.Op
 		for _, o := range users[v] {
-			if len(o.Results) == 1 && f.layouts[o.Result()].kind == lExpr && !seen[o.Result()] {
+			// A row vector's broadcast is read where its consumers are, too.
+			if len(o.Results) == 1 && (f.layouts[o.Result()].kind == lExpr || f.isRowView(o.Result())) && !seen[o.Result()] {
 				seen[o.Result()] = true
 				out = append(out, usesOf(o.Result(), seen)...)
 			}

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
 )
 
@@ -11,9 +13,13 @@ import (
 // every tile that must be read from shared memory but lives elsewhere: a dot's A
 // operand that is recomputed or in fragments not split by whole rows like the
 // result, a dot's B operand not in shared memory, the source of a transpose that has
-// no shared home, and the gathered rank-1 tiles that stageGathers picks. The
+// no shared home, a row vector broadcast onto a tile split over other row groups
+// (stageRowViews), and the gathered rank-1 tiles that stageGathers picks. The
 // emitter writes each staged tile to its home right after computing it.
 func stageTiles(f *fn) error {
+	if err := f.stageRowViews(); err != nil {
+		return err
+	}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		switch o.Kind {
 		case ir.OpDot:
@@ -120,4 +126,39 @@ func slicedOnly(users []*ir.Op) bool {
 		}
 	}
 	return len(users) > 0
+}
+
+// stageRowViews gives a rank-1 home (rows x 4 bytes) to each row vector that is
+// broadcast onto a tile split over a different number of row groups (a softmax's
+// rescale factor from q·k's split meeting a P·V accumulator split by columns):
+// its owners write it once, one writer per row, and the consumer reads each of
+// its fragment rows' values from there (emit: stageRows, accElem). A row vector
+// with no defining op (a loop-carried value inside its loop) has nowhere to be
+// written once per iteration before its uses and is refused.
+func (f *fn) stageRowViews() error {
+	var err error
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, src := range f.rowVectorsOtherGroups(o) {
+			if src.Def == nil && err == nil {
+				err = fmt.Errorf("%s: the loop-carried row vector %s (%v) meets a tile split over %d row groups; apply an op to it first (its result is written to shared memory once)", o, src, f.layouts[src], f.layouts[o.Result()].wm)
+			}
+			f.staged[src] = layout{kind: lShared}
+		}
+	})
+	return err
+}
+
+// rowVectorsOtherGroups are the row vectors that elementwise op o broadcasts
+// onto a result split over a different number of row groups.
+func (f *fn) rowVectorsOtherGroups(o *ir.Op) []*ir.Value {
+	if !o.Kind.IsElementwise() || len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
+		return nil
+	}
+	var vs []*ir.Value
+	for _, a := range o.Args {
+		if f.isRowView(a) && f.layouts[a.Def.Args[0]].wm != f.layouts[o.Result()].wm {
+			vs = append(vs, a.Def.Args[0])
+		}
+	}
+	return vs
 }

@@ -1,0 +1,47 @@
+package lower
+
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
+)
+
+// stageRows writes a rows vector to its rank-1 shared home (stageRowViews), for
+// a consumer split over other row groups. Every lane of a quad and every warp of
+// a row group holds the same value of a row; the quad's first lane in the row
+// group's first warp writes it, as a rows vector is stored to global memory.
+func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
+	if v.Type.Elem.Size() != 4 {
+		return fmt.Errorf("cannot stage a rows vector of %s", v.Type.Elem)
+	}
+	rows := e.rowsOf(v.Type.Shape[0], l)
+	e.comment("stage %s: rows of %d row groups -> shared[%d], for a tile split over other row groups", v, l.wm, h.offset)
+	writer := e.reg(ir.I1)
+	e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
+	if first := e.firstCopy(l.rowGroupWarps()); first != nil {
+		e.ins("and.pred", writer, writer, first)
+	}
+	for i := 0; i < rows.n; i++ {
+		for half := 0; half < 2; half++ {
+			x, err := e.vecElem(v, l, i, half)
+			if err != nil {
+				return err
+			}
+			a := e.reg(ir.I32)
+			e.ins("mad.lo.s32", a, rows.idx[i][half], ptx.Imm(h.pitch), e.smem)
+			e.insIf(writer, false, "st.shared."+memSuffix(v.Type.Elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, v.Type.Elem))
+		}
+	}
+	e.stagedDone[v] = true
+	return nil
+}
+
+// rowFromShared is row row's value of a staged rows vector (stageRows): one
+// ld.shared per row, cached for the open scope like a recomputed element.
+func (e *emitter) rowFromShared(v *ir.Value, row ptx.Operand) (ptx.Operand, error) {
+	if !e.stagedDone[v] {
+		return nil, fmt.Errorf("%s (%v) is read by a tile split over other row groups before it is written to shared memory", v, e.layout(v))
+	}
+	return e.at(v, []ptx.Operand{row})
+}
