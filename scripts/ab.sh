@@ -10,7 +10,8 @@
 # BINS: the NAMEs of build/ptxgen-gpu-NAME (at least one); SHAPES: ptxgen-gpu bench
 # shapes; ROUNDS (default 2): passes over the binaries; ARGS: bench flags (default
 # "-flush-mb 1024 -bw 4.3e12 -flops 636e12 -gather=false -bf16p=false -iters 30": the
-# decode only, serving pool). Every flag in ARGS must be known to every binary. Output
+# decode only, serving pool; with -bf16p=true the table has a bf16p line per shape
+# too). Every flag in ARGS must be known to every binary. Output
 # goes to $OUT (or build/ab): one bench log per binary and round, and table.txt.
 # Rehearse without a GPU: go build -tags ptxgen_fakegpu -o build/ptxgen-gpu-fake
 # ./cmd/ptxgen-gpu, then BINS=fake SHAPES=H8_T1_K128+512 ARGS="-iters 1 -warmup 0 -bw
@@ -42,14 +43,14 @@ done
 	for b in $BINS; do printf " %-24s" "$b"; done
 	echo
 	for s in ${SHAPES//,/ }; do
-		for kind in decode "sm_120 plan"; do
+		for kind in decode "sm_120 plan" bf16p; do
 			row=$(printf "%-28s %-12s" "$s" "$kind")
 			any=""
 			for b in $BINS; do
 				vals=""
 				for r in $(seq 1 "$ROUNDS"); do
-					v=$(grep -E "^${s//+/\\+} +" "$OUT/${b}_$r.txt" 2>/dev/null | grep " us (min" | grep -v "gather ceiling\|bf16p" |
-						{ if [ "$kind" = decode ]; then grep -v "sm_120 plan"; else grep "sm_120 plan"; fi; } |
+					v=$(grep -E "^${s//+/\\+} +" "$OUT/${b}_$r.txt" 2>/dev/null | grep " us (min" | grep -v "gather ceiling" |
+						{ case $kind in decode) grep -v "sm_120 plan\| bf16p "  ;; *) grep " $kind " ;; esac; } |
 						sed -E 's/.*: ([0-9.]+) us \(min.*/\1/' | head -1)
 					[ -n "$v" ] && any=1
 					vals="${vals:+$vals,}${v:--}"
