@@ -337,10 +337,8 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 		return c.mlaStaged(t, hb, c.Tile)
 	}
 	if hb == 64 {
-		for _, stages := range []int{mlaStages, 1} {
-			if f, err := c.mlaFamily(t, hb, 64, stages); err != nil || f.fits {
-				return f, err
-			}
+		if f, err := c.mlaStaged(t, hb, 64); err != nil || f.fits {
+			return f, err
 		}
 	}
 	return c.mlaStaged(t, hb, mlaTile)
@@ -353,8 +351,14 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // stage. On sm_90 the ring takes the 16-head family from 3 CTAs per SM to 2 and is
 // still 10% faster (run 20: H16 T256 78.6 -> 70.4 us, docs/perf-notes.md v11); going
 // from 2 to 1 (sm_80) would leave one warp per scheduler, unmeasured, so it is not
-// taken. 64-head CTAs with 64-candidate tiles are pipelined by mlaWidest.
+// taken. 64-head CTAs with 64-candidate tiles, alone on their SM either way, are
+// pipelined wherever the ring fits (-tile 64 or automatic alike).
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
+	if hb == 64 && tile == 64 {
+		if two, err := c.mlaFamily(t, hb, tile, mlaStages); err != nil || two.fits {
+			return two, err
+		}
+	}
 	one, err := c.mlaFamily(t, hb, tile, 1)
 	if err != nil || hb != 16 || !one.fits {
 		return one, err
