@@ -325,7 +325,7 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 // mlaWidest is the family of hb heads per CTA with the largest candidate tile whose
 // kernels fit t's shared memory: -tile when given, else 64 for 64-head CTAs where it
 // fits (pipelined mlaStages deep where that fits: 226 KB on sm_90 with the
-// copied tiles swizzled, 4-7% faster than one stage, runs 35, 37) and 32
+// copied tiles swizzled, 3-7% faster than one stage, runs 35, 37) and 32
 // otherwise. A 64-head CTA is alone on its SM, and each k16 step of q·k
 // loads a Q fragment for one n8 tile of candidates at 32 and for two at 64, so Q's
 // shared memory traffic per candidate halves, as do the tiles' barriers and index
