@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/emu"
+	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
 )
 
 // TestSharedLayoutsConflictFree runs gemm on every target and MLA rows of
@@ -31,6 +33,13 @@ func TestSharedLayoutsConflictFree(t *testing.T) {
 		opts.Seed = uint64(100 + i)
 		cases = append(cases, named{fmt.Sprintf("mla_%d_%s", i, s.comment), func() (*Case, error) { return MLA(s.config(), tgt(s.target), opts) }})
 	}
+	// A bf16 cache's 64-head CTA fits sm_80 with 64-candidate tiles only with its
+	// copied tiles swizzled (lower/smem.go).
+	swz := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 64, Nope: 512, Rope: 64, Cache: mla.CacheBF16, Sink: true,
+		Segments: []mla.Segment{seg(128, 64, true), seg(100, 53, true)}}, HeadBlock: 64, Tile: 64}
+	cases = append(cases, named{"mla_bf16_cache_64_heads_sm_80_swizzled", func() (*Case, error) {
+		return MLA(swz, tgt("sm_80"), golden.MLAGenOptions{Seed: 640, InvalidFrac: 0.1})
+	}})
 	for _, nc := range cases {
 		t.Run(nc.name, func(t *testing.T) {
 			t.Parallel()
