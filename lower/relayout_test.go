@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
@@ -77,43 +76,11 @@ var pvByColumns = map[string][2]int{"pv": {2, 4}}
 // output: softmax(q·kᵀ over base 2) · v.
 func flashInputs(seed uint64, rows, tiles, dk, dv int) (qb, kb, vb []byte, want []float64) {
 	rng := rand.New(rand.NewPCG(seed, 21))
-	bf := func(n int) ([]byte, []float64) {
-		raw, vals := make([]byte, 2*n), make([]float64, n)
-		for j := range vals {
-			h := dtype.BF16FromF64(rng.NormFloat64() * 0.5)
-			binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
-			vals[j] = h.F64()
-		}
-		return raw, vals
-	}
 	n := tiles * 64
-	qb, qv := bf(rows * dk)
-	kb, kv := bf(n * dk)
-	vb, vv := bf(n * dv)
-	want = make([]float64, rows*dv)
-	for r := 0; r < rows; r++ {
-		s := make([]float64, n)
-		m := math.Inf(-1)
-		for c := range s {
-			for j := 0; j < dk; j++ {
-				s[c] += qv[r*dk+j] * kv[c*dk+j]
-			}
-			m = math.Max(m, s[c])
-		}
-		var l float64
-		for c := range s {
-			s[c] = math.Exp2(s[c] - m)
-			l += s[c]
-		}
-		for j := 0; j < dv; j++ {
-			var o float64
-			for c := range s {
-				o += s[c] * vv[c*dv+j]
-			}
-			want[r*dv+j] = o / l
-		}
-	}
-	return qb, kb, vb, want
+	qb, qv := randomBF16(rng, rows*dk, 0.5)
+	kb, kv := randomBF16(rng, n*dk, 0.5)
+	vb, vv := randomBF16(rng, n*dv, 0.5)
+	return qb, kb, vb, softmaxRows(qv, kv, vv, rows, n, dk, dv, dv, false)
 }
 
 // compileFlash compiles flashTile with P·V split by columns.

@@ -1,13 +1,10 @@
 package lower
 
 import (
-	"encoding/binary"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -53,42 +50,11 @@ func attentionTile(rows, cands, chunks, warps int, latency ir.Latency) *ir.Build
 // float64 output (P rounded to bf16 as the kernel's second dot takes it).
 func attentionInputs(seed uint64, rows, cands, chunks int) (qb, kb []byte, want []float64) {
 	rng := rand.New(rand.NewPCG(seed, 9))
-	bf := func(n int) ([]byte, []float64) {
-		raw, vals := make([]byte, 2*n), make([]float64, n)
-		for j := range vals {
-			h := dtype.BF16FromF64(rng.NormFloat64() * 0.5)
-			binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
-			vals[j] = h.F64()
-		}
-		return raw, vals
-	}
 	d := chunks * 64
-	qb, qv := bf(rows * d)
-	kb, kv := bf(cands * d)
-	want = make([]float64, rows*64)
-	for r := 0; r < rows; r++ {
-		s := make([]float64, cands)
-		m := math.Inf(-1)
-		for n := range s {
-			for j := 0; j < d; j++ {
-				s[n] += qv[r*d+j] * kv[n*d+j]
-			}
-			m = math.Max(m, s[n])
-		}
-		var l float64
-		for n := range s {
-			s[n] = math.Exp2(s[n] - m)
-			l += s[n]
-		}
-		for j := 0; j < 64; j++ {
-			var o float64
-			for n := range s {
-				o += dtype.BF16FromF64(s[n]).F64() * kv[n*d+j]
-			}
-			want[r*64+j] = o / l
-		}
-	}
-	return qb, kb, want
+	qb, qv := randomBF16(rng, rows*d, 0.5)
+	kb, kv := randomBF16(rng, cands*d, 0.5)
+	// v is k's first 64 columns.
+	return qb, kb, softmaxRows(qv, kv, kv, rows, cands, d, 64, d, true)
 }
 
 // TestSplitDotAllReduce runs attentionTile in the emulator against float64, split

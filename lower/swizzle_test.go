@@ -1,12 +1,10 @@
 package lower
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -96,17 +94,8 @@ func TestSwizzledUnalignedSteps(t *testing.T) {
 	}
 	const seed = 930
 	rng := rand.New(rand.NewPCG(seed, 3))
-	bf := func(cnt int) ([]byte, []float64) {
-		raw, vals := make([]byte, 2*cnt), make([]float64, cnt)
-		for j := range vals {
-			h := dtype.BF16FromF64(rng.NormFloat64())
-			binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
-			vals[j] = h.F64()
-		}
-		return raw, vals
-	}
-	ab, av := bf(m * k)
-	bb, bv := bf(k * n)
+	ab, av := randomBF16(rng, m*k, 1)
+	bb, bv := randomBF16(rng, k*n, 1)
 	want := make([]float64, m*n)
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {

@@ -246,6 +246,52 @@ func runUserKernelOn(t *testing.T, b *ir.Builder, tg target.Target, bufs map[str
 	return out, pk
 }
 
+// randomBF16 is n normal values times scale rounded to bf16: their bytes and
+// their values.
+func randomBF16(rng *rand.Rand, n int, scale float64) ([]byte, []float64) {
+	raw, vals := make([]byte, 2*n), make([]float64, n)
+	for j := range vals {
+		h := dtype.BF16FromF64(rng.NormFloat64() * scale)
+		binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
+		vals[j] = h.F64()
+	}
+	return raw, vals
+}
+
+// softmaxRows is attention in float64: for each of rows queries, the scores q·kᵀ
+// over n keys of dk (base 2), softmax, times v's n rows of dv columns at vPitch;
+// with roundP, P rounded to bf16 before P·V (as a kernel's second dot takes it).
+func softmaxRows(qv, kv, vv []float64, rows, n, dk, dv, vPitch int, roundP bool) []float64 {
+	want := make([]float64, rows*dv)
+	for r := 0; r < rows; r++ {
+		s := make([]float64, n)
+		m := math.Inf(-1)
+		for c := range s {
+			for j := 0; j < dk; j++ {
+				s[c] += qv[r*dk+j] * kv[c*dk+j]
+			}
+			m = math.Max(m, s[c])
+		}
+		var l float64
+		for c := range s {
+			s[c] = math.Exp2(s[c] - m)
+			l += s[c]
+		}
+		for j := 0; j < dv; j++ {
+			var o float64
+			for c := range s {
+				p := s[c]
+				if roundP {
+					p = dtype.BF16FromF64(p).F64()
+				}
+				o += p * vv[c*vPitch+j]
+			}
+			want[r*dv+j] = o / l
+		}
+	}
+	return want
+}
+
 func randomRows(rng *rand.Rand, n int, scale float64) []float32 {
 	x := make([]float32, n)
 	for i := range x {
@@ -455,17 +501,8 @@ func TestUserMatmulAnyWarps(t *testing.T) {
 		t.Run(s.String(), func(t *testing.T) {
 			seed := uint64(700 + i)
 			rng := rand.New(rand.NewPCG(seed, 7))
-			bf := func(n int) ([]byte, []float64) {
-				raw, vals := make([]byte, 2*n), make([]float64, n)
-				for j := range vals {
-					h := dtype.BF16FromF64(rng.NormFloat64())
-					binary.LittleEndian.PutUint16(raw[2*j:], uint16(h))
-					vals[j] = h.F64()
-				}
-				return raw, vals
-			}
-			ab, av := bf(s.rows * k)
-			bb, bv := bf(k * s.width)
+			ab, av := randomBF16(rng, s.rows*k, 1)
+			bb, bv := randomBF16(rng, k*s.width, 1)
 			got, _ := runUserKernelBytes(t, matmulKernel(s, k), "sm_90", map[string][]byte{"a": ab, "b": bb, "y": make([]byte, 4*s.rows*s.width)}, nil)
 			want := make([]float64, s.rows*s.width)
 			for m := 0; m < s.rows; m++ {
