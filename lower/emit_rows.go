@@ -8,20 +8,15 @@ import (
 )
 
 // stageRows writes a rows vector to its rank-1 shared home (stageRowViews), for
-// a consumer split over other row groups. Every lane of a quad and every warp of
-// a row group holds the same value of a row; the quad's first lane in the row
-// group's first warp writes it, as a rows vector is stored to global memory.
+// a consumer split over other row groups, one writer per row (rowWriter), as a
+// rows vector is stored to global memory.
 func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 	if v.Type.Elem.Size() != 4 {
 		return fmt.Errorf("cannot stage a rows vector of %s", v.Type.Elem)
 	}
 	rows := e.rowsOf(v.Type.Shape[0], l)
 	e.comment("stage %s: rows of %d row groups -> shared[%d], for a tile split over other row groups", v, l.wm, h.offset)
-	writer := e.reg(ir.I1)
-	e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
-	if first := e.firstCopy(l.rowGroupWarps()); first != nil {
-		e.ins("and.pred", writer, writer, first)
-	}
+	writer := e.rowWriter(l)
 	for i := 0; i < rows.n; i++ {
 		for half := 0; half < 2; half++ {
 			x, err := e.vecElem(v, l, i, half)
@@ -35,6 +30,18 @@ func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 	}
 	e.stagedDone[v] = true
 	return nil
+}
+
+// rowWriter is the predicate of the one thread that writes each row of a rows
+// vector in l: every lane of a quad and every warp of a row group holds the same
+// value; the quad's first lane in the row group's first warp writes it.
+func (e *emitter) rowWriter(l layout) ptx.Operand {
+	writer := e.reg(ir.I1)
+	e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
+	if first := e.firstCopy(l.rowGroupWarps()); first != nil {
+		e.ins("and.pred", writer, writer, first)
+	}
+	return writer
 }
 
 // rowFromShared is row row's value of a staged rows vector (stageRows): one

@@ -122,13 +122,8 @@ func (e *emitter) store(o *ir.Op) error {
 		}
 		return nil
 	case l.kind == lRows && m.col0 == nil:
-		// Every quad lane and every column-warp holds the row; one writes it.
 		rows := e.rowsOf(v.Type.Shape[0], l)
-		writer := e.reg(ir.I1)
-		e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
-		if first := e.firstCopy(l.rowGroupWarps()); first != nil {
-			e.ins("and.pred", writer, writer, first)
-		}
+		writer := e.rowWriter(l)
 		for mi := 0; mi < rows.n; mi++ {
 			for h := 0; h < 2; h++ {
 				row := rows.idx[mi][h]
