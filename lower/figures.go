@@ -36,22 +36,9 @@ type Figures struct {
 // the figures the rest of the pipeline uses: the .maxnreg and the shared memory that
 // Compile gives the same kernel on the same target.
 func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
-	f, err := newFn(k, t, Options{})
+	f, _, err := compileFitting(k, t, Options{After: "smem"}, true)
 	if err != nil {
 		return Figures{}, err
-	}
-	f.measuring = true
-	if _, err := f.run(k, Options{After: "smem"}); err != nil {
-		return Figures{}, err
-	}
-	if f.splitCostsFit() {
-		if f, err = newFn(k, t, Options{}); err != nil {
-			return Figures{}, err
-		}
-		f.measuring, f.noSplitK = true, true
-		if _, err := f.run(k, Options{After: "smem"}); err != nil {
-			return Figures{}, err
-		}
 	}
 	threads := 32 * f.k.Warps
 	carried := f.carriedRegs()

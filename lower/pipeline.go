@@ -147,19 +147,28 @@ func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	if opt.After != "" && !validPass(opt.After) {
 		return nil, fmt.Errorf("unknown pass %q: want one of %s", opt.After, strings.Join(PassNames(), ", "))
 	}
-	f, err := newFn(k, t, opt)
-	if err != nil {
-		return nil, err
-	}
-	res, err := f.run(k, opt)
-	if err != nil && f.splitCostsFit() {
-		if f, err = newFn(k, t, opt); err != nil {
-			return nil, err
-		}
-		f.noSplitK = true
-		return f.run(k, opt)
-	}
+	_, res, err := compileFitting(k, t, opt, false)
 	return res, err
+}
+
+// compileFitting runs the passes on a copy of k (up to opt.After; measuring:
+// Measure's run, which reports a size over the limit instead of refusing it),
+// and once more without splitting dots along their reduction where the split's
+// scratch cost the fit (splitCostsFit).
+func compileFitting(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
+	var f *fn
+	var res *Result
+	var err error
+	for _, noSplit := range []bool{false, true} {
+		if f, err = newFn(k, t, opt); err != nil {
+			return nil, nil, err
+		}
+		f.measuring, f.noSplitK = measuring, noSplit
+		if res, err = f.run(k, opt); !f.splitCostsFit() {
+			break
+		}
+	}
+	return f, res, err
 }
 
 // splitCostsFit reports whether the kernel split dots along their reduction and
