@@ -31,18 +31,7 @@ func TestGenMLAPoolServing(t *testing.T) {
 			if si.Len[r] != int32(sc.K) {
 				t.Errorf("seed %d seg %d row %d: len %d, want K = %d", seed, s, r, si.Len[r], sc.K)
 			}
-			seen := map[int32]bool{}
-			for _, id := range si.Idx[r*sc.K : (r+1)*sc.K] {
-				if id < 0 || int(id) >= sc.Slots() || seen[id] {
-					t.Fatalf("seed %d seg %d row %d: index %d invalid or repeated", seed, s, r, id)
-				}
-				seen[id] = true
-				p := int(id) / sc.PageSize
-				if o, ok := owner[p]; ok && o != r {
-					t.Fatalf("seed %d seg %d: page %d used by rows %d and %d", seed, s, p, o, r)
-				}
-				owner[p] = r
-			}
+			rowPages(t, seed, s, r, sc, si.Idx[r*sc.K:(r+1)*sc.K], owner)
 		}
 		if want := c.T * ((sc.K + sc.PageSize - 1) / sc.PageSize); len(owner) != want {
 			t.Errorf("seed %d seg %d: %d pages referenced, want %d", seed, s, len(owner), want)
@@ -111,19 +100,7 @@ func TestGenMLAPoolSparse(t *testing.T) {
 			if si.Len[r] != int32(sc.K) {
 				t.Errorf("seed %d seg %d row %d: len %d, want K = %d", seed, s, r, si.Len[r], sc.K)
 			}
-			seen := map[int32]bool{}
-			pages := map[int]bool{}
-			for _, id := range si.Idx[r*sc.K : (r+1)*sc.K] {
-				if id < 0 || int(id) >= sc.Slots() || seen[id] {
-					t.Fatalf("seed %d seg %d row %d: index %d invalid, outside the pool's %d slots, or repeated", seed, s, r, id, sc.Slots())
-				}
-				seen[id] = true
-				p := int(id) / sc.PageSize
-				if o, ok := owner[p]; ok && o != r {
-					t.Fatalf("seed %d seg %d: page %d used by rows %d and %d", seed, s, p, o, r)
-				}
-				owner[p], pages[p] = r, true
-			}
+			pages := rowPages(t, seed, s, r, sc, si.Idx[r*sc.K:(r+1)*sc.K], owner)
 			whole := (sc.K + sc.PageSize - 1) / sc.PageSize
 			if len(pages) <= whole || len(pages) > sc.Pages/c.T {
 				t.Errorf("seed %d seg %d row %d: candidates on %d pages, want more than the %d whole pages and at most the row's %d", seed, s, r, len(pages), whole, sc.Pages/c.T)
@@ -153,6 +130,27 @@ func TestSampleDistinct(t *testing.T) {
 			t.Errorf("n %d k %d: %d values", nk[0], nk[1], len(got))
 		}
 	}
+}
+
+// rowPages checks row r's candidate ids: valid slots of the pool, distinct, on
+// pages no other row has (owner maps each page seen so far to its row, and gains
+// this row's); it returns the row's pages.
+func rowPages(t *testing.T, seed uint64, s, r int, sc SegmentConfig, ids []int32, owner map[int]int) map[int]bool {
+	t.Helper()
+	seen := map[int32]bool{}
+	pages := map[int]bool{}
+	for _, id := range ids {
+		if id < 0 || int(id) >= sc.Slots() || seen[id] {
+			t.Fatalf("seed %d seg %d row %d: index %d invalid, outside the pool's %d slots, or repeated", seed, s, r, id, sc.Slots())
+		}
+		seen[id] = true
+		p := int(id) / sc.PageSize
+		if o, ok := owner[p]; ok && o != r {
+			t.Fatalf("seed %d seg %d: page %d used by rows %d and %d", seed, s, p, o, r)
+		}
+		owner[p], pages[p] = r, true
+	}
+	return pages
 }
 
 // checkOnlyReferencedPages: exactly the pages some row's candidates reference hold data.
