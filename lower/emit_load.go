@@ -368,6 +368,12 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	if len(idx) == 1 {
 		a := e.reg(ir.I32)
 		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
+		if v.Type.Elem == ir.I1 { // stored as a 32-bit 0 or 1 (stageRows)
+			w, x := e.reg(ir.I32), e.reg(ir.I1)
+			e.ins("ld.shared.b32", w, ptx.Addr{Base: a, Off: int64(l.offset)})
+			e.ins("setp.ne.s32", x, w, ptx.Imm(0))
+			return x, nil
+		}
 		x := e.reg(v.Type.Elem)
 		e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)})
 		return x, nil

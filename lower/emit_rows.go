@@ -11,7 +11,7 @@ import (
 // a consumer split over other row groups, one writer per row (rowWriter), as a
 // rows vector is stored to global memory.
 func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
-	if v.Type.Elem.Size() != 4 {
+	if v.Type.Elem.Size() != 4 && v.Type.Elem != ir.I1 {
 		return fmt.Errorf("cannot stage a rows vector of %s", v.Type.Elem)
 	}
 	rows := e.rowsOf(v.Type.Shape[0], l)
@@ -25,7 +25,13 @@ func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 			}
 			a := e.reg(ir.I32)
 			e.ins("mad.lo.s32", a, rows.idx[i][half], ptx.Imm(h.pitch), e.smem)
-			e.insIf(writer, false, "st.shared."+memSuffix(v.Type.Elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, v.Type.Elem))
+			val, op := e.inReg(x, v.Type.Elem), "st.shared."+memSuffix(v.Type.Elem)
+			if v.Type.Elem == ir.I1 { // a predicate goes out as a 32-bit 0 or 1
+				w := e.reg(ir.I32)
+				e.ins("selp.b32", w, ptx.Imm(1), ptx.Imm(0), val)
+				val, op = w, "st.shared.b32"
+			}
+			e.insIf(writer, false, op, ptx.Addr{Base: a, Off: int64(h.offset)}, val)
 		}
 	}
 	e.stagedDone[v] = true

@@ -109,6 +109,50 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 	return 0, 0, fmt.Errorf("cannot split %dx%d mma tiles (m16 x n8) evenly over %d warps (warp counts that split it: %s)", mt, nt, warps, strings.Join(fit, ", "))
 }
 
+// leastTrafficGrid is the warp grid of dot o (mt x nt mma tiles, rows-first grid
+// wm x wn) that reads the fewest shared-memory bytes when its A operand is read
+// through ldmatrix by several dots of the same shape (P times each V slice,
+// which the schedule pass groups so that each A fragment is loaded once for all
+// of them): every column group of warps reads all of A, every row group all of
+// B, and A's and B's bytes are shared by the dots that read them. Ties, and
+// dots whose A no other dot reads, keep the rows-first grid (row reductions in
+// the warp, A from registers).
+func (f *fn) leastTrafficGrid(o *ir.Op, mt, nt, wm, wn int) (int, int) {
+	a, b := o.Args[0], o.Args[1]
+	shareA, shareB := 0, 0
+	walkOps(f.k.Body, func(d *ir.Op) {
+		if d.Kind != ir.OpDot || !sameInts(d.Result().Type.Shape, o.Result().Type.Shape) {
+			return
+		}
+		if d.Args[0] == a {
+			shareA++
+		}
+		if storageOf(d.Args[1]) == storageOf(b) {
+			shareB++
+		}
+	})
+	if shareA < 2 {
+		return wm, wn
+	}
+	bytes := func(v *ir.Value) float64 {
+		return float64(v.Type.Shape[0] * v.Type.Shape[1] * v.Type.Elem.Size())
+	}
+	cost := func(wm, wn int) float64 {
+		return float64(wn)*bytes(a)/float64(shareA) + float64(wm)*bytes(b)/float64(shareB)
+	}
+	best := cost(wm, wn)
+	for cn := 1; cn <= f.k.Warps; cn++ {
+		cm := f.k.Warps / cn
+		if f.k.Warps%cn != 0 || nt%cn != 0 || mt%cm != 0 {
+			continue
+		}
+		if c := cost(cm, cn); c < best {
+			wm, wn, best = cm, cn, c
+		}
+	}
+	return wm, wn
+}
+
 // assignLayouts is the layout pass.
 //
 // Requires: a legalized kernel (tile extents are multiples of the mma granules
@@ -286,6 +330,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, f.k.Warps)
 		if err != nil {
 			return layout{}, err
+		}
+		if !f.rowReduced[r] && !(a.kind == lAcc && a.wn == 1 && a.wm == wm) {
+			wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
 		}
 		if g, ok := f.warpGrids[r.Name]; ok {
 			if wm, wn = g[0], g[1]; wm*wn != f.k.Warps || mt%wm != 0 || r.Type.Shape[1]/granuleN%wn != 0 {

@@ -119,6 +119,9 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		for _, r := range o.Results {
 			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
 				h.pitch = r.Type.Elem.Size()
+				if r.Type.Elem == ir.I1 {
+					h.pitch = 4 // a predicate is stored as a 32-bit 0 or 1 (stageRows)
+				}
 				f.staged[r] = h
 				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
 				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
