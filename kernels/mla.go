@@ -308,6 +308,11 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 			continue // the large kernel's code: not generated
 		}
 		mf.kernels[e.name], mf.figures[e.name] = k, fig
+		if !e.small && fig.WarpGrid != [2]int{} {
+			// The output's split is the layout pass's (by rows, or by operand
+			// traffic: the 64-head CTA's P·V is 2x4).
+			mf.variant.WarpGrid, f.WarpGrid = fig.WarpGrid, fig.WarpGrid
+		}
 		mf.fits = mf.fits && fig.Fits
 		if !e.small && (f.PerSM == 0 || fig.CTAsPerSM < f.PerSM) {
 			f.PerSM = fig.CTAsPerSM

@@ -106,9 +106,11 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 		reused = reused || n > 1
 	}
 	// Short K extents, and CTAs whose threads have registers to spare, are emitted
-	// one dot at a time (see dotGroupMinKSteps and dotGroupMaxRegs).
+	// one dot at a time (see dotGroupMinKSteps and dotGroupMaxRegs), unless one
+	// at a time would keep more A fragments live than a group's k step loads B
+	// fragments (groupHoldsLess).
 	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps ||
-		f.target.RegsPerSM/(32*f.k.Warps) > dotGroupMaxRegs {
+		f.target.RegsPerSM/(32*f.k.Warps) > dotGroupMaxRegs && !f.groupHoldsLess(group, shared) {
 		return nil
 	}
 	// A chained dot takes over its predecessor's accumulators, so the predecessor
@@ -119,4 +121,33 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 		}
 	}
 	return group
+}
+
+// groupHoldsLess reports whether a dot group, emitted k step by k step, holds
+// fewer fragment registers than its dots one at a time. One at a time, ptxas
+// keeps the A fragments of the whole K extent live across the dots that share
+// them (ks x m16 tiles per warp x 4 registers per A operand); a group's k step
+// loads the B fragments of all its dots at once (n8 tiles per warp x 2 each).
+// The 64-head CTA's P·V split 4x2 holds 32 against 64 (one at a time: a group
+// spilled 80 bytes at 255 registers, perf-notes v7); split 2x4, 64 against 32
+// (one at a time spilled 48-72 bytes, v13).
+func (f *fn) groupHoldsLess(group []*ir.Op, shared map[*ir.Value]int) bool {
+	var first *ir.Op
+	bs := map[*ir.Value]bool{}
+	for _, o := range group {
+		if o.Kind == ir.OpDot {
+			if first == nil {
+				first = o
+			}
+			bs[storageOf(o.Args[1])] = true
+		}
+	}
+	l := f.layouts[first.Result()]
+	if _, inShared := f.sharedHome(first.Args[0]); !inShared {
+		return false // A from registers: nothing to keep live
+	}
+	ks := first.Args[0].Type.Shape[1] / granuleK
+	mtw := first.Result().Type.Shape[0] / granuleM / l.wm
+	ntw := first.Result().Type.Shape[1] / granuleN / l.wn
+	return ks*mtw*4*len(shared) > len(bs)*ntw*2
 }

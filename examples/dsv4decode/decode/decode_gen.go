@@ -529,7 +529,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{1, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       256,
-				SharedBytes: 226304,
+				SharedBytes: 226560,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -557,7 +557,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{1, 8, 10},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       256,
-				SharedBytes: 225536,
+				SharedBytes: 225792,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
