@@ -18,6 +18,7 @@ type Builder struct {
 	next   int
 	names  map[string]bool
 	err    error
+	role   string // the role OnRole places new ops on
 }
 
 // NewBuilder starts a kernel with one warp and a 1x1x1 grid.
@@ -178,6 +179,32 @@ func (b *Builder) SetLatency(l Latency) { b.k.Latency = l }
 // SetWarps sets the number of warps per CTA.
 func (b *Builder) SetWarps(n int) { b.k.Warps = n }
 
+// DeclareRole names the warps first .. first+warps-1 of the CTA as a role that ops
+// can be placed on (OnRole). Roles must not overlap (Verify checks).
+func (b *Builder) DeclareRole(name string, first, warps int) {
+	b.k.Roles = append(b.k.Roles, Role{Name: name, First: first, Warps: warps})
+}
+
+// OnRole places every op that build emits (loops and their bodies included) on
+// the declared role name: those warps alone run them. A value one role computes
+// and another reads crosses through shared memory (DESIGN.md, warp roles).
+func (b *Builder) OnRole(name string, build func()) {
+	if b.err != nil {
+		return
+	}
+	if _, ok := b.k.Role(name); !ok {
+		b.fail("role %q is not declared (DeclareRole)", name)
+		return
+	}
+	if b.role != "" {
+		b.fail("role %q inside role %q: roles do not nest", name, b.role)
+		return
+	}
+	b.role = name
+	build()
+	b.role = ""
+}
+
 // Param adds a kernel parameter. For pointers, div is the alignment of the address
 // in bytes and bytes the minimum buffer size (0 = unknown); for integer scalars div
 // is a divisor the value is known to have. Pass 0 for "nothing known".
@@ -222,6 +249,7 @@ func (b *Builder) emit(op *Op, t Type) *Value {
 		b.fail("%v", err)
 		return b.placeholder(t)
 	}
+	op.Role = b.role
 	b.cur().Ops = append(b.cur().Ops, op)
 	return v
 }
@@ -527,6 +555,7 @@ func (b *Builder) store(p *Value, addr []*Value, mask, bound, v *Value) {
 		b.fail("%v", err)
 		return
 	}
+	op.Role = b.role
 	b.cur().Ops = append(b.cur().Ops, op)
 }
 
@@ -575,6 +604,7 @@ func (b *Builder) ForStages(lo, hi *Value, step, stages int, inits []*Value, bod
 		b.fail("%v", err)
 		return b.placeholders(inits)
 	}
+	op.Role = b.role
 	b.cur().Ops = append(b.cur().Ops, op)
 	return op.Results
 }

@@ -20,7 +20,26 @@ type Kernel struct {
 	// run-time values is only the largest launch; builders of kernels that a launch
 	// plan picks for small or large launches say which.
 	Latency Latency
-	Body    *Block
+	// Roles name disjoint ranges of the CTA's warps (DESIGN.md, warp roles); an op
+	// placed on a role (Op.Role) runs on those warps only.
+	Roles []Role
+	Body  *Block
+}
+
+// Role is a named range of a CTA's warps: First .. First+Warps-1.
+type Role struct {
+	Name         string
+	First, Warps int
+}
+
+// Role returns the role named name, or false.
+func (k *Kernel) Role(name string) (Role, bool) {
+	for _, r := range k.Roles {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Role{}, false
 }
 
 // Latency is a kernel's launch-size class (Kernel.Latency).
@@ -189,6 +208,9 @@ type Op struct {
 	// that reads them, into a ring of Stages slots (DESIGN.md, loops). 0 and 1
 	// both mean no pipeline; at most MaxStages.
 	Stages int
+	// Role places the op on the warps of the kernel's role of that name ("" = every
+	// warp). The body of a loop placed on a role runs on that role.
+	Role string
 }
 
 // MaxStages bounds a loop's pipeline depth (Op.Stages).

@@ -317,6 +317,20 @@ func (p *parser) kernel() (*Kernel, error) {
 		return nil, err
 	}
 	k.Warps = int(n)
+	for p.peek() == "role" {
+		p.next()
+		r := Role{Name: p.next()}
+		first, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		warps, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		r.First, r.Warps = int(first), int(warps)
+		k.Roles = append(k.Roles, r)
+	}
 	if p.peek() == "latency" {
 		p.next()
 		name := p.next()
@@ -445,6 +459,7 @@ func (p *parser) op() (*Op, error) {
 		if len(names) > 0 {
 			return nil, p.errf("store has no result")
 		}
+		p.role(o)
 		if err := checkOp(o); err != nil {
 			p.pos = start
 			return nil, p.errf("%v", err)
@@ -467,6 +482,7 @@ func (p *parser) op() (*Op, error) {
 		return nil, err
 	}
 	o.Results = []*Value{v}
+	p.role(o)
 	if err := checkOp(o); err != nil {
 		p.pos = start
 		return nil, p.errf("%v", err)
@@ -605,6 +621,7 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 		}
 		p.next()
 	}
+	p.role(o)
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
@@ -626,4 +643,13 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 		return nil, p.errf("%v", err)
 	}
 	return o, nil
+}
+
+// role reads an op's optional placement, "on NAME" (Op.Role); Verify checks that
+// the kernel declares the role.
+func (p *parser) role(o *Op) {
+	if p.peek() == "on" {
+		p.next()
+		o.Role = p.next()
+	}
 }

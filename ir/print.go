@@ -64,6 +64,9 @@ func PrintAnnotated(k *Kernel, note Annotator) string {
 		fmt.Fprintf(&b, "%d", g)
 	}
 	fmt.Fprintf(&b, ") warps %d", k.Warps)
+	for _, r := range k.Roles {
+		fmt.Fprintf(&b, " role %s %d %d", r.Name, r.First, r.Warps)
+	}
 	if k.Latency != LatencyAuto {
 		fmt.Fprintf(&b, " latency %s", latencyNames[k.Latency])
 	}
@@ -185,7 +188,7 @@ func opHeadline(o *Op) string {
 			}
 			b.WriteString(")")
 		}
-		b.WriteString(" {")
+		b.WriteString(roleSuffix(o) + " {")
 		return b.String()
 	default:
 		if len(a) > 0 {
@@ -195,7 +198,15 @@ func opHeadline(o *Op) string {
 	if len(o.Results) > 0 {
 		b.WriteString(" : " + o.Results[0].Type.String())
 	}
-	return b.String()
+	return b.String() + roleSuffix(o)
+}
+
+// roleSuffix places an op on its role in the text form: " on NAME".
+func roleSuffix(o *Op) string {
+	if o.Role == "" {
+		return ""
+	}
+	return " on " + o.Role
 }
 
 // latencyNames spell Kernel.Latency in the text form.

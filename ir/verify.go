@@ -468,8 +468,11 @@ func Verify(k *Kernel) error {
 			return err
 		}
 	}
-	var walk func(b *Block) error
-	walk = func(b *Block) error {
+	if err := verifyRoles(k); err != nil {
+		return err
+	}
+	var walk func(b *Block, role string) error
+	walk = func(b *Block, role string) error {
 		var local []*Value
 		defer func() {
 			for _, v := range local {
@@ -485,13 +488,21 @@ func Verify(k *Kernel) error {
 			if err := checkOp(o); err != nil {
 				return err
 			}
+			if o.Role != "" {
+				if _, ok := k.Role(o.Role); !ok {
+					return opErr(o, -1, "is placed on role %q, which the kernel does not declare", o.Role)
+				}
+			}
+			if role != "" && o.Role != role {
+				return opErr(o, -1, "is in the body of a loop on role %q but placed on %q: a loop's role places its whole body", role, o.Role)
+			}
 			if o.Body != nil {
 				for _, a := range o.Body.Args {
 					if err := define(a); err != nil {
 						return err
 					}
 				}
-				if err := walk(o.Body); err != nil {
+				if err := walk(o.Body, o.Role); err != nil {
 					return err
 				}
 				for _, a := range o.Body.Args {
@@ -512,7 +523,33 @@ func Verify(k *Kernel) error {
 		}
 		return nil
 	}
-	return walk(k.Body)
+	return walk(k.Body, "")
+}
+
+// verifyRoles checks the kernel's role declarations: identifiers, distinct, each a
+// non-empty range of the CTA's warps, no two overlapping.
+func verifyRoles(k *Kernel) error {
+	owner := make([]string, k.Warps)
+	for i, r := range k.Roles {
+		if problem := identProblem(r.Name); problem != "" {
+			return fmt.Errorf("ir: kernel %s: role name %q %s", k.Name, r.Name, problem)
+		}
+		for _, q := range k.Roles[:i] {
+			if q.Name == r.Name {
+				return fmt.Errorf("ir: kernel %s: role %s declared twice", k.Name, r.Name)
+			}
+		}
+		if r.Warps < 1 || r.First < 0 || r.First+r.Warps > k.Warps {
+			return fmt.Errorf("ir: kernel %s: role %s is warps %d..%d (first %d, %d warps); the CTA has warps 0..%d and a role at least one", k.Name, r.Name, r.First, r.First+r.Warps-1, r.First, r.Warps, k.Warps-1)
+		}
+		for w := r.First; w < r.First+r.Warps; w++ {
+			if owner[w] != "" {
+				return fmt.Errorf("ir: kernel %s: roles %s and %s both hold warp %d; roles are disjoint", k.Name, owner[w], r.Name, w)
+			}
+			owner[w] = r.Name
+		}
+	}
+	return nil
 }
 
 // ReservedNames are the names a kernel may not take, with why: the lowering declares

@@ -63,8 +63,8 @@ func checkLayouts(f *fn) error {
 		}
 		if l.kind == lAcc {
 			warps := l.wm * l.wn * l.copies()
-			if warps != f.k.Warps || l.rep > 1 && l.wn != 1 {
-				fail("%s is split over %dx%d warps with %d copies; the CTA has %d warps", v, l.wm, l.wn, l.copies(), f.k.Warps)
+			if want := f.warpsFor(v); warps != want || l.rep > 1 && l.wn != 1 {
+				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.wm, l.wn, l.copies(), want)
 			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || s[1]%(granuleN*l.wn) != 0 {
 				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
 			}
@@ -292,6 +292,18 @@ func ctaWideBarrier(in *ptx.Instr, threads int) bool {
 	return ok && int(n) == threads
 }
 
+// scopeBarrier reports whether in is the barrier of the scope role ("" = the
+// CTA's bar.sync 0, else the role's named barrier of its threads).
+func (f *fn) scopeBarrier(in *ptx.Instr, role string) bool {
+	if in.Op != "bar.sync" || in.Guard != "" {
+		return false
+	}
+	if role == "" {
+		return ctaWideBarrier(in, 32*f.k.Warps)
+	}
+	return len(in.Args) == 2 && in.Args[0] == ptx.Imm(f.roleBarrier(role)) && in.Args[1] == ptx.Imm(32*f.roleWarps(role))
+}
+
 // instrAt is body[i] if it is an instruction.
 func instrAt(body []ptx.Stmt, i int) (*ptx.Instr, bool) {
 	if i < 0 || i >= len(body) {
@@ -308,21 +320,73 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 		wrote                    bool // a commit or write since the innermost loop began
 		pipelined                bool // the innermost loop is pipelined
 	}
-	s := state{waited: map[*ir.Value]bool{}, plain: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}
+	fresh := func() state {
+		return state{waited: map[*ir.Value]bool{}, plain: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}
+	}
+	s := fresh()
 	clone := func(x state) state {
 		return state{append([]*ir.Value(nil), x.groups...), maps.Clone(x.waited), maps.Clone(x.plain), maps.Clone(x.readSince), x.wrote, x.pipelined}
+	}
+	// In a role's region the state is the role's own; a CTA barrier clears them all.
+	role := ""
+	var all state
+	roles := map[string]state{}
+	held := map[string]bool{} // the role holds its ring slot (acquired, not released)
+	handoff := func(v *ir.Value) bool {
+		p := f.pipeTile[storageOf(v)]
+		return p != nil && p.handoff
+	}
+	needSlot := func(v *ir.Value) error {
+		if role != "" && v != nil && handoff(v) && !held[role] {
+			return fmt.Errorf("role %s touches ring tile %s without holding its slot (no bar.sync on the slot's barrier before, or after its release)", role, storageOf(v))
+		}
+		return nil
 	}
 	var loops []state // the state at each enclosing loop's entry
 	trace := f.syncTrace
 	event := func(ev syncEvent, at int) error {
 		switch ev.kind {
+		case syncCommit, syncWrote, syncReady, syncBeforeWrite:
+			if err := needSlot(ev.v); err != nil {
+				return err
+			}
+		}
+		switch ev.kind {
+		case syncRoleEnter:
+			all, role = s, ev.role
+			if r, ok := roles[ev.role]; ok {
+				s = r
+			} else {
+				s = fresh()
+			}
+		case syncRoleExit:
+			roles[ev.role], s, role = s, all, ""
+		case syncAcquire:
+			b, ok := instrAt(body, at-1)
+			if !ok || b.Op != "bar.sync" || len(b.Args) != 2 {
+				return fmt.Errorf("role %s acquires its ring slot without a bar.sync on the slot's barrier", ev.role)
+			}
+			held[ev.role] = true
+		case syncRelease:
+			found := false
+			for i := at; i < at+4 && !found; i++ {
+				b, ok := instrAt(body, i)
+				found = ok && b.Op == "bar.arrive"
+			}
+			if !found || !held[ev.role] {
+				return fmt.Errorf("role %s releases a ring slot it does not hold, or without a bar.arrive", ev.role)
+			}
+			if len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 {
+				return fmt.Errorf("role %s releases its ring slot with writes not complete behind its barrier", ev.role)
+			}
+			held[ev.role] = false
 		case syncPipeTop:
 			// The stages issued ahead are the only groups a pipelined iteration
 			// leaves in flight, and they are newer than every group tracked here:
 			// its wait_group N-2 completes those, and its barrier must follow.
 			w, ok1 := instrAt(body, at-2)
 			b, ok2 := instrAt(body, at-1)
-			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.n) || b.Op != "bar.sync" || !ctaWideBarrier(b, 32*f.k.Warps) {
+			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.n) || !f.scopeBarrier(b, role) {
 				return fmt.Errorf("a pipelined iteration does not start with cp.async.wait_group %d; bar.sync 0", ev.n)
 			}
 			s.groups = nil
@@ -399,13 +463,17 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 				s.groups = append([]*ir.Value(nil), s.groups[len(s.groups)-n:]...)
 			}
 		case "bar.sync":
-			// Only a barrier of every thread of the CTA orders what the sync
-			// pass tracks (CTA-wide arrays); a named barrier with fewer threads,
-			// like bar.arrive, orders nothing here.
-			if ctaWideBarrier(in, 32*f.k.Warps) {
+			// Only the scope's barrier orders what the sync pass tracks: every
+			// thread of the CTA outside a role's region, the role's threads inside
+			// (clearing the role's own hazards); a ring slot's barrier, like
+			// bar.arrive, orders nothing here (the slot checks above cover it).
+			if f.scopeBarrier(in, role) {
 				clear(s.waited)
 				clear(s.plain)
 				clear(s.readSince)
+				if role == "" {
+					clear(roles)
+				}
 			}
 		}
 	}

@@ -82,7 +82,7 @@ func (f *fn) carriedRegs() int {
 			case lCols:
 				n += a.Type.Shape[0] / granuleN / l.wn * 2
 			case lThreads:
-				n += (a.Type.Shape[0] + 32*f.k.Warps - 1) / (32 * f.k.Warps)
+				n += (a.Type.Shape[0] + 32*f.warpsFor(a) - 1) / (32 * f.warpsFor(a))
 			}
 		}
 		most = max(most, n)

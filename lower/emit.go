@@ -56,6 +56,12 @@ type emitter struct {
 	// copies, while a pipeline stage is issued, holds its cp.asyncs until every
 	// copy's address is formed (pipelineStage).
 	copies *[]func()
+	// region is the open role region (nil: every warp runs the code), roleLocked
+	// counts the loops placed on a role being emitted (their region stays open),
+	// split is the split-by-roles iteration being emitted (emit_roles.go).
+	region     *roleRegion
+	roleLocked int
+	split      *splitIteration
 }
 
 // smemOf is the base register of v's shared bytes: the slot this iteration reads
@@ -98,6 +104,7 @@ func emit(f *fn) error {
 	if err := e.block(f.k.Body); err != nil {
 		return err
 	}
+	e.placeOn("")
 	e.ins("ret")
 	for _, rf := range regFiles {
 		if n := e.nregs[rf.prefix]; n > 0 {
@@ -219,6 +226,9 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 func (e *emitter) block(b *ir.Block) error {
 	for i := 0; i < len(b.Ops); {
 		o := b.Ops[i]
+		if r, moves := e.regionFor(o); moves {
+			e.placeOn(r)
+		}
 		if g := e.f.dotGroups[o]; g != nil {
 			e.flushStage()
 			if err := e.dotGroup(g); err != nil {
@@ -306,7 +316,7 @@ func (e *emitter) opCompute(o *ir.Op) error {
 	case lExpr, lShared:
 		// Recomputed per use, or stored by the cp.asyncs issued here.
 		if o.Kind == ir.OpLoad && l.kind == lShared {
-			if e.f.pipeTile[r] != nil {
+			if p := e.f.pipeTile[r]; p != nil && !p.handoff {
 				return nil // issued ahead into its ring (pipelineStage)
 			}
 			return e.loadShared(o)

@@ -192,7 +192,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	if vw == 16 {
 		kind = "cg"
 	}
-	slot := e.smem
+	slot := e.smemOf(v) // a handoff ring's slot, or smem
 	if e.prefetchBase != nil {
 		slot = e.prefetchBase // the stage checked the ring's bytes before its first write
 	} else {
@@ -304,10 +304,10 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
 		var dst ptx.Addr
 		if l.swizzle {
-			dst = e.sharedAddr(e.smem, l, row, col, es)
+			dst = e.sharedAddr(e.smemOf(v), l, row, col, es)
 		} else {
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), e.smem)
+			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), e.smemOf(v))
 			e.ins("mad.lo.s32", a, col, ptx.Imm(es), a)
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}

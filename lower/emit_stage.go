@@ -80,7 +80,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 				if err != nil {
 					return err
 				}
-				addr := e.sharedAddr(e.smem, h, rows.idx[mi][half], cols.idx[ni][0], es)
+				addr := e.sharedAddr(e.smemOf(v), h, rows.idx[mi][half], cols.idx[ni][0], es)
 				// Of the warps holding identical copies, one writes.
 				first := e.firstCopy(l.copies())
 				switch es {
@@ -124,7 +124,7 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 		if err != nil {
 			return err
 		}
-		addr := e.sharedAddr(e.smem, h, row, col0, es)
+		addr := e.sharedAddr(e.smemOf(v), h, row, col0, es)
 		var op string
 		var x ptx.Operand
 		switch {

@@ -141,9 +141,10 @@ func (f *fn) leastTrafficGrid(o *ir.Op, mt, nt, wm, wn int) (int, int) {
 		return float64(wn)*bytes(a)/float64(shareA) + float64(wm)*bytes(b)/float64(shareB)
 	}
 	best := cost(wm, wn)
-	for cn := 1; cn <= f.k.Warps; cn++ {
-		cm := f.k.Warps / cn
-		if f.k.Warps%cn != 0 || nt%cn != 0 || mt%cm != 0 {
+	warps := f.warpsFor(o.Result())
+	for cn := 1; cn <= warps; cn++ {
+		cm := warps / cn
+		if warps%cn != 0 || nt%cn != 0 || mt%cm != 0 {
 			continue
 		}
 		if c := cost(cm, cn); c < best {
@@ -234,7 +235,7 @@ func (f *fn) layoutLoop(o *ir.Op) error {
 				// A rank-2 tile that changes from one iteration to the next (a sum of
 				// loaded tiles): held in mma fragments, split as a dot's result would be
 				// (legalize padded it for that).
-				wm, wn, err := chooseWarpGrid(arg.Type.Shape[0]/granuleM, arg.Type.Shape[1]/granuleN, f.k.Warps)
+				wm, wn, err := chooseWarpGrid(arg.Type.Shape[0]/granuleM, arg.Type.Shape[1]/granuleN, f.warpsFor(arg))
 				if err != nil {
 					return fmt.Errorf("loop-carried value %s: %v", arg, err)
 				}
@@ -327,7 +328,8 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	case ir.OpDot:
 		a, b, c := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Args[2]]
 		mt := r.Type.Shape[0] / granuleM
-		wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, f.k.Warps)
+		warps := f.warpsFor(r)
+		wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, warps)
 		if err != nil {
 			return layout{}, err
 		}
@@ -335,8 +337,8 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
 		}
 		if g, ok := f.warpGrids[r.Name]; ok {
-			if wm, wn = g[0], g[1]; wm*wn != f.k.Warps || mt%wm != 0 || r.Type.Shape[1]/granuleN%wn != 0 {
-				return layout{}, fmt.Errorf("forced warp grid %dx%d does not split %dx%d mma tiles over %d warps", wm, wn, mt, r.Type.Shape[1]/granuleN, f.k.Warps)
+			if wm, wn = g[0], g[1]; wm*wn != warps || mt%wm != 0 || r.Type.Shape[1]/granuleN%wn != 0 {
+				return layout{}, fmt.Errorf("forced warp grid %dx%d does not split %dx%d mma tiles over %d warps", wm, wn, mt, r.Type.Shape[1]/granuleN, warps)
 			}
 		}
 		out := layout{kind: lAcc, wm: wm, wn: wn}
@@ -348,8 +350,8 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 			// computes it all (redundant mma.sync, which decode leaves idle, and no
 			// barrier); otherwise each warp computes its share of the reduction and
 			// the partial sums are all-reduced through shared memory (one barrier).
-			rwm := largestDivisor(mt, f.k.Warps)
-			rep := f.k.Warps / rwm
+			rwm := largestDivisor(mt, warps)
+			rep := warps / rwm
 			whole := layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
 			switch {
 			case f.latencyBound():
@@ -475,7 +477,7 @@ func (f *fn) reduceSource(o *ir.Op) (layout, error) {
 	case lAcc:
 		return l, nil
 	case lExpr, lShared:
-		wm, wn, err := chooseWarpGrid(x.Type.Shape[0]/granuleM, x.Type.Shape[1]/granuleN, f.k.Warps)
+		wm, wn, err := chooseWarpGrid(x.Type.Shape[0]/granuleM, x.Type.Shape[1]/granuleN, f.warpsFor(o.Result()))
 		if err != nil {
 			return layout{}, err
 		}

@@ -89,6 +89,7 @@ func roundUp(x, g int) int { return (x + g - 1) / g * g }
 // written), reductions see the neutral element there, and a dot's padded K is zero
 // in both operands. After it, every tile type holds padded extents.
 func legalize(f *fn) error {
+	f.computeRoles()
 	c := &dimClasses{parent: map[dimRef]dimRef{}, granule: map[dimRef]int{}}
 	var all []*ir.Value
 	seen := map[*ir.Value]bool{}
@@ -156,7 +157,7 @@ func legalize(f *fn) error {
 		}
 	})
 
-	c.padForWarps(fragmentTiles(f.k), f.k.Warps)
+	c.padForWarps(fragmentTiles(f.k), f.warpsFor)
 
 	// Every member of a class has the same logical extent (the verifier saw to that);
 	// the class's padded extent rounds it up to the class granule.
@@ -180,7 +181,7 @@ func legalize(f *fn) error {
 // padding) to the next multiple. Tiles that already split, as every built-in
 // kernel's do, are left alone. Padding a class can change another tile's rows
 // (a transpose ties columns to rows), so it repeats until nothing changes.
-func (c *dimClasses) padForWarps(tiles []*ir.Value, warps int) {
+func (c *dimClasses) padForWarps(tiles []*ir.Value, warpsFor func(*ir.Value) int) {
 	for round := 0; round < 8; round++ {
 		changed := false
 		for _, v := range tiles {
@@ -189,6 +190,7 @@ func (c *dimClasses) padForWarps(tiles []*ir.Value, warps int) {
 				changed = true
 			}
 			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
+			warps := warpsFor(v)
 			wn := warps / gcd(mt, warps)
 			if g := c.gran(dimRef{v, 1}); g%(granuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(granuleN*wn) != 0 {
 				c.need(v, 1, granuleN*wn)
@@ -308,7 +310,7 @@ func (f *fn) insertPaddingMasks() error {
 	rewrite = func(b *ir.Block) error {
 		var out []*ir.Op
 		for _, o := range b.Ops {
-			e := &opEmitter{f: f}
+			e := &opEmitter{f: f, role: o.Role}
 			switch o.Kind {
 			case ir.OpLoad, ir.OpStore:
 				f.maskMemory(e, o)
@@ -415,13 +417,16 @@ func insertArg(o *ir.Op, pos int, v *ir.Value) {
 
 // opEmitter builds new IR ops for a pass, naming their results uniquely.
 type opEmitter struct {
-	f   *fn
-	ops []*ir.Op
+	f    *fn
+	ops  []*ir.Op
+	role string // the role of the op the new ops serve
 }
 
 func (e *opEmitter) op(o *ir.Op, t ir.Type) *ir.Value {
 	v := &ir.Value{Name: e.f.freshName(), Type: t, Def: o}
+	o.Role = e.role
 	o.Results = []*ir.Value{v}
+	e.f.roles.of[v] = o.Role
 	e.ops = append(e.ops, o)
 	return v
 }

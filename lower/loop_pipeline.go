@@ -37,6 +37,11 @@ type loopPipeline struct {
 	// slotBytes is the distance between two slots of the ring (the smem pass): slot
 	// s of tile t is at t's home offset + s x slotBytes.
 	slotBytes int
+	// handoff marks the ring of a loop split by roles (roles.go): its tiles are
+	// written by the producer role in the iteration that reads them, not issued
+	// ahead; slots are handed over with named barriers.
+	handoff            bool
+	producer, consumer string
 }
 
 // pipelineLoops is the pipeline pass.
@@ -56,6 +61,10 @@ func pipelineLoops(f *fn) error {
 	var err error
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor || o.Stages <= 1 || err != nil {
+			return
+		}
+		if splitByRoles(o) {
+			f.notPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
 			return
 		}
 		p := &loopPipeline{loop: o, stages: o.Stages}
@@ -202,6 +211,9 @@ func (f *fn) pipelineNote(o *ir.Op) string {
 	}
 	if len(o.Results) == 1 && f.pipeTile[o.Result()] != nil {
 		p := f.pipeTile[o.Result()]
+		if p.handoff {
+			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.producer, p.consumer, p.stages, p.slotBytes)
+		}
 		if p.slotBytes > 0 {
 			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.stages, p.slotBytes)
 		}

@@ -40,7 +40,9 @@ type fn struct {
 	// pipelines are the pipelined loops' decisions (pipeline), pipeTile maps each
 	// tile issued ahead to its loop's, notPipelined says why a load of a pipelined
 	// loop (or the loop) is not.
-	pipelines    map[*ir.Op]*loopPipeline
+	pipelines map[*ir.Op]*loopPipeline
+	// roles are the warp roles' values and handoff rings (roles.go).
+	roles        *roleInfo
 	pipeTile     map[*ir.Value]*loopPipeline
 	notPipelined map[*ir.Op]string
 	// flexible marks tiles whose split only broadcast row vectors decided.
@@ -98,6 +100,7 @@ var Passes = []Pass{
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
 	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", pipelineLoops, checkPipelines},
+	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", assignRoles, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
 	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", simplifyOps, checkIR},
@@ -264,7 +267,7 @@ func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
 // annotate describes, in dumps, what the passes decided about an op's result.
 func (f *fn) annotate(o *ir.Op) string {
 	if len(o.Results) == 0 {
-		return f.pipelineNote(o)
+		return strings.Join(nonEmpty(f.pipelineNote(o), f.roleNote(o)), ", ")
 	}
 	v := o.Results[0]
 	var notes []string
@@ -280,13 +283,22 @@ func (f *fn) annotate(o *ir.Op) string {
 	if r, ok := f.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
 	}
-	if n := f.pipelineNote(o); n != "" {
-		notes = append(notes, n)
-	}
+	notes = append(notes, nonEmpty(f.pipelineNote(o), f.roleNote(o))...)
 	if g, i := f.dotGroupOf(o); g != nil {
 		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
 	}
 	return strings.Join(notes, ", ")
+}
+
+// nonEmpty drops the empty strings.
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 func sameInts(a, b []int) bool {

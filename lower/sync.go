@@ -3,6 +3,7 @@ package lower
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -34,9 +35,14 @@ const (
 	syncLoopExit                    // the loop ended: its entry hazards hold again
 	syncPipeTop                     // a pipelined iteration starts: wait_group n (its stage landed), then a barrier
 	syncPipeDrain                   // a pipelined iteration ends: wait for the body's own groups, not the pipeline's
+	syncSettle                      // every warp is here: wait and barrier if anything is pending
+	syncRoleEnter                   // a role's region starts (before its branch): its hazards are its own
+	syncRoleExit                    // a role's region ended (after its label)
+	syncAcquire                     // a role took its ring slot (after the bar.sync)
+	syncRelease                     // a role hands its ring slot over (before the bar.arrive)
 )
 
-var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit", "pipeline-top", "pipeline-drain"}
+var syncKindNames = [...]string{"commit", "wrote", "ready", "read", "before-write", "flush", "loop-enter", "loop-exit", "pipeline-top", "pipeline-drain", "settle", "role-enter", "role-exit", "acquire", "release"}
 
 // syncTracePoint is a sync point's event and where it sat in the final body
 // (before statement at), kept for checkSync.
@@ -48,7 +54,8 @@ type syncTracePoint struct {
 type syncEvent struct {
 	kind syncKind
 	v    *ir.Value
-	n    int // syncPipeTop: the groups left in flight
+	n    int    // syncPipeTop: the groups left in flight; syncLoopEnter: 1 for a loop split by roles
+	role string // syncRole*, syncAcquire, syncRelease
 }
 
 // sync leaves a sync point in the body.
@@ -68,6 +75,20 @@ func (e *emitter) pipeTop(inFlight int) {
 	c := &ptx.Comment{Text: fmt.Sprintf("sync: %s %d", syncKindNames[syncPipeTop], inFlight)}
 	e.body = append(e.body, c)
 	e.f.syncPoints[c] = syncEvent{kind: syncPipeTop, n: inFlight}
+}
+
+// syncRole leaves a sync point about role r.
+func (e *emitter) syncRole(k syncKind, r string) {
+	c := &ptx.Comment{Text: "sync: " + syncKindNames[k] + " " + r}
+	e.body = append(e.body, c)
+	e.f.syncPoints[c] = syncEvent{kind: k, role: r}
+}
+
+// splitLoopEnter leaves the sync point that starts a loop split by roles.
+func (e *emitter) splitLoopEnter() {
+	c := &ptx.Comment{Text: "sync: " + syncKindNames[syncLoopEnter] + " split by roles"}
+	e.body = append(e.body, c)
+	e.f.syncPoints[c] = syncEvent{kind: syncLoopEnter, n: 1}
 }
 
 func (e *emitter) ready(v *ir.Value)       { e.sync(syncReady, v) }
@@ -94,9 +115,10 @@ func (e *emitter) flushAll()               { e.sync(syncFlush, nil) }
 // fewer groups after the one it waits for than there are, which only makes it
 // wait for more, never less.
 func insertSync(f *fn) error {
-	s := &syncState{f: f, hazardState: hazardState{waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}}
+	s := &syncState{f: f, hazardState: newHazardState(), roleStates: map[string]hazardState{}}
 	for _, fnc := range f.out.Module.Funcs {
 		var saved []hazardState
+		var splitLoops []bool // per enclosing loop: split by roles
 		for _, st := range fnc.Body {
 			c, ok := st.(*ptx.Comment)
 			ev, isPoint := f.syncPoints[c]
@@ -134,9 +156,39 @@ func insertSync(f *fn) error {
 					}
 					s.outstanding = nil
 				}
+			case syncSettle:
+				if s.pending() {
+					s.flushAll()
+				}
+			case syncRoleEnter:
+				// The region's warps go on alone: what every warp did before must be
+				// complete and visible first (so the settle precedes the branch).
+				// Other roles' hazards are theirs: a role exit outside a split loop
+				// settled them, and inside one the ring orders what crosses.
+				if s.hazardState.any() {
+					s.flushAll()
+				}
+				s.allState, s.role = s.hazardState, ev.role
+				if h, ok := s.roleStates[ev.role]; ok {
+					s.hazardState = h
+				} else {
+					s.hazardState = newHazardState()
+				}
+			case syncRoleExit:
+				s.roleStates[ev.role], s.hazardState, s.role = s.hazardState, s.allState, ""
+				// Outside a split loop every warp runs on from here: settle what the
+				// role left pending, so the next reader of any role sees it.
+				if !slices.Contains(splitLoops, true) && s.roleStates[ev.role].any() {
+					s.flushAll()
+				}
+			case syncAcquire, syncRelease:
+				// The emitter's bar.sync / bar.arrive hand the slot over; the roles'
+				// hazards are their own (checkSync checks the pair is there).
 			case syncLoopEnter:
 				saved = append(saved, s.hazards())
+				splitLoops = append(splitLoops, ev.n == 1)
 			case syncLoopExit:
+				splitLoops = splitLoops[:len(splitLoops)-1]
 				// The loop may run no iteration or several: what holds after it is
 				// what held at its entry or at the end of its body. (A body that
 				// writes shared memory ends flushed, so that is the entry state; a
@@ -167,6 +219,38 @@ type syncState struct {
 	f   *fn
 	out []ptx.Stmt
 	hazardState
+	// role is the open role region ("" = every warp); there hazardState is the
+	// role's own, allState every warp's, and roleStates keeps each role's between
+	// its regions (a CTA barrier clears them all).
+	role       string
+	allState   hazardState
+	roleStates map[string]hazardState
+}
+
+func newHazardState() hazardState {
+	return hazardState{waited: map[*ir.Value]bool{}, plainPending: map[*ir.Value]bool{}, readSince: map[*ir.Value]bool{}}
+}
+
+// any reports whether anything is pending: a group in flight, a write not behind
+// a barrier, a read a later write must wait for.
+func (h hazardState) any() bool {
+	return len(h.outstanding) > 0 || len(h.waited) > 0 || len(h.plainPending) > 0 || len(h.readSince) > 0
+}
+
+// pending reports whether the open scope, or outside a region any role, has
+// anything pending.
+func (s *syncState) pending() bool {
+	if s.hazardState.any() {
+		return true
+	}
+	if s.role == "" {
+		for _, h := range s.roleStates {
+			if h.any() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hazardState is a copy of the shared-memory hazard tracking.
@@ -213,7 +297,13 @@ func (s *syncState) ready(v *ir.Value) {
 // flushAll makes every shared write visible and orders every access before the
 // code that follows (end of a loop iteration).
 func (s *syncState) flushAll() {
-	if len(s.outstanding) > 0 {
+	inFlight := len(s.outstanding) > 0
+	if s.role == "" {
+		for _, h := range s.roleStates {
+			inFlight = inFlight || len(h.outstanding) > 0
+		}
+	}
+	if inFlight {
 		s.ins("cp.async.wait_group", ptx.Imm(0))
 		s.outstanding = nil
 	}
@@ -221,9 +311,16 @@ func (s *syncState) flushAll() {
 }
 
 // barrier emits bar.sync 0: every earlier shared access of the CTA is done, and
-// every write that its thread has waited for is visible.
+// every write that its thread has waited for is visible. In a role's region it is
+// the role's named barrier, which orders the role's accesses only.
 func (s *syncState) barrier() {
-	s.ins("bar.sync", ptx.Imm(0))
+	if s.role != "" {
+		role, _ := s.f.k.Role(s.role)
+		s.ins("bar.sync", ptx.Imm(s.f.roleBarrier(s.role)), ptx.Imm(32*role.Warps))
+	} else {
+		s.ins("bar.sync", ptx.Imm(0))
+		clear(s.roleStates)
+	}
 	clear(s.waited)
 	clear(s.plainPending)
 	clear(s.readSince)

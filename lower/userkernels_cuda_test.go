@@ -51,6 +51,19 @@ func gpuTarget(t *testing.T, d *runtime.Device) string {
 // the same buffers, returning the buffer "y" from each.
 func runBoth(t *testing.T, b *ir.Builder, bufs map[string][]float32) (gpu, em []float32) {
 	t.Helper()
+	raw := map[string][]byte{}
+	for name, data := range bufs {
+		raw[name] = make([]byte, 4*len(data))
+		for i, v := range data {
+			binary.LittleEndian.PutUint32(raw[name][4*i:], math.Float32bits(v))
+		}
+	}
+	return runBothBytes(t, b, raw, nil)
+}
+
+// runBothBytes is runBoth with buffers as bytes and f32 scalar arguments.
+func runBothBytes(t *testing.T, b *ir.Builder, bufs map[string][]byte, scalars map[string]float32) (gpu, em []float32) {
+	t.Helper()
 	d := openGPU(t)
 	k, err := b.Finish()
 	if err != nil {
@@ -72,11 +85,12 @@ func runBoth(t *testing.T, b *ir.Builder, bufs map[string][]float32) (gpu, em []
 	var ybuf *runtime.Buffer
 	for _, p := range k.Params {
 		name := p.Value.Name
-		data := bufs[name]
-		raw := make([]byte, 4*len(data))
-		for i, v := range data {
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+		if p.Value.Type.Kind != ir.Ptr {
+			args = append(args, runtime.F32(scalars[name]))
+			eargs = append(eargs, scalars[name])
+			continue
 		}
+		raw := bufs[name]
 		buf, err := d.Alloc(int64(len(raw)))
 		if err != nil {
 			t.Fatal(err)
@@ -89,19 +103,35 @@ func runBoth(t *testing.T, b *ir.Builder, bufs map[string][]float32) (gpu, em []
 			ybuf = buf
 		}
 		args = append(args, runtime.Ptr(buf))
-		eargs = append(eargs, mem.Alloc(name, raw))
+		eargs = append(eargs, mem.Alloc(name, append([]byte(nil), raw...)))
 	}
 	if err := kern.Launch(args...); err != nil {
 		t.Fatal(err)
 	}
-	raw := make([]byte, 4*len(bufs["y"]))
-	if err := ybuf.CopyOut(raw); err != nil {
+	out := make([]byte, len(bufs["y"]))
+	if err := ybuf.CopyOut(out); err != nil {
 		t.Fatal(err)
 	}
 	if err := emu.RunKernel(pk, eargs, mem); err != nil {
 		t.Fatal(err)
 	}
-	return f32s(raw), f32s(mem.Bytes("y"))
+	return f32s(out), f32s(mem.Bytes("y"))
+}
+
+// TestRolesMatmulGPU: the warp-specialized matmul (roles_test.go) on the GPU
+// against float64 and against the emulator (mma.sync rounds its sums in blocks on
+// the hardware, so within the same tolerance, not bit for bit): the handoff ring's
+// named barriers order the roles on the hardware as the emulator models them.
+func TestRolesMatmulGPU(t *testing.T) {
+	for i, c := range rolesCases {
+		t.Run(c.String(), func(t *testing.T) {
+			seed := uint64(2100 + i)
+			bufs, want := rolesInputs(c, seed, 0.25)
+			gpu, em := runBothBytes(t, rolesMatmul(c), bufs, map[string]float32{"scale": 0.25})
+			compare(t, "roles matmul on the GPU", seed, gpu, want, 1e-4, 1e-5)
+			compare(t, "roles matmul: GPU against the emulator", seed, gpu, toF64(em), 1e-4, 1e-5)
+		})
+	}
 }
 
 func f32s(raw []byte) []float32 {

@@ -1,0 +1,305 @@
+package lower
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ptxgen/ptxgen/ir"
+)
+
+// Warp roles (ir.Kernel.Roles, ir.Op.Role) place ops on a range of the CTA's
+// warps. An op on a role runs on those warps only: its tiles are split over the
+// role's warps, its loads are issued by the role's threads and its barriers are
+// the role's named barrier (bar.sync id, 32 x warps), so warps of other roles
+// never wait for it. A loop with no role of its own whose body places ops on
+// roles is *split by roles*: every warp runs the loop's control, and each role
+// runs its ops of every iteration. Tiles one role computes and another reads in
+// the same iteration are *handed off* through a ring of stages slots (the loop's
+// `stages N`, at least one): the producer fills slot j mod N and arrives on the
+// slot's full barrier, the consumer syncs on it, reads, and arrives on the
+// slot's empty barrier, which the producer syncs on before it refills the slot N
+// iterations later. So the producer runs up to N iterations ahead of the
+// consumer, and neither waits for the other's other work.
+
+// roleInfo is the roles pass's decision for one kernel.
+type roleInfo struct {
+	// of maps every value defined in the kernel to the role that computes it
+	// ("" = every warp): its defining op's, or for a split loop's carried values
+	// and results the role that computes the yielded value.
+	of map[*ir.Value]string
+	// handoffs are the split loops' rings, by loop.
+	handoffs map[*ir.Op]*loopPipeline
+}
+
+// roleOf is the role of the op: the op's own (a roled loop's body carries it).
+func roleOf(o *ir.Op) string { return o.Role }
+
+// roleWarps is the number of warps that run ops of role r ("" = the CTA's).
+func (f *fn) roleWarps(r string) int {
+	if role, ok := f.k.Role(r); ok {
+		return role.Warps
+	}
+	return f.k.Warps
+}
+
+// warpsFor is the number of warps a tile computed by v's defining op is split over.
+func (f *fn) warpsFor(v *ir.Value) int { return f.roleWarps(f.valueRole(v)) }
+
+// valueRole is the role that computes v.
+func (f *fn) valueRole(v *ir.Value) string {
+	if f.roles != nil {
+		if r, ok := f.roles.of[v]; ok {
+			return r
+		}
+	}
+	if v.Def != nil {
+		return v.Def.Role
+	}
+	return ""
+}
+
+// splitByRoles reports whether loop o runs its body's ops on several roles: it
+// has no role of its own and some op of its body has one.
+func splitByRoles(o *ir.Op) bool {
+	if o.Kind != ir.OpFor || o.Role != "" {
+		return false
+	}
+	for _, bo := range o.Body.Ops {
+		if bo.Role != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// roleBarrier is the named barrier of role r's warps: 1 + its index (0 is the
+// CTA's).
+func (f *fn) roleBarrier(r string) int {
+	for i, role := range f.k.Roles {
+		if role.Name == r {
+			return 1 + i
+		}
+	}
+	return 0
+}
+
+// handoffBarrierBase is the first barrier id of the split loops' rings: slot s's
+// full barrier is base + s, its empty barrier base + stages + s.
+func (f *fn) handoffBarrierBase() int { return 1 + len(f.k.Roles) }
+
+// maxBarriers is the named barriers a CTA has (bar.sync's id is 0..15).
+const maxBarriers = 16
+
+// computeRoles records the role of every value (legalize, before anything reads
+// f.warpsFor).
+func (f *fn) computeRoles() {
+	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		for _, r := range o.Results {
+			f.roles.of[r] = o.Role
+		}
+		if o.Kind == ir.OpFor && splitByRoles(o) {
+			for i, y := range o.Body.Yield {
+				r := f.roles.yieldRole(y, o.Args[2+i])
+				f.roles.of[o.Body.Args[1+i]] = r
+				f.roles.of[o.Results[i]] = r
+			}
+		}
+	})
+}
+
+// yieldRole is the role computing a carried value: the yielded value's, or its
+// initial value's when the body yields it unchanged.
+func (ri *roleInfo) yieldRole(y, init *ir.Value) string {
+	if y.Def != nil && y.Def.Role != "" {
+		return y.Def.Role
+	}
+	if r := ri.of[y]; r != "" {
+		return r
+	}
+	return ri.of[init]
+}
+
+// assignRoles is the roles pass.
+//
+// Requires: layouts (layout), staged homes (stage) and the pipeline decisions.
+// Guarantees: every value one role computes and an op of another role (or of no
+// role) reads is a scalar or recomputed value whose operands are readable there
+// too, or a tile with a shared home: in a loop split by roles, computed in the
+// same iteration, it is handed off through the loop's ring (f.roles.handoffs,
+// f.pipeTile), one producer role and one consumer role per loop; every op of a
+// split loop's body that is not scalar or recomputed is on a role, and nested
+// loops there are on one; the roles' barriers and the rings' fit in the CTA's 16.
+func assignRoles(f *fn) error {
+	if len(f.k.Roles) == 0 {
+		return nil
+	}
+	stages := 0
+	var err error
+	fail := func(format string, args ...any) {
+		if err == nil {
+			err = fmt.Errorf(format, args...)
+		}
+	}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if err != nil || !splitByRoles(o) {
+			return
+		}
+		defined := map[*ir.Value]bool{}
+		for _, bo := range o.Body.Ops {
+			for _, r := range bo.Results {
+				defined[r] = true
+			}
+		}
+		p := &loopPipeline{loop: o, stages: max(o.Stages, 1), handoff: true}
+		seen := map[*ir.Value]bool{}
+		for _, bo := range o.Body.Ops {
+			r := roleOf(bo)
+			if r == "" && !f.roleless(bo) {
+				fail("%s: a loop split by roles runs every op that is not index arithmetic on a role; place this one on one (ir.Builder.OnRole)", bo)
+				return
+			}
+			walkOps(&ir.Block{Ops: []*ir.Op{bo}}, func(u *ir.Op) {
+				for _, a := range u.Args {
+					for _, src := range f.crossings(a, roleOf(u), defined) {
+						if seen[src] {
+							continue
+						}
+						seen[src] = true
+						if _, ok := f.sharedHome(src); !ok || src.Type.Rank() != 2 {
+							fail("%s computed on role %q is read on role %q in the same iteration: only tiles with a shared home (loaded to shared memory, or staged) cross roles, and this one lives in %v", src, f.valueRole(src), roleOf(u), f.layouts[src])
+							return
+						}
+						from, to := f.valueRole(src), roleOf(u)
+						if p.producer == "" {
+							p.producer, p.consumer = from, to
+						}
+						if p.producer != from || p.consumer != to {
+							fail("loop %s hands tiles from role %s to %s and from %s to %s: one producer and one consumer role per loop", o.Body.Args[0], p.producer, p.consumer, from, to)
+							return
+						}
+						p.tiles = append(p.tiles, src)
+					}
+				}
+			})
+		}
+		if len(p.tiles) == 0 {
+			return
+		}
+		for _, t := range p.tiles {
+			f.pipeTile[t] = p
+		}
+		f.roles.handoffs[o] = p
+		stages = max(stages, p.stages)
+	})
+	if err != nil {
+		return err
+	}
+	// Outside split loops a role's registers are its own: a value crossing roles
+	// there must be in shared memory (the sync pass orders it with a CTA barrier).
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if err != nil || o.Kind == ir.OpFor && splitByRoles(o) {
+			return
+		}
+		for _, a := range o.Args {
+			for _, src := range f.crossings(a, roleOf(o), nil) {
+				if _, ok := f.sharedHome(src); !ok {
+					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, roleOf(o), f.layouts[src])
+					return
+				}
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if n := f.handoffBarrierBase() + 2*stages; n > maxBarriers {
+		return fmt.Errorf("%d roles and a %d-slot handoff ring need %d named barriers; a CTA has %d", len(f.k.Roles), stages, n, maxBarriers)
+	}
+	return nil
+}
+
+// roleless reports whether an op may run on every warp in a split loop: it emits
+// no shared-memory access (scalar arithmetic, or a recomputed value evaluated
+// where it is used).
+func (f *fn) roleless(o *ir.Op) bool {
+	if o.Kind == ir.OpFor || o.Kind == ir.OpStore || len(o.Results) != 1 {
+		return false
+	}
+	if _, staged := f.staged[o.Result()]; staged {
+		return false
+	}
+	k := f.layouts[o.Result()].kind
+	return k == lScalar || k == lExpr
+}
+
+// crossings are the values computed on another role than reader that reading a
+// (on role reader) reads: a itself, or, where a is recomputed where it is used,
+// the values its recomputation reads, transitively. in limits them to values
+// defined in a split loop's body (nil: anywhere); values of no role are read by
+// every warp.
+func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.Value {
+	var out []*ir.Value
+	seen := map[*ir.Value]bool{}
+	var visit func(v *ir.Value)
+	visit = func(v *ir.Value) {
+		if seen[v] {
+			return
+		}
+		seen[v] = true
+		if v.Def != nil && v.Def.Kind == ir.OpTrans {
+			visit(v.Def.Args[0]) // a view of its operand's bytes
+			return
+		}
+		r := f.valueRole(v)
+		if _, home := f.sharedHome(v); !home && v.Def != nil && v.Def.Kind != ir.OpFor && f.layouts[v].kind == lExpr {
+			// Evaluated by the reader: what it reads is what crosses.
+			for _, x := range v.Def.Args {
+				visit(x)
+			}
+			return
+		}
+		// Scalar arithmetic is emitted outside any role's region, so every warp
+		// holds it (emit: placeOn).
+		if r == "" || r == reader || in != nil && !in[v] || f.layouts[v].kind == lScalar {
+			return
+		}
+		out = append(out, v)
+	}
+	visit(a)
+	return out
+}
+
+// checkRoles re-derives the handoffs: every ring tile is a shared tile computed
+// on its loop's producer role and read on its consumer role.
+func checkRoles(f *fn) error {
+	if f.roles == nil {
+		return nil
+	}
+	for loop, p := range f.roles.handoffs {
+		if !splitByRoles(loop) || p.producer == p.consumer {
+			return fmt.Errorf("handoff ring of a loop not split by roles, or from %q to itself", p.producer)
+		}
+		for _, t := range p.tiles {
+			if _, ok := f.sharedHome(t); !ok || f.valueRole(t) != p.producer {
+				return fmt.Errorf("handoff tile %s is not a shared tile of role %s", t, p.producer)
+			}
+		}
+	}
+	return nil
+}
+
+// roleNote annotates `dump -after roles`: each op's role and each split loop's ring.
+func (f *fn) roleNote(o *ir.Op) string {
+	if f.roles == nil {
+		return ""
+	}
+	if p := f.roles.handoffs[o]; p != nil {
+		var names []string
+		for _, t := range p.tiles {
+			names = append(names, t.String())
+		}
+		return fmt.Sprintf("split by roles: %s hands %s to %s through %d slots", p.producer, strings.Join(names, ", "), p.consumer, p.stages)
+	}
+	return ""
+}
