@@ -336,6 +336,15 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 		p := f.pipeTile[storageOf(v)]
 		return p != nil && p.handoff
 	}
+	// handoffThreads is the thread count of the ring barriers role r meets on.
+	handoffThreads := func(r string) ptx.Operand {
+		for _, p := range f.pipeTile {
+			if p.handoff && (p.producer == r || p.consumer == r) {
+				return ptx.Imm(32 * (f.roleWarps(p.producer) + f.roleWarps(p.consumer)))
+			}
+		}
+		return ptx.Imm(-1)
+	}
 	needSlot := func(v *ir.Value) error {
 		if role != "" && v != nil && handoff(v) && !held[role] {
 			return fmt.Errorf("role %s touches ring tile %s without holding its slot (no bar.sync on the slot's barrier before, or after its release)", role, storageOf(v))
@@ -363,18 +372,18 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			roles[ev.role], s, role = s, all, ""
 		case syncAcquire:
 			b, ok := instrAt(body, at-1)
-			if !ok || b.Op != "bar.sync" || len(b.Args) != 2 {
-				return fmt.Errorf("role %s acquires its ring slot without a bar.sync on the slot's barrier", ev.role)
+			if !ok || b.Op != "bar.sync" || len(b.Args) != 2 || b.Args[1] != handoffThreads(ev.role) {
+				return fmt.Errorf("role %s acquires its ring slot without a bar.sync of both roles' threads (%v) on the slot's barrier", ev.role, handoffThreads(ev.role))
 			}
 			held[ev.role] = true
 		case syncRelease:
 			found := false
 			for i := at; i < at+4 && !found; i++ {
 				b, ok := instrAt(body, i)
-				found = ok && b.Op == "bar.arrive"
+				found = ok && b.Op == "bar.arrive" && len(b.Args) == 2 && b.Args[1] == handoffThreads(ev.role)
 			}
 			if !found || !held[ev.role] {
-				return fmt.Errorf("role %s releases a ring slot it does not hold, or without a bar.arrive", ev.role)
+				return fmt.Errorf("role %s releases a ring slot it does not hold, or without a bar.arrive of both roles' threads (%v)", ev.role, handoffThreads(ev.role))
 			}
 			if len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 {
 				return fmt.Errorf("role %s releases its ring slot with writes not complete behind its barrier", ev.role)

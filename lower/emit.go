@@ -58,10 +58,13 @@ type emitter struct {
 	copies *[]func()
 	// region is the open role region (nil: every warp runs the code), roleLocked
 	// counts the loops placed on a role being emitted (their region stays open),
-	// split is the split-by-roles iteration being emitted (emit_roles.go).
+	// roleFilter is the role whose copy of a split loop is being emitted and
+	// concurrent marks its regions, which run alongside each other
+	// (emit_roles.go).
 	region     *roleRegion
 	roleLocked int
-	split      *splitIteration
+	roleFilter string
+	concurrent bool
 }
 
 // smemOf is the base register of v's shared bytes: the slot this iteration reads
@@ -226,6 +229,10 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 func (e *emitter) block(b *ir.Block) error {
 	for i := 0; i < len(b.Ops); {
 		o := b.Ops[i]
+		if e.skipsOp(o) {
+			i++
+			continue
+		}
 		if r, moves := e.regionFor(o); moves {
 			e.placeOn(r)
 		}

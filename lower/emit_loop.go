@@ -9,12 +9,14 @@ import (
 // loop emits a counted loop. Carried values live in registers allocated here; the
 // body's yields are copied into them before the back edge.
 func (e *emitter) loop(o *ir.Op) error {
+	if splitByRoles(o) {
+		return e.splitLoop(o)
+	}
 	if o.Role != "" {
 		// The loop runs on its role: so does its whole body, in the region open.
 		e.roleLocked++
 		defer func() { e.roleLocked-- }()
 	}
-	split := splitByRoles(o)
 	body := o.Body
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
@@ -49,18 +51,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	// The body ends with every shared access complete (flushAll), so after the loop
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.
-	var ring *loopPipeline
-	if split {
-		// Every warp is here for the last time before the roles part: settle what
-		// the code before wrote, once, rather than in the roles' regions.
-		e.sync(syncSettle, nil)
-		e.splitLoopEnter()
-		if e.f.roles != nil {
-			ring = e.f.roles.handoffs[o]
-		}
-	} else {
-		e.sync(syncLoopEnter, nil)
-	}
+	e.sync(syncLoopEnter, nil)
 	pl := e.f.pipelines[o]
 	var slot ptx.Reg
 	if pl != nil {
@@ -68,11 +59,6 @@ func (e *emitter) loop(o *ir.Op) error {
 		if slot, err = e.pipelinePrologue(pl, lo, hi); err != nil {
 			return err
 		}
-	}
-	if ring != nil {
-		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, ring.slotBytes, ring.consumer)
-		slot = e.reg(ir.I32)
-		e.ins("mov.u32", slot, ptx.Imm(0))
 	}
 	top, end := e.label(), e.label()
 	li, lok := lo.(ptx.Imm)
@@ -89,31 +75,15 @@ func (e *emitter) loop(o *ir.Op) error {
 			return err
 		}
 	}
-	outer := e.split
-	if split {
-		e.split = &splitIteration{ring: ring, iv: iv, lo: lo, hi: hi, step: o.Int, acquired: map[string]bool{}}
-		if ring != nil {
-			e.splitSlot(ring, slot)
-		}
-	}
 	if err := e.block(body); err != nil {
 		return err
 	}
-	if split {
-		if err := e.endSplitIteration(o, carried); err != nil {
+	for i, y := range body.Yield {
+		if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
 			return err
-		}
-		e.split = outer
-	} else {
-		for i, y := range body.Yield {
-			if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
-				return err
-			}
 		}
 	}
 	switch {
-	case split:
-		// Each role ended its part of the iteration with its own barrier.
 	case pl != nil:
 		// The next iteration's barrier orders this one's shared accesses; only
 		// the body's own cp.async groups (loads not pipelined) are waited for.
@@ -123,15 +93,12 @@ func (e *emitter) loop(o *ir.Op) error {
 		e.flushAll()
 	}
 	e.popScope()
-	for _, r := range []*loopPipeline{pl, ring} {
-		if r == nil {
-			continue
-		}
+	if pl != nil {
 		p := e.reg(ir.I1)
 		e.ins("add.s32", slot, slot, ptx.Imm(1))
-		e.ins("setp.eq.s32", p, slot, ptx.Imm(r.stages))
+		e.ins("setp.eq.s32", p, slot, ptx.Imm(pl.stages))
 		e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
-		for _, t := range r.tiles {
+		for _, t := range pl.tiles {
 			delete(e.ring, t)
 		}
 	}
@@ -141,11 +108,6 @@ func (e *emitter) loop(o *ir.Op) error {
 	e.insIf(p, false, "bra.uni", ptx.Sym(top))
 	e.body = append(e.body, &ptx.Label{Name: end})
 	e.sync(syncLoopExit, nil)
-	if split {
-		// Every warp rejoins: what the roles wrote is visible to all after this.
-		e.comment("the roles rejoin")
-		e.flushAll()
-	}
 	e.forgetThreadCoords()
 	for i, r := range o.Results {
 		e.v[r] = carried[i]

@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -17,16 +19,6 @@ type roleRegion struct {
 	nthreads    int
 	cache       []map[string]ptx.Operand
 	coordScopes []map[[5]int]*coords
-}
-
-// splitIteration is the state of the split loop iteration being emitted: its
-// ring and the barriers that hand its slot over.
-type splitIteration struct {
-	ring        *loopPipeline // nil: the loop hands nothing over
-	iv, lo, hi  ptx.Operand
-	step        int64
-	full, empty ptx.Reg // this slot's barrier ids
-	acquired    map[string]bool
 }
 
 // regionFor is the role whose region op o is emitted in: scalar arithmetic
@@ -69,7 +61,7 @@ func (e *emitter) placeOn(r string) {
 func (e *emitter) enterRole(r string) {
 	e.flushStage()
 	role, _ := e.f.k.Role(r)
-	e.syncRole(syncRoleEnter, r)
+	e.syncRole(syncRoleEnter, r, e.concurrent)
 	end := e.label()
 	rel := e.warp
 	if role.First > 0 {
@@ -94,10 +86,6 @@ func (e *emitter) enterRole(r string) {
 	e.cache = []map[string]ptx.Operand{{}}
 	e.coordScopes = []map[[5]int]*coords{{}}
 	e.region = reg
-	if it := e.split; it != nil && it.ring != nil && !it.acquired[r] {
-		it.acquired[r] = true
-		e.acquireSlot(r)
-	}
 }
 
 // leaveRole closes the open region.
@@ -107,7 +95,150 @@ func (e *emitter) leaveRole() {
 	e.tid, e.warp, e.nthreads, e.cache, e.coordScopes = reg.tid, reg.warp, reg.nthreads, reg.cache, reg.coordScopes
 	e.region = nil
 	e.body = append(e.body, &ptx.Label{Name: reg.end})
-	e.syncRole(syncRoleExit, reg.name)
+	e.syncRole(syncRoleExit, reg.name, e.concurrent)
+}
+
+// splitLoop emits a loop split by roles as one loop per role, each in its role's
+// region, running concurrently: a role's copy runs the body's ops of that role
+// and its scalar arithmetic (every copy evaluates that for itself), carries the
+// values that role computes, and takes and hands back the ring's slots. A role's
+// registers are then live in its own copy only (what setmaxnreg needs), and no
+// warp waits for another role except on a slot. After the copies every warp
+// rejoins at a CTA barrier.
+func (e *emitter) splitLoop(o *ir.Op) error {
+	// Every warp is here for the last time before the roles part: settle what
+	// the code before wrote, once, rather than in the roles' regions.
+	e.sync(syncSettle, nil)
+	var ring *loopPipeline
+	if e.f.roles != nil {
+		ring = e.f.roles.handoffs[o]
+	}
+	results := make([]*vals, len(o.Results))
+	// Scalars of no role are carried in the same registers by every copy: each
+	// thread runs one copy, so each ends with the value its copy computed, and
+	// all copies compute the same.
+	for i, in := range o.Args[2:] {
+		if arg := o.Body.Args[i+1]; e.f.valueRole(arg) == "" {
+			c, err := e.materialize(in, e.layout(arg))
+			if err != nil {
+				return fmt.Errorf("loop-carried value %s: %v", arg, err)
+			}
+			results[i] = c
+		}
+	}
+	e.concurrent = true
+	for _, r := range rolesOf(e.f, o) {
+		e.placeOn(r)
+		e.roleLocked++
+		err := e.roleLoop(o, r, ring, results)
+		e.roleLocked--
+		if err != nil {
+			return err
+		}
+	}
+	e.placeOn("")
+	e.concurrent = false
+	e.comment("the roles rejoin")
+	e.flushAll()
+	e.forgetThreadCoords()
+	for i, r := range o.Results {
+		if results[i] == nil {
+			return fmt.Errorf("loop split by roles: no role carries %s", o.Body.Args[1+i])
+		}
+		e.v[r] = results[i]
+	}
+	return nil
+}
+
+// roleLoop is role r's copy of a split loop (splitLoop): its results are the
+// values r carries (set in results).
+func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*vals) error {
+	body := o.Body
+	iv := e.reg(ir.I32)
+	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
+	e.ins("mov.u32", iv, lo)
+	e.v[body.Args[0]] = &vals{scalar: iv}
+	var mine []int // the carried values this copy computes: r's, and those of no role
+	carried := make([]*vals, len(body.Yield))
+	for i, in := range o.Args[2:] {
+		arg := body.Args[i+1]
+		switch e.f.valueRole(arg) {
+		case "":
+			carried[i] = results[i]
+			e.v[arg] = results[i]
+			mine = append(mine, i)
+			continue
+		case r:
+		default:
+			continue
+		}
+		c, err := e.materialize(in, e.layout(arg))
+		if err != nil {
+			return fmt.Errorf("loop-carried value %s: %v", arg, err)
+		}
+		carried[i] = c
+		e.v[arg] = c
+		mine = append(mine, i)
+	}
+	e.sync(syncLoopEnter, nil)
+	var slot ptx.Reg
+	if ring != nil {
+		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, ring.slotBytes, ring.consumer)
+		slot = e.reg(ir.I32)
+		e.ins("mov.u32", slot, ptx.Imm(0))
+	}
+	top, end := e.label(), e.label()
+	li, lok := lo.(ptx.Imm)
+	hiImm, hok := hi.(ptx.Imm)
+	if !(lok && hok && li < hiImm) {
+		p := e.reg(ir.I1)
+		e.ins("setp.ge.s32", p, iv, hi)
+		e.insIf(p, false, "bra.uni", ptx.Sym(end))
+	}
+	e.body = append(e.body, &ptx.Label{Name: top})
+	e.pushScope()
+	var full, empty ptx.Reg
+	if ring != nil {
+		full, empty = e.takeSlot(ring, r, slot, iv, lo, o.Int)
+	}
+	e.roleFilter = r
+	err := e.block(body)
+	e.roleFilter = ""
+	if err != nil {
+		return err
+	}
+	for _, i := range mine {
+		if err := e.copyInto(carried[i], body.Yield[i], e.layout(body.Args[i+1])); err != nil {
+			return err
+		}
+	}
+	if e.roleWritesShared(body, r) {
+		e.comment("%s is done with this iteration's shared tiles", r)
+		e.flushAll()
+	}
+	if ring != nil {
+		e.giveSlot(ring, r, full, empty, iv, hi, o.Int)
+	}
+	e.popScope()
+	if ring != nil {
+		p := e.reg(ir.I1)
+		e.ins("add.s32", slot, slot, ptx.Imm(1))
+		e.ins("setp.eq.s32", p, slot, ptx.Imm(ring.stages))
+		e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
+		for _, t := range ring.tiles {
+			delete(e.ring, t)
+		}
+	}
+	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
+	p := e.reg(ir.I1)
+	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
+	e.insIf(p, false, "bra.uni", ptx.Sym(top))
+	e.body = append(e.body, &ptx.Label{Name: end})
+	e.sync(syncLoopExit, nil)
+	for _, i := range mine {
+		results[i] = carried[i]
+	}
+	return nil
 }
 
 // handoffThreads is the thread count of a ring's barriers: both roles'.
@@ -115,74 +246,74 @@ func (e *emitter) handoffThreads(p *loopPipeline) ptx.Imm {
 	return ptx.Imm(32 * (e.f.roleWarps(p.producer) + e.f.roleWarps(p.consumer)))
 }
 
-// acquireSlot waits, at role r's first region of a split iteration, until the
-// slot may be used: the producer until the consumer released what it filled
-// stages iterations ago (from the stages-th iteration on), the consumer until the
-// producer filled it.
-func (e *emitter) acquireSlot(r string) {
-	it := e.split
-	p := it.ring
+// takeSlot starts role r's iteration on the ring: it points the ring's tiles at
+// the slot and waits until the slot may be used: the producer until the consumer
+// released what it filled stages iterations ago (from the stages-th iteration
+// on), the consumer until the producer filled it. It returns the slot's full and
+// empty barrier ids.
+func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.Operand, step int64) (full, empty ptx.Reg) {
+	cur := e.reg(ir.I32)
+	e.ins("mad.lo.s32", cur, slot, ptx.Imm(p.slotBytes), e.smem)
+	for _, t := range p.tiles {
+		e.ring[t] = cur
+	}
+	full, empty = e.reg(ir.I32), e.reg(ir.I32)
+	base := e.f.handoffBarrierBase()
+	e.ins("add.s32", full, slot, ptx.Imm(base))
+	e.ins("add.s32", empty, slot, ptx.Imm(base+p.stages))
 	n := e.handoffThreads(p)
 	switch r {
 	case p.producer:
 		e.comment("handoff: wait until %s released this slot (iterations from the %dth)", p.consumer, p.stages)
 		refill := e.reg(ir.I1)
 		first := e.reg(ir.I32)
-		e.ins("add.s32", first, e.inReg(it.lo, ir.I32), ptx.Imm(int64(p.stages)*it.step))
-		e.ins("setp.ge.s32", refill, it.iv, first)
-		e.insIf(refill, false, "bar.sync", it.empty, n)
+		e.ins("add.s32", first, e.inReg(lo, ir.I32), ptx.Imm(int64(p.stages)*step))
+		e.ins("setp.ge.s32", refill, iv, first)
+		e.insIf(refill, false, "bar.sync", empty, n)
 	case p.consumer:
 		e.comment("handoff: wait until %s filled this slot", p.producer)
-		e.ins("bar.sync", it.full, n)
+		e.ins("bar.sync", full, n)
 	default:
 		return
 	}
-	e.syncRole(syncAcquire, r)
+	e.syncRole(syncAcquire, r, false)
+	return
 }
 
-// releaseSlot ends role r's part of a split iteration: the producer publishes
-// the slot it filled, the consumer gives it back unless no later iteration
-// refills it (so every arrival has its sync).
-func (e *emitter) releaseSlot(r string) {
-	it := e.split
-	p := it.ring
+// giveSlot ends role r's iteration on the ring: the producer publishes the slot
+// it filled, the consumer gives it back unless no later iteration refills it (so
+// every arrival has its sync).
+func (e *emitter) giveSlot(p *loopPipeline, r string, full, empty ptx.Reg, iv, hi ptx.Operand, step int64) {
 	n := e.handoffThreads(p)
 	switch r {
 	case p.producer:
-		e.syncRole(syncRelease, r)
-		e.ins("bar.arrive", it.full, n)
+		e.syncRole(syncRelease, r, false)
+		e.ins("bar.arrive", full, n)
 	case p.consumer:
-		e.syncRole(syncRelease, r)
+		e.syncRole(syncRelease, r, false)
 		more := e.reg(ir.I1)
 		next := e.reg(ir.I32)
-		e.ins("add.s32", next, it.iv, ptx.Imm(int64(p.stages)*it.step))
-		e.ins("setp.lt.s32", more, next, e.inReg(it.hi, ir.I32))
-		e.insIf(more, false, "bar.arrive", it.empty, n)
+		e.ins("add.s32", next, iv, ptx.Imm(int64(p.stages)*step))
+		e.ins("setp.lt.s32", more, next, e.inReg(hi, ir.I32))
+		e.insIf(more, false, "bar.arrive", empty, n)
 	}
 }
 
-// rolesOf lists the roles a split loop's body and carried values use, in order
-// of first appearance.
+// rolesOf lists the roles a split loop's body uses, in order of first appearance.
 func rolesOf(f *fn, o *ir.Op) []string {
 	var out []string
 	seen := map[string]bool{}
-	add := func(r string) {
-		if r != "" && !seen[r] {
+	for _, bo := range o.Body.Ops {
+		if r := bo.Role; r != "" && !seen[r] {
 			seen[r] = true
 			out = append(out, r)
 		}
-	}
-	for _, bo := range o.Body.Ops {
-		add(bo.Role)
-	}
-	for _, a := range o.Body.Args[1:] {
-		add(f.valueRole(a))
 	}
 	return out
 }
 
 // roleWritesShared reports whether role r's ops in a loop body write shared
-// memory (so its part of the iteration ends with the role's barrier).
+// memory (so its copy's iterations end with the role's barrier).
 func (e *emitter) roleWritesShared(b *ir.Block, r string) bool {
 	found := false
 	walkOps(b, func(o *ir.Op) {
@@ -201,50 +332,11 @@ func (e *emitter) roleWritesShared(b *ir.Block, r string) bool {
 	return found
 }
 
-// splitSlot points the ring's tiles at this iteration's slot and computes the
-// slot's barrier ids, for every warp (before any region).
-func (e *emitter) splitSlot(ring *loopPipeline, slot ptx.Reg) {
-	cur := e.reg(ir.I32)
-	e.ins("mad.lo.s32", cur, slot, ptx.Imm(ring.slotBytes), e.smem)
-	for _, t := range ring.tiles {
-		e.ring[t] = cur
+// skipsOp reports whether the role copy being emitted leaves o to another role's
+// copy (scalar arithmetic every copy evaluates for itself).
+func (e *emitter) skipsOp(o *ir.Op) bool {
+	if e.roleFilter == "" || o.Role == "" || o.Role == e.roleFilter {
+		return false
 	}
-	it := e.split
-	it.full, it.empty = e.reg(ir.I32), e.reg(ir.I32)
-	base := e.f.handoffBarrierBase()
-	e.ins("add.s32", it.full, slot, ptx.Imm(base))
-	e.ins("add.s32", it.empty, slot, ptx.Imm(base+ring.stages))
-}
-
-// endSplitIteration ends each role's part of a split iteration in its region:
-// its carried values, its barrier if it wrote shared memory (its tiles are
-// rewritten next iteration), its release of the ring slot; then the carried
-// values of no role (scalars) on every warp.
-func (e *emitter) endSplitIteration(o *ir.Op, carried []*vals) error {
-	body := o.Body
-	for _, r := range rolesOf(e.f, o) {
-		e.placeOn(r)
-		for i, y := range body.Yield {
-			if a := body.Args[i+1]; e.f.valueRole(a) == r {
-				if err := e.copyInto(carried[i], y, e.layout(a)); err != nil {
-					return err
-				}
-			}
-		}
-		if e.roleWritesShared(body, r) {
-			e.flushAll()
-		}
-		if e.split.ring != nil {
-			e.releaseSlot(r)
-		}
-	}
-	e.placeOn("")
-	for i, y := range body.Yield {
-		if a := body.Args[i+1]; e.f.valueRole(a) == "" {
-			if err := e.copyInto(carried[i], y, e.layout(a)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return !(len(o.Results) == 1 && o.Kind != ir.OpFor && e.layout(o.Result()).kind == lScalar)
 }

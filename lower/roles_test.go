@@ -7,7 +7,9 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -109,6 +111,145 @@ func TestRolesMatmul(t *testing.T) {
 			}
 			if !strings.Contains(text, "bar.arrive") {
 				t.Errorf("no bar.arrive: the ring is not handed over")
+			}
+		})
+	}
+}
+
+// rolesPlanted compiles case c through sync and hands its body to plant, then
+// runs the checker and the emulator on the result.
+func rolesPlanted(t *testing.T, c rolesCase, plant func(body []ptx.Stmt) bool) (checkErr, emuErr error) {
+	t.Helper()
+	k, err := rolesMatmul(c).Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := compileTo(t, k, "sm_90", "sync", Options{})
+	if !plant(f.out.Module.Funcs[0].Body) {
+		t.Fatal("nothing to plant the bug in")
+	}
+	checkErr = checkSync(f)
+	bufs, _ := rolesInputs(c, 1, 0.25)
+	mem := emu.NewMemory()
+	var args []any
+	for _, p := range k.Params {
+		if p.Value.Type.Kind == ir.Ptr {
+			args = append(args, mem.Alloc(p.Value.Name, bufs[p.Value.Name]))
+		} else {
+			args = append(args, float32(0.25))
+		}
+	}
+	return checkErr, emu.RunKernel(f.out, args, mem)
+}
+
+// TestRolesPlantedBugs: the bugs a warp-specialized kernel can have, planted in
+// the matmul's handoff, are each reported: by the sync check where the slot
+// protocol is broken in the code, by the emulator where the barriers do not
+// meet (a deadlock, an arrive/sync count mismatch, a warp arriving twice).
+func TestRolesPlantedBugs(t *testing.T) {
+	c := rolesCases[0] // 2 slots, 4 iterations
+	// find is the first handoff barrier op (a slot's barrier: a register id).
+	find := func(body []ptx.Stmt, op string, guarded bool) int {
+		for i, s := range body {
+			if in, ok := s.(*ptx.Instr); ok && in.Op == op && (in.Guard != "") == guarded && len(in.Args) == 2 {
+				if _, reg := in.Args[0].(ptx.Reg); reg {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	remove := func(body []ptx.Stmt, op string, guarded bool) bool {
+		i := find(body, op, guarded)
+		if i >= 0 {
+			body[i] = &ptx.Comment{Text: "planted: " + op + " removed"}
+		}
+		return i >= 0
+	}
+	for _, bug := range []struct {
+		name           string
+		plant          func([]ptx.Stmt) bool
+		inCheck, inEmu string
+	}{
+		{"consumer reads before the slot is full", func(b []ptx.Stmt) bool { return remove(b, "bar.sync", false) },
+			"acquires its ring slot without a bar.sync of both roles", "read of a byte no thread of this CTA has written"},
+		{"producer never publishes the slot", func(b []ptx.Stmt) bool { return remove(b, "bar.arrive", false) },
+			"without a bar.arrive", "deadlock"},
+		{"arrive of the producer's threads only against the handoff's count", func(b []ptx.Stmt) bool {
+			i := find(b, "bar.arrive", false)
+			if i >= 0 {
+				b[i].(*ptx.Instr).Args[1] = ptx.Imm(32 * c.loadWarps)
+			}
+			return i >= 0
+		}, "without a bar.arrive of both roles' threads", "barrier"},
+		{"consumer gives every slot back, also the last ones", func(b []ptx.Stmt) bool {
+			i := find(b, "bar.arrive", true)
+			if i >= 0 {
+				b[i].(*ptx.Instr).Guard = ""
+			}
+			return i >= 0
+		}, "", "arrive"},
+	} {
+		t.Run(bug.name, func(t *testing.T) {
+			checkErr, emuErr := rolesPlanted(t, c, bug.plant)
+			t.Logf("sync check: %v\nemulator: %v", checkErr, emuErr)
+			if bug.inCheck != "" && (checkErr == nil || !strings.Contains(checkErr.Error(), bug.inCheck)) {
+				t.Errorf("sync check: %v, want an error with %q", checkErr, bug.inCheck)
+			}
+			if emuErr == nil || !strings.Contains(emuErr.Error(), bug.inEmu) {
+				t.Errorf("emulator: %v, want an error with %q", emuErr, bug.inEmu)
+			}
+		})
+	}
+}
+
+// TestRolesRefused: what the roles cannot express is refused with the value, the
+// roles and the way out named.
+func TestRolesRefused(t *testing.T) {
+	build := func(name string, body func(b *ir.Builder, a, y *ir.Value)) error {
+		b := ir.NewBuilder(name)
+		a := b.Param("a", ir.PtrTo(ir.BF16), 16, 2*64*64)
+		y := f32Param(b, "y", 64*64)
+		b.SetWarps(6)
+		b.DeclareRole("mma", 0, 4)
+		b.DeclareRole("load", 4, 2)
+		body(b, a, y)
+		k, err := b.Finish()
+		if err != nil {
+			return err
+		}
+		_, err = Compile(k, target.MustLookup("sm_90"), Options{Check: true})
+		return err
+	}
+	rows := func(b *ir.Builder) *ir.Value { return b.Mul(b.Cast(b.Iota(64), ir.I64), b.I64(64)) }
+	for _, c := range []struct {
+		name string
+		body func(b *ir.Builder, a, y *ir.Value)
+		want string
+	}{
+		{"fragments cross roles", func(b *ir.Builder, a, y *ir.Value) {
+			var d *ir.Value
+			b.OnRole("mma", func() {
+				t := b.Load2(a, rows(b), b.I64(0), 64, nil, nil)
+				d = b.Dot(t, b.Trans(t), b.ConstFloat(0, ir.TileOf(ir.F32, 64, 64)))
+			})
+			b.OnRole("load", func() { b.Store2(y, rows(b), b.I64(0), nil, nil, d) })
+		}, "across roles only tiles with a shared home"},
+		{"an op of no role in a split loop", func(b *ir.Builder, a, y *ir.Value) {
+			acc := b.ConstFloat(0, ir.TileOf(ir.F32, 64, 64))
+			res := b.For(b.I32(0), b.I32(2), 1, []*ir.Value{acc}, func(j *ir.Value, c []*ir.Value) []*ir.Value {
+				t := b.Load2(a, rows(b), b.I64(0), 64, nil, nil)
+				var next *ir.Value
+				b.OnRole("mma", func() { next = b.Dot(t, b.Trans(t), c[0]) })
+				return []*ir.Value{next}
+			})
+			b.OnRole("mma", func() { b.Store2(y, rows(b), b.I64(0), nil, nil, res[0]) })
+		}, "place this one on one"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := build("refused", c.body)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one with %q", err, c.want)
 			}
 		})
 	}

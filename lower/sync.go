@@ -3,7 +3,6 @@ package lower
 import (
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -54,7 +53,7 @@ type syncTracePoint struct {
 type syncEvent struct {
 	kind syncKind
 	v    *ir.Value
-	n    int    // syncPipeTop: the groups left in flight; syncLoopEnter: 1 for a loop split by roles
+	n    int    // syncPipeTop: the groups left in flight; syncRole*: 1 for a split loop's copy
 	role string // syncRole*, syncAcquire, syncRelease
 }
 
@@ -77,18 +76,18 @@ func (e *emitter) pipeTop(inFlight int) {
 	e.f.syncPoints[c] = syncEvent{kind: syncPipeTop, n: inFlight}
 }
 
-// syncRole leaves a sync point about role r.
-func (e *emitter) syncRole(k syncKind, r string) {
-	c := &ptx.Comment{Text: "sync: " + syncKindNames[k] + " " + r}
+// syncRole leaves a sync point about role r; concurrent marks the regions of a
+// split loop's copies, which run alongside each other.
+func (e *emitter) syncRole(k syncKind, r string, concurrent bool) {
+	text := "sync: " + syncKindNames[k] + " " + r
+	n := 0
+	if concurrent {
+		text += " (concurrent)"
+		n = 1
+	}
+	c := &ptx.Comment{Text: text}
 	e.body = append(e.body, c)
-	e.f.syncPoints[c] = syncEvent{kind: k, role: r}
-}
-
-// splitLoopEnter leaves the sync point that starts a loop split by roles.
-func (e *emitter) splitLoopEnter() {
-	c := &ptx.Comment{Text: "sync: " + syncKindNames[syncLoopEnter] + " split by roles"}
-	e.body = append(e.body, c)
-	e.f.syncPoints[c] = syncEvent{kind: syncLoopEnter, n: 1}
+	e.f.syncPoints[c] = syncEvent{kind: k, role: r, n: n}
 }
 
 func (e *emitter) ready(v *ir.Value)       { e.sync(syncReady, v) }
@@ -118,7 +117,6 @@ func insertSync(f *fn) error {
 	s := &syncState{f: f, hazardState: newHazardState(), roleStates: map[string]hazardState{}}
 	for _, fnc := range f.out.Module.Funcs {
 		var saved []hazardState
-		var splitLoops []bool // per enclosing loop: split by roles
 		for _, st := range fnc.Body {
 			c, ok := st.(*ptx.Comment)
 			ev, isPoint := f.syncPoints[c]
@@ -176,9 +174,10 @@ func insertSync(f *fn) error {
 				}
 			case syncRoleExit:
 				s.roleStates[ev.role], s.hazardState, s.role = s.hazardState, s.allState, ""
-				// Outside a split loop every warp runs on from here: settle what the
-				// role left pending, so the next reader of any role sees it.
-				if !slices.Contains(splitLoops, true) && s.roleStates[ev.role].any() {
+				// Every warp runs on from here, unless the region is a split loop's
+				// copy (the other roles' copies run alongside; the loop's end settles
+				// them all): settle what the role left pending.
+				if ev.n == 0 && s.roleStates[ev.role].any() {
 					s.flushAll()
 				}
 			case syncAcquire, syncRelease:
@@ -186,9 +185,7 @@ func insertSync(f *fn) error {
 				// hazards are their own (checkSync checks the pair is there).
 			case syncLoopEnter:
 				saved = append(saved, s.hazards())
-				splitLoops = append(splitLoops, ev.n == 1)
 			case syncLoopExit:
-				splitLoops = splitLoops[:len(splitLoops)-1]
 				// The loop may run no iteration or several: what holds after it is
 				// what held at its entry or at the end of its body. (A body that
 				// writes shared memory ends flushed, so that is the entry state; a
