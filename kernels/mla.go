@@ -33,6 +33,11 @@ type MLAConfig struct {
 	// Precision is the arithmetic of P·V: exact (the default, P in two bf16
 	// terms) or bf16p (one bf16 term, half the tensor work of P·V).
 	Precision MLAPrecision
+	// ProducerWarps, when not 0, gives 64-head CTAs a producer role of that many
+	// warps besides the math warps (warp roles, DESIGN.md): it gathers and
+	// dequantizes each candidate tile into a ring of two slots that the math warps
+	// read, so the math warps neither dequantize nor wait for the gathers.
+	ProducerWarps int
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -98,6 +103,10 @@ func (c MLAConfig) Validate() error {
 		return bad("warps64", c.Warps64, "0 (automatic), 8 or 16")
 	case c.Warps64 != 0 && !c.Wide():
 		return bad("warps64", c.Warps64, fmt.Sprintf("0 here: it sizes 64-head CTAs, and -heads %d -head-block %d has none (they need -head-block 64, or 0 with 64 heads or more)", c.H, c.HeadBlock))
+	case c.ProducerWarps != 0 && c.ProducerWarps != 1 && c.ProducerWarps != 2 && c.ProducerWarps != 4:
+		return bad("producer-warps", c.ProducerWarps, "0 (no producer role), 1, 2 or 4")
+	case c.ProducerWarps != 0 && (!c.Wide() || c.Cache != mla.CacheFP8DS):
+		return bad("producer-warps", c.ProducerWarps, fmt.Sprintf("0 here: the producer role serves 64-head CTAs of the fp8ds cache, and -heads %d -head-block %d -cache %s has none", c.H, c.HeadBlock, c.Cache))
 	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
 		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
@@ -153,9 +162,10 @@ func (c MLAConfig) headBlock() int {
 	return 16
 }
 
-// warps is the CTA size in warps: four per m16 tile of heads, or Warps64 (default
-// mlaWarps64) for 64-head CTAs.
-func (c MLAConfig) warps() int {
+// mathWarps are the warps that compute (all of the CTA's without a producer
+// role): four per m16 tile of heads, or Warps64 (default mlaWarps64) for 64-head
+// CTAs.
+func (c MLAConfig) mathWarps() int {
 	if c.headBlock() == 64 {
 		if c.Warps64 != 0 {
 			return c.Warps64
@@ -163,6 +173,14 @@ func (c MLAConfig) warps() int {
 		return mlaWarps64
 	}
 	return 4 * c.headBlock() / 16
+}
+
+// producerWarps are the warps of the producer role: ProducerWarps in 64-head CTAs.
+func (c MLAConfig) producerWarps() int {
+	if c.headBlock() == 64 {
+		return c.ProducerWarps
+	}
+	return 0
 }
 
 // mlaWarps64 is the default size of a 64-head CTA: 8 warps, two per row group of
@@ -359,7 +377,7 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // taken. 64-head CTAs with 64-candidate tiles, alone on their SM either way, are
 // pipelined wherever the ring fits (-tile 64 or automatic alike).
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
-	if hb == 64 && tile == 64 {
+	if hb == 64 && (tile == 64 || c.ProducerWarps > 0) {
 		if two, err := c.mlaFamily(t, hb, tile, mlaStages); err != nil || two.fits {
 			return two, err
 		}
@@ -508,6 +526,15 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
 	b.SetWarps(d.Warps)
+	// math and load place the loop's work on roles when the CTA has a producer
+	// role (the ops of neither are index arithmetic every warp evaluates).
+	math, load := func(f func()) { f() }, func(f func()) { f() }
+	if d.Producer > 0 {
+		b.DeclareRole("math", 0, d.Warps-d.Producer)
+		b.DeclareRole("load", d.Warps-d.Producer, d.Producer)
+		math = func(f func()) { b.OnRole("math", f) }
+		load = func(f func()) { b.OnRole("load", f) }
+	}
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
 		b.SetLatency(ir.LatencySmall)
@@ -554,10 +581,13 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 
 	// Loop-carried softmax state: running max (log2 domain), sum, and one output
 	// accumulator per column slice.
-	carried := []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
-	for _, ch := range chunks {
-		carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
-	}
+	var carried []*ir.Value
+	math(func() {
+		carried = []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
+		for _, ch := range chunks {
+			carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
+		}
+	})
 	scaleLog2 := c.SoftmaxScale() * log2e
 
 	// This CTA's share of the concatenated tile list of the segments: chunks of
@@ -588,7 +618,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		// they are few (one round trip instead of one per tile, ahead of the
 		// gathers that depend on them); the loop slices its tile out.
 		var allIds *ir.Value
-		if n := min(perMax, nt) * N; n <= mlaPreloadIDs {
+		if n := min(perMax, nt) * N; n <= mlaPreloadIDs || d.Producer > 0 {
 			first := b.Mul(jlo, b.I32(int64(N)))
 			pos := b.Add(first, b.Iota(n))
 			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
@@ -610,46 +640,64 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			pageBase := b.Mul(page, sp.pageStride)
-			ks := mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s))
-
-			// Scores in the log2 domain; invalid candidates get -inf by selection, so
-			// nothing loaded for them (zero-filled anyway) can matter.
-			sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
-			for i := range chunks {
-				sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
-			}
-			sc2 = b.Mul(sc2, b.F32(scaleLog2))
-			sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
-			m, l := st[0], st[1]
-			mNew := b.Max(m, b.Reduce("max", sc2, 1))
-			// A row with no valid candidate yet keeps max -inf; subtract 0 instead so
-			// exp2 sees -inf - 0 = -inf, never -inf - -inf = NaN.
-			mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
-			p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 1, HB, N)))
-			alpha := b.Exp2(b.Sub(m, mUse))
-			lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 1))
-			// P goes to the tensor cores as two bf16 terms, hi + lo: one bf16 P
-			// (8 bits) lets sum_j p_j v_j drift by up to 2^-9 of sum_j |p_j v_j|,
-			// which fails the spec's output thresholds when the terms cancel;
-			// with the residual term the error is about 2^-17 of it. bf16p
-			// keeps the one term, as FlashMLA does, for its own tolerance.
-			pHi := b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
-			var pLo *ir.Value
-			if d.Precision == PrecisionExact {
-				pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
-			}
-			next := []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
-			for i, ch := range chunks {
-				scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-				o := b.Dot(pHi, ks[i], scaled)
-				if pLo != nil {
-					o = b.Dot(pLo, ks[i], o)
-				}
-				next = append(next, o)
-			}
+			var ks []*ir.Value
+			load(func() { ks = mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s)) })
+			var next []*ir.Value
+			math(func() { next = mlaTileMath(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
 			return next
 		})
 	}
+	// The epilogue reads the math warps' accumulators: it runs on them.
+	math(func() { mlaEpilogue(b, c, d, v, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL) })
+	return b.Finish()
+}
+
+// mlaTileMath is one candidate tile's math: scores, the online softmax and P·V,
+// returning the next carried state.
+func mlaTileMath(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) []*ir.Value {
+	HB, N := d.HeadBlock, d.Tile
+	// Scores in the log2 domain; invalid candidates get -inf by selection, so
+	// nothing loaded for them (zero-filled anyway) can matter.
+	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
+	for i := range chunks {
+		sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
+	}
+	sc2 = b.Mul(sc2, b.F32(scaleLog2))
+	sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
+	m, l := st[0], st[1]
+	mNew := b.Max(m, b.Reduce("max", sc2, 1))
+	// A row with no valid candidate yet keeps max -inf; subtract 0 instead so
+	// exp2 sees -inf - 0 = -inf, never -inf - -inf = NaN.
+	mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
+	p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 1, HB, N)))
+	alpha := b.Exp2(b.Sub(m, mUse))
+	lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 1))
+	// P goes to the tensor cores as two bf16 terms, hi + lo: one bf16 P
+	// (8 bits) lets sum_j p_j v_j drift by up to 2^-9 of sum_j |p_j v_j|,
+	// which fails the spec's output thresholds when the terms cancel;
+	// with the residual term the error is about 2^-17 of it. bf16p
+	// keeps the one term, as FlashMLA does, for its own tolerance.
+	pHi := b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
+	var pLo *ir.Value
+	if d.Precision == PrecisionExact {
+		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+	}
+	next := []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+	for i, ch := range chunks {
+		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
+		o := b.Dot(pHi, ks[i], scaled)
+		if pLo != nil {
+			o = b.Dot(pLo, ks[i], o)
+		}
+		next = append(next, o)
+	}
+	return next
+}
+
+// mlaEpilogue normalizes the carried output and stores it with its LSE (the
+// sink's gate applied), or the partial output and log2 LSE for the combine.
+func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, carried []*ir.Value, heads, headOK, row64, split, sink, out, lse, wsO, wsL *ir.Value) {
+	HB, D, chunks := d.HeadBlock, c.D(), c.dChunks()
 	m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
 	nonEmpty := b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
 	inv := b.Select(nonEmpty, b.Rcp(l), b.F32(0))
@@ -680,7 +728,6 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		b.Store1(wsL, b.Add(b.Mul(part, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK,
 			b.Select(nonEmpty, lse2, b.F32(ir.NegInf)))
 	}
-	return b.Finish()
 }
 
 // mlaLoadK gathers one candidate tile of K (= V) as bf16 column slices in shared

@@ -24,6 +24,10 @@ type MLAVariant struct {
 	// tile's gathers are issued under this tile's math (the pipeline pass).
 	Stages    int
 	Precision MLAPrecision
+	// Producer is the warps of the CTA's producer role (0: none), the last of
+	// Warps: they gather and dequantize the tiles the other warps compute on
+	// (MLAConfig.ProducerWarps).
+	Producer int
 }
 
 // MLAPrecision is the decode's arithmetic for P·V (DESIGN.md, "Precisions"). Both
@@ -84,8 +88,8 @@ const precisionWant = "exact (P·V with P in two bf16 terms, the spec's accuracy
 func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
-	warps, rows := fc.warps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps, WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision}
+	warps, rows := fc.mathWarps(), max(hb/16, 1)
+	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps()}
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the
@@ -96,9 +100,17 @@ func (v MLAVariant) family() plan.Family {
 
 // Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".
 func (v MLAVariant) Short() string {
-	return fmt.Sprintf("h%d w%d %dx%d t%d s%d", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages)
+	s := fmt.Sprintf("h%d w%d %dx%d t%d s%d", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages)
+	if v.Producer > 0 {
+		s += fmt.Sprintf(" p%d", v.Producer)
+	}
+	return s
 }
 
 func (v MLAVariant) String() string {
-	return fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision.Describe())
+	s := fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision.Describe())
+	if v.Producer > 0 {
+		s += fmt.Sprintf(", a producer role of %d warps (the last) gathering and dequantizing for the others", v.Producer)
+	}
+	return s
 }

@@ -476,11 +476,13 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			// thread of the CTA outside a role's region, the role's threads inside
 			// (clearing the role's own hazards); a ring slot's barrier, like
 			// bar.arrive, orders nothing here (the slot checks above cover it).
-			if f.scopeBarrier(in, role) {
+			// A CTA-wide barrier orders everything (the settle a role's exit
+			// emits is walked before the exit's event, still in the role's scope).
+			if cta := ctaWideBarrier(in, 32*f.k.Warps); cta || f.scopeBarrier(in, role) {
 				clear(s.waited)
 				clear(s.plain)
 				clear(s.readSince)
-				if role == "" {
+				if cta {
 					clear(roles)
 				}
 			}

@@ -53,7 +53,7 @@ const dotGroupMaxRegs = target.MinRegBudget
 // test matrix assembles with no spill; 168 registers and three CTAs per SM on
 // sm_90 took H=64 T=256 328.7 -> 279.9 us, perf-notes v5 item 1).
 func regBudget(t target.Target, threads, smem, carried int) int {
-	return min(t.RegsPerSM/(threads*t.CTAsPerSM(threads, smem, carried))/8*8, target.MaxRegBudget)
+	return min(t.RegsPerSM/(target.RegThreads(threads)*t.CTAsPerSM(threads, smem, carried))/8*8, target.MaxRegBudget)
 }
 
 // carriedRegs is the most registers per thread that loop-carried fragments

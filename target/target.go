@@ -213,12 +213,26 @@ const (
 	MaxRegBudget = 255
 )
 
+// SubPartitions is the SM's processing blocks (warp schedulers), each with a
+// quarter of the register file: a CTA's warps are spread over them in turn, so a
+// CTA of 9 or 10 warps puts 3 on some block and needs registers as if it had 12.
+// Counted without it, a 10-warp CTA at 200 registers per thread failed to launch
+// on the H200 (LaunchOutOfResources, run 42).
+const SubPartitions = 4
+
+// RegThreads is the threads a CTA of threads threads needs registers for: its
+// warps rounded up to a multiple of SubPartitions.
+func RegThreads(threads int) int {
+	warps := (threads + 31) / 32
+	return (warps + SubPartitions - 1) / SubPartitions * SubPartitions * 32
+}
+
 // CTAsPerSM is how many CTAs of threads threads, using smem bytes of shared memory
 // and carrying carried registers of fragments in a loop (plus those of tiles
 // replicated across warps), one SM of t holds at the register budget.
 func (t Target) CTAsPerSM(threads, smem, carried int) int {
 	need := min(max(carried+RegHeadroom, MinRegBudget), MaxRegBudget)
-	ctas := min(t.RegsPerSM/(threads*need), t.MaxThreadsPerSM/threads)
+	ctas := min(t.RegsPerSM/(RegThreads(threads)*need), t.MaxThreadsPerSM/threads)
 	if smem > 0 {
 		ctas = min(ctas, t.SharedPerSM/smem)
 	}

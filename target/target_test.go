@@ -78,10 +78,22 @@ func TestCTAsPerSM(t *testing.T) {
 		{256, 0, 0, 2},
 		{128, 200 * 1024, 0, 1}, // shared memory allows one
 		{1024, 0, 200, 1},       // never below one
+		{320, 0, 0, 1},          // 10 warps hold registers like 12: one CTA of 128 registers, not 2
+		{96, 0, 0, 4},           // 3 warps like 4
 	}
 	for _, c := range cases {
 		if got := sm90.CTAsPerSM(c.threads, c.smem, c.carried); got != c.want {
 			t.Errorf("CTAsPerSM(%d threads, %d B, %d carried) = %d, want %d", c.threads, c.smem, c.carried, got, c.want)
+		}
+	}
+}
+
+// TestRegThreads: a CTA needs registers for its warps rounded up to the SM's four
+// processing blocks (run 42: 10 warps at 200 registers did not launch).
+func TestRegThreads(t *testing.T) {
+	for _, c := range []struct{ threads, want int }{{32, 128}, {128, 128}, {256, 256}, {288, 384}, {320, 384}, {384, 384}, {1024, 1024}} {
+		if got := RegThreads(c.threads); got != c.want {
+			t.Errorf("RegThreads(%d) = %d, want %d", c.threads, got, c.want)
 		}
 	}
 }

@@ -71,6 +71,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
+	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
@@ -149,9 +150,15 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			}
 		}
 	}
-	if *warps64 != 0 {
-		// Like -warps64 in a configuration: refused where no shape has 64-head CTAs
-		// for it to size, rather than ignored.
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"warps64", *warps64}, {"producer-warps", *producerWarps}} {
+		if f.v == 0 {
+			continue
+		}
+		// Like the flag in a configuration: refused where no shape has 64-head CTAs
+		// for it to apply to, rather than ignored.
 		wide := false
 		for _, sh := range picked {
 			c := sh.Config()
@@ -159,7 +166,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 			wide = wide || c.Wide()
 		}
 		if !wide {
-			return &kernels.ConfigError{Flag: "warps64", Value: fmt.Sprint(*warps64), Want: "0 here: it sizes 64-head CTAs, and none of the shapes has them (-head-block 64, or 0 with 64 heads or more)"}
+			return &kernels.ConfigError{Flag: f.name, Value: fmt.Sprint(f.v), Want: "0 here: it applies to 64-head CTAs, and none of the shapes has them (-head-block 64, or 0 with 64 heads or more)"}
 		}
 	}
 	// The baselines' results are read before any GPU time is spent.
@@ -217,7 +224,8 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		cfg := picked[i].Config()
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
 		if cfg.Wide() {
-			cfg.Warps64 = *warps64 // the shapes with 64-head CTAs; the others have none to size
+			// The shapes with 64-head CTAs; the others have none to size.
+			cfg.Warps64, cfg.ProducerWarps = *warps64, *producerWarps
 		}
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.

@@ -53,6 +53,8 @@ const (
 	MLADecodeWarps64 = 0
 	// MLADecodePrecision is Precision in the configuration.
 	MLADecodePrecision = "exact"
+	// MLADecodeProducerWarps is ProducerWarps in the configuration.
+	MLADecodeProducerWarps = 0
 )
 
 // Buffer sizes, in bytes, that MLADecode.Launch checks.

@@ -1,0 +1,55 @@
+package check
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/mla"
+)
+
+// TestMLAProducerRole: the 64-head CTA with a producer role (-producer-warps:
+// the load role gathers and dequantizes each tile into a ring the math warps
+// read) matches the float64 reference in the emulator, over ring depths 1 and 2
+// (tiles of 64 and 32 candidates), 1, 2 and 4 producer warps, both precisions,
+// split and unsplit launches, two segments with a partial last tile, poison,
+// invalid and out-of-pool candidates. (It is not in mlaMatrix: without
+// setmaxnreg its kernels spill, which TestMLAMatrixAssembles forbids.)
+func TestMLAProducerRole(t *testing.T) {
+	for i, c := range []struct {
+		producer, tile, split int
+		bf16p                 bool
+	}{
+		{2, 32, 1, false}, {1, 32, 2, false}, {4, 64, 1, false}, {2, 32, 3, true},
+	} {
+		t.Run(fmt.Sprintf("p%d_t%d_split%d_bf16p%v", c.producer, c.tile, c.split, c.bf16p), func(t *testing.T) {
+			t.Parallel()
+			s := mlaCaseSpec{T: 2, H: 72, segs: []mla.Segment{seg(64, 64, true), seg(300, 16, true)}, sink: true, split: c.split, hb: 64, target: "sm_90",
+				opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true, Seed: uint64(900 + i)}}
+			cfg := s.config()
+			cfg.ProducerWarps, cfg.Tile = c.producer, c.tile
+			if c.bf16p {
+				cfg.Precision = kernels.PrecisionBF16P
+			}
+			p, err := kernels.MLA(cfg, tgt(s.target))
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles := 0
+			for _, k := range p.Kernels {
+				if r, ok := k.Role("load"); ok && r.Warps == c.producer && k.Warps == 8+c.producer {
+					roles++
+				}
+			}
+			if roles == 0 {
+				t.Fatalf("no kernel of the program has a load role of %d warps", c.producer)
+			}
+			mc, err := MLA(cfg, tgt(s.target), s.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			passesInEmulator(t, mc)
+		})
+	}
+}
