@@ -60,15 +60,7 @@ func (e *emitter) loop(o *ir.Op) error {
 			return err
 		}
 	}
-	top, end := e.label(), e.label()
-	li, lok := lo.(ptx.Imm)
-	hiImm, hok := hi.(ptx.Imm)
-	if !(lok && hok && li < hiImm) {
-		p := e.reg(ir.I1)
-		e.ins("setp.ge.s32", p, iv, hi)
-		e.insIf(p, false, "bra.uni", ptx.Sym(end))
-	}
-	e.body = append(e.body, &ptx.Label{Name: top})
+	top, end := e.loopHead(iv, lo, hi)
 	e.pushScope()
 	if pl != nil {
 		if err := e.pipelineIteration(pl, iv, slot, hi); err != nil {
@@ -88,26 +80,15 @@ func (e *emitter) loop(o *ir.Op) error {
 		// The next iteration's barrier orders this one's shared accesses; only
 		// the body's own cp.async groups (loads not pipelined) are waited for.
 		e.sync(syncPipeDrain, nil)
-	case e.writesShared(body):
+	case e.writesShared(body, nil):
 		e.comment("all warps are done with this iteration's shared tiles")
 		e.flushAll()
 	}
 	e.popScope()
 	if pl != nil {
-		p := e.reg(ir.I1)
-		e.ins("add.s32", slot, slot, ptx.Imm(1))
-		e.ins("setp.eq.s32", p, slot, ptx.Imm(pl.stages))
-		e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
-		for _, t := range pl.tiles {
-			delete(e.ring, t)
-		}
+		e.nextSlot(pl, slot)
 	}
-	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
-	p := e.reg(ir.I1)
-	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
-	e.insIf(p, false, "bra.uni", ptx.Sym(top))
-	e.body = append(e.body, &ptx.Label{Name: end})
-	e.sync(syncLoopExit, nil)
+	e.loopTail(iv, hi, o.Int, top, end)
 	e.forgetThreadCoords()
 	for i, r := range o.Results {
 		e.v[r] = carried[i]
@@ -115,11 +96,53 @@ func (e *emitter) loop(o *ir.Op) error {
 	return nil
 }
 
+// loopHead starts a counted loop at iv = lo: it skips to end when the loop runs
+// no iteration (unless the bounds are constants that say it runs one) and places
+// the top label.
+func (e *emitter) loopHead(iv ptx.Reg, lo, hi ptx.Operand) (top, end string) {
+	top, end = e.label(), e.label()
+	li, lok := lo.(ptx.Imm)
+	hiImm, hok := hi.(ptx.Imm)
+	if !(lok && hok && li < hiImm) {
+		p := e.reg(ir.I1)
+		e.ins("setp.ge.s32", p, iv, hi)
+		e.insIf(p, false, "bra.uni", ptx.Sym(end))
+	}
+	e.body = append(e.body, &ptx.Label{Name: top})
+	return top, end
+}
+
+// loopTail steps iv, branches back to top while iv < hi, and places end.
+func (e *emitter) loopTail(iv ptx.Reg, hi ptx.Operand, step int64, top, end string) {
+	e.ins("add.s32", iv, iv, ptx.Imm(step))
+	p := e.reg(ir.I1)
+	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
+	e.insIf(p, false, "bra.uni", ptx.Sym(top))
+	e.body = append(e.body, &ptx.Label{Name: end})
+	e.sync(syncLoopExit, nil)
+}
+
+// nextSlot moves a ring's slot register on (mod its stages) and forgets this
+// iteration's slot bases.
+func (e *emitter) nextSlot(r *loopPipeline, slot ptx.Reg) {
+	p := e.reg(ir.I1)
+	e.ins("add.s32", slot, slot, ptx.Imm(1))
+	e.ins("setp.eq.s32", p, slot, ptx.Imm(r.stages))
+	e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
+	for _, t := range r.tiles {
+		delete(e.ring, t)
+	}
+}
+
 // writesShared reports whether a loop body writes shared memory (loads, staged
-// tiles, reduction scratch), so the next iteration needs a barrier first.
-func (e *emitter) writesShared(b *ir.Block) bool {
+// tiles, reduction scratch), so the next iteration needs a barrier first; only
+// the ops keep accepts (nil: all) count.
+func (e *emitter) writesShared(b *ir.Block, keep func(*ir.Op) bool) bool {
 	found := false
 	walkOps(b, func(o *ir.Op) {
+		if keep != nil && !keep(o) {
+			return
+		}
 		for _, r := range o.Results {
 			if _, ok := e.f.sharedHome(r); ok && o.Kind != ir.OpTrans {
 				found = true

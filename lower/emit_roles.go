@@ -187,15 +187,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 		slot = e.reg(ir.I32)
 		e.ins("mov.u32", slot, ptx.Imm(0))
 	}
-	top, end := e.label(), e.label()
-	li, lok := lo.(ptx.Imm)
-	hiImm, hok := hi.(ptx.Imm)
-	if !(lok && hok && li < hiImm) {
-		p := e.reg(ir.I1)
-		e.ins("setp.ge.s32", p, iv, hi)
-		e.insIf(p, false, "bra.uni", ptx.Sym(end))
-	}
-	e.body = append(e.body, &ptx.Label{Name: top})
+	top, end := e.loopHead(iv, lo, hi)
 	e.pushScope()
 	var full, empty ptx.Reg
 	if ring != nil {
@@ -212,7 +204,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 			return err
 		}
 	}
-	if e.roleWritesShared(body, r) {
+	if e.writesShared(body, func(o *ir.Op) bool { return o.Role == r }) {
 		e.comment("%s is done with this iteration's shared tiles", r)
 		e.flushAll()
 	}
@@ -221,20 +213,9 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	}
 	e.popScope()
 	if ring != nil {
-		p := e.reg(ir.I1)
-		e.ins("add.s32", slot, slot, ptx.Imm(1))
-		e.ins("setp.eq.s32", p, slot, ptx.Imm(ring.stages))
-		e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
-		for _, t := range ring.tiles {
-			delete(e.ring, t)
-		}
+		e.nextSlot(ring, slot)
 	}
-	e.ins("add.s32", iv, iv, ptx.Imm(o.Int))
-	p := e.reg(ir.I1)
-	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
-	e.insIf(p, false, "bra.uni", ptx.Sym(top))
-	e.body = append(e.body, &ptx.Label{Name: end})
-	e.sync(syncLoopExit, nil)
+	e.loopTail(iv, hi, o.Int, top, end)
 	for _, i := range mine {
 		results[i] = carried[i]
 	}
@@ -310,26 +291,6 @@ func rolesOf(f *fn, o *ir.Op) []string {
 		}
 	}
 	return out
-}
-
-// roleWritesShared reports whether role r's ops in a loop body write shared
-// memory (so its copy's iterations end with the role's barrier).
-func (e *emitter) roleWritesShared(b *ir.Block, r string) bool {
-	found := false
-	walkOps(b, func(o *ir.Op) {
-		if o.Role != r {
-			return
-		}
-		for _, res := range o.Results {
-			if _, ok := e.f.sharedHome(res); ok && o.Kind != ir.OpTrans {
-				found = true
-			}
-			if _, ok := e.f.scratch[res]; ok {
-				found = true
-			}
-		}
-	})
-	return found
 }
 
 // skipsOp reports whether the role copy being emitted leaves o to another role's

@@ -51,14 +51,7 @@ func gpuTarget(t *testing.T, d *runtime.Device) string {
 // the same buffers, returning the buffer "y" from each.
 func runBoth(t *testing.T, b *ir.Builder, bufs map[string][]float32) (gpu, em []float32) {
 	t.Helper()
-	raw := map[string][]byte{}
-	for name, data := range bufs {
-		raw[name] = make([]byte, 4*len(data))
-		for i, v := range data {
-			binary.LittleEndian.PutUint32(raw[name][4*i:], math.Float32bits(v))
-		}
-	}
-	return runBothBytes(t, b, raw, nil)
+	return runBothBytes(t, b, f32Buffers(bufs), nil)
 }
 
 // runBothBytes is runBoth with buffers as bytes and f32 scalar arguments.

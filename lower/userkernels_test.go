@@ -196,6 +196,11 @@ func columnStats(s userShape, cols int) *ir.Builder {
 // output buffer y.
 func runUserKernel(t *testing.T, b *ir.Builder, arch string, bufs map[string][]float32, scalars map[string]float32) ([]float32, *ptx.Kernel) {
 	t.Helper()
+	return runUserKernelBytes(t, b, arch, f32Buffers(bufs), scalars)
+}
+
+// f32Buffers are the buffers' bytes, little-endian.
+func f32Buffers(bufs map[string][]float32) map[string][]byte {
 	raw := map[string][]byte{}
 	for name, data := range bufs {
 		raw[name] = make([]byte, 4*len(data))
@@ -203,7 +208,7 @@ func runUserKernel(t *testing.T, b *ir.Builder, arch string, bufs map[string][]f
 			binary.LittleEndian.PutUint32(raw[name][4*i:], math.Float32bits(v))
 		}
 	}
-	return runUserKernelBytes(t, b, arch, raw, scalars)
+	return raw
 }
 
 // runUserKernelBytes is runUserKernel with buffers as bytes.
