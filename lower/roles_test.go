@@ -173,6 +173,8 @@ func TestRolesPlantedBugs(t *testing.T) {
 	}{
 		{"consumer reads before the slot is full", func(b []ptx.Stmt) bool { return remove(b, "bar.sync", false) },
 			"acquires its ring slot without a bar.sync of both roles", "read of a byte no thread of this CTA has written"},
+		{"producer refills a slot before the consumer gave it back", func(b []ptx.Stmt) bool { return remove(b, "bar.sync", true) },
+			"acquires its ring slot without a bar.sync of both roles", "data race"},
 		{"producer never publishes the slot", func(b []ptx.Stmt) bool { return remove(b, "bar.arrive", false) },
 			"without a bar.arrive", "deadlock"},
 		{"arrive of the producer's threads only against the handoff's count", func(b []ptx.Stmt) bool {
