@@ -40,11 +40,11 @@ type fn struct {
 	// pipelines are the pipelined loops' decisions (pipeline), pipeTile maps each
 	// tile issued ahead to its loop's, notPipelined says why a load of a pipelined
 	// loop (or the loop) is not.
-	pipelines map[*ir.Op]*loopPipeline
-	// roles are the warp roles' values and handoff rings (roles.go).
-	roles        *roleInfo
+	pipelines    map[*ir.Op]*loopPipeline
 	pipeTile     map[*ir.Value]*loopPipeline
 	notPipelined map[*ir.Op]string
+	// roles are the warp roles' values and handoff rings (roles.go).
+	roles *roleInfo
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
 	// warpGrids forces the wm x wn split of the dots whose results have these

@@ -12,14 +12,14 @@ import (
 // role's warps, its loads are issued by the role's threads and its barriers are
 // the role's named barrier (bar.sync id, 32 x warps), so warps of other roles
 // never wait for it. A loop with no role of its own whose body places ops on
-// roles is *split by roles*: every warp runs the loop's control, and each role
-// runs its ops of every iteration. Tiles one role computes and another reads in
-// the same iteration are *handed off* through a ring of stages slots (the loop's
-// `stages N`, at least one): the producer fills slot j mod N and arrives on the
-// slot's full barrier, the consumer syncs on it, reads, and arrives on the
-// slot's empty barrier, which the producer syncs on before it refills the slot N
-// iterations later. So the producer runs up to N iterations ahead of the
-// consumer, and neither waits for the other's other work.
+// roles is *split by roles*: each role runs its own copy of the loop, with its
+// ops of every iteration, alongside the others. Tiles one role computes and
+// another reads in the same iteration are *handed off* through a ring of stages
+// slots (the loop's `stages N`, at least one): the producer fills slot j mod N
+// and arrives on the slot's full barrier, the consumer syncs on it, reads, and
+// arrives on the slot's empty barrier, which the producer syncs on before it
+// refills the slot N iterations later. So the producer runs up to N iterations
+// ahead of the consumer, and neither waits for the other's other work.
 
 // roleInfo is the roles pass's decision for one kernel.
 type roleInfo struct {
@@ -30,9 +30,6 @@ type roleInfo struct {
 	// handoffs are the split loops' rings, by loop.
 	handoffs map[*ir.Op]*loopPipeline
 }
-
-// roleOf is the role of the op: the op's own (a roled loop's body carries it).
-func roleOf(o *ir.Op) string { return o.Role }
 
 // roleWarps is the number of warps that run ops of role r ("" = the CTA's).
 func (f *fn) roleWarps(r string) int {
@@ -154,23 +151,23 @@ func assignRoles(f *fn) error {
 		p := &loopPipeline{loop: o, stages: max(o.Stages, 1), handoff: true}
 		seen := map[*ir.Value]bool{}
 		for _, bo := range o.Body.Ops {
-			r := roleOf(bo)
+			r := bo.Role
 			if r == "" && !f.roleless(bo) {
 				fail("%s: a loop split by roles runs every op that is not index arithmetic on a role; place this one on one (ir.Builder.OnRole)", bo)
 				return
 			}
 			walkOps(&ir.Block{Ops: []*ir.Op{bo}}, func(u *ir.Op) {
 				for _, a := range u.Args {
-					for _, src := range f.crossings(a, roleOf(u), defined) {
+					for _, src := range f.crossings(a, u.Role, defined) {
 						if seen[src] {
 							continue
 						}
 						seen[src] = true
 						if _, ok := f.sharedHome(src); !ok || src.Type.Rank() != 2 {
-							fail("%s computed on role %q is read on role %q in the same iteration: only tiles with a shared home (loaded to shared memory, or staged) cross roles, and this one lives in %v", src, f.valueRole(src), roleOf(u), f.layouts[src])
+							fail("%s computed on role %q is read on role %q in the same iteration: only tiles with a shared home (loaded to shared memory, or staged) cross roles, and this one lives in %v", src, f.valueRole(src), u.Role, f.layouts[src])
 							return
 						}
-						from, to := f.valueRole(src), roleOf(u)
+						from, to := f.valueRole(src), u.Role
 						if p.producer == "" {
 							p.producer, p.consumer = from, to
 						}
@@ -195,16 +192,17 @@ func assignRoles(f *fn) error {
 	if err != nil {
 		return err
 	}
-	// Outside split loops a role's registers are its own: a value crossing roles
-	// there must be in shared memory (the sync pass orders it with a CTA barrier).
+	// A role's registers are its own: anywhere, a value read on another role must
+	// be in shared memory (outside split loops the sync pass orders it with a CTA
+	// barrier; inside, the tiles above are the ring's).
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if err != nil || o.Kind == ir.OpFor && splitByRoles(o) {
 			return
 		}
 		for _, a := range o.Args {
-			for _, src := range f.crossings(a, roleOf(o), nil) {
+			for _, src := range f.crossings(a, o.Role, nil) {
 				if _, ok := f.sharedHome(src); !ok {
-					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, roleOf(o), f.layouts[src])
+					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, o.Role, f.layouts[src])
 					return
 				}
 			}
