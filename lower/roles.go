@@ -95,12 +95,18 @@ func (f *fn) computeRoles() {
 		for _, r := range o.Results {
 			f.roles.of[r] = o.Role
 		}
-		if o.Kind == ir.OpFor && splitByRoles(o) {
-			for i, y := range o.Body.Yield {
-				r := f.roles.yieldRole(y, o.Args[2+i])
-				f.roles.of[o.Body.Args[1+i]] = r
-				f.roles.of[o.Results[i]] = r
+		if o.Kind != ir.OpFor {
+			return
+		}
+		// A loop's carried values are its role's; a split loop's, the role's that
+		// computes what it yields.
+		for i, y := range o.Body.Yield {
+			r := o.Role
+			if splitByRoles(o) {
+				r = f.roles.yieldRole(y, o.Args[2+i])
 			}
+			f.roles.of[o.Body.Args[1+i]] = r
+			f.roles.of[o.Results[i]] = r
 		}
 	})
 }

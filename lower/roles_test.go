@@ -256,3 +256,121 @@ func TestRolesRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestRolesOutsideLoops: roles outside any split loop. A load role fills a tile
+// (in a loop placed on that role: a sum of chunks, staged for the dot) and copies
+// a second one; the mma role multiplies them after the region, with the CTA
+// settled between the roles (a tile crosses roles through shared memory only).
+func TestRolesOutsideLoops(t *testing.T) {
+	const m, k, chunks = 32, 64, 3
+	b := ir.NewBuilder("roles_top")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, 2*m*k)
+	x := b.Param("x", ir.PtrTo(ir.F32), 16, 4*chunks*k*k)
+	y := f32Param(b, "y", m*k)
+	b.SetWarps(3)
+	b.DeclareRole("load", 0, 1)
+	b.DeclareRole("mma", 1, 2)
+	rows := b.Cast(b.Iota(m), ir.I64)
+	xrows := b.Mul(b.Cast(b.Iota(k), ir.I64), b.I64(k))
+	var at, bt *ir.Value
+	b.OnRole("load", func() {
+		at = b.Load2(a, b.Mul(rows, b.I64(k)), b.I64(0), k, nil, nil)
+		sum := b.For(b.I32(0), b.I32(chunks), 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, k, k))}, func(j *ir.Value, c []*ir.Value) []*ir.Value {
+			off := b.Cast(b.Mul(j, b.I32(k*k)), ir.I64)
+			return []*ir.Value{b.Add(c[0], b.Load2(x, b.Add(xrows, off), b.I64(0), k, nil, nil))}
+		})
+		bt = b.Cast(sum[0], ir.BF16)
+	})
+	b.OnRole("mma", func() {
+		d := b.Dot(at, bt, b.ConstFloat(0, ir.TileOf(ir.F32, m, k)))
+		b.Store2(y, b.Mul(rows, b.I64(k)), b.I64(0), nil, nil, d)
+	})
+	seed := uint64(2200)
+	rng := rand.New(rand.NewPCG(seed, 22))
+	ab, av := randomBF16(rng, m*k, 1)
+	xs := make([]float32, chunks*k*k)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	bufs := f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, m*k)})
+	bufs["a"] = ab
+	got, pk := runUserKernelOn(t, b, target.MustLookup("sm_90"), bufs, nil)
+	want := make([]float64, m*k)
+	for j := 0; j < k; j++ {
+		for l := 0; l < k; l++ {
+			s := float32(0)
+			for c := 0; c < chunks; c++ {
+				s += xs[c*k*k+l*k+j]
+			}
+			bv := dtype.BF16FromF32(s).F64()
+			for i := 0; i < m; i++ {
+				want[i*k+j] += av[i*k+l] * bv
+			}
+		}
+	}
+	compare(t, "roles outside loops", seed, got, want, 1e-4, 1e-5)
+	// The emulator reports a read of a tile another warp wrote with no barrier
+	// between; the one here is the CTA's, where the load role's region ends.
+	if text := pk.Module.Print(); !strings.Contains(text, "bar.sync 0;") {
+		t.Errorf("no CTA barrier settles the load role's tiles before the mma role reads them")
+	}
+}
+
+// TestRolesNestedLoop: a loop placed on the producer role inside a split loop (it
+// sums two chunks of x into the tile it hands over), with a ring of 2 slots.
+func TestRolesNestedLoop(t *testing.T) {
+	const m, k, outer, inner = 16, 64, 3, 2
+	b := ir.NewBuilder("roles_nested")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, 2*m*k)
+	x := b.Param("x", ir.PtrTo(ir.F32), 16, 4*outer*inner*k*k)
+	y := f32Param(b, "y", m*k)
+	b.SetWarps(2)
+	b.DeclareRole("mma", 0, 1)
+	b.DeclareRole("load", 1, 1)
+	rows := b.Cast(b.Iota(m), ir.I64)
+	xrows := b.Mul(b.Cast(b.Iota(k), ir.I64), b.I64(k))
+	var at *ir.Value
+	b.OnRole("mma", func() { at = b.Load2(a, b.Mul(rows, b.I64(k)), b.I64(0), k, nil, nil) })
+	var acc *ir.Value
+	b.OnRole("mma", func() { acc = b.ConstFloat(0, ir.TileOf(ir.F32, m, k)) })
+	res := b.ForStages(b.I32(0), b.I32(outer), 1, 2, []*ir.Value{acc}, func(i *ir.Value, c []*ir.Value) []*ir.Value {
+		var bt *ir.Value
+		b.OnRole("load", func() {
+			sum := b.For(b.I32(0), b.I32(inner), 1, []*ir.Value{b.ConstFloat(0, ir.TileOf(ir.F32, k, k))}, func(j *ir.Value, s []*ir.Value) []*ir.Value {
+				off := b.Cast(b.Mul(b.Add(b.Mul(i, b.I32(inner)), j), b.I32(k*k)), ir.I64)
+				return []*ir.Value{b.Add(s[0], b.Load2(x, b.Add(xrows, off), b.I64(0), k, nil, nil))}
+			})
+			bt = b.Cast(sum[0], ir.BF16)
+		})
+		var next *ir.Value
+		b.OnRole("mma", func() { next = b.Dot(at, bt, c[0]) })
+		return []*ir.Value{next}
+	})
+	b.OnRole("mma", func() { b.Store2(y, b.Mul(rows, b.I64(k)), b.I64(0), nil, nil, res[0]) })
+	seed := uint64(2300)
+	rng := rand.New(rand.NewPCG(seed, 23))
+	ab, av := randomBF16(rng, m*k, 1)
+	xs := make([]float32, outer*inner*k*k)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	bufs := f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, m*k)})
+	bufs["a"] = ab
+	got, _ := runUserKernelOn(t, b, target.MustLookup("sm_90"), bufs, nil)
+	want := make([]float64, m*k)
+	for o := 0; o < outer; o++ {
+		for l := 0; l < k; l++ {
+			for j := 0; j < k; j++ {
+				s := float32(0)
+				for in := 0; in < inner; in++ {
+					s += xs[(o*inner+in)*k*k+l*k+j]
+				}
+				bv := dtype.BF16FromF32(s).F64()
+				for r := 0; r < m; r++ {
+					want[r*k+j] += av[r*k+l] * bv
+				}
+			}
+		}
+	}
+	compare(t, "roles nested loop", seed, got, want, 1e-4, 1e-5)
+}
