@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
+	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
@@ -98,10 +99,11 @@ var rolesCases = []rolesCase{
 // 1 to 3 slots and as many iterations as slots or more.
 func TestRolesMatmul(t *testing.T) {
 	for i, c := range rolesCases {
-		t.Run(c.String(), func(t *testing.T) {
+		arch := []string{"sm_90", "sm_80", "sm_120"}[i%3]
+		t.Run(c.String()+"_"+arch, func(t *testing.T) {
 			seed := uint64(2100 + i)
 			bufs, want := rolesInputs(c, seed, 0.25)
-			got, pk := runUserKernelOn(t, rolesMatmul(c), target.MustLookup("sm_90"), bufs, map[string]float32{"scale": 0.25})
+			got, pk := runUserKernelOn(t, rolesMatmul(c), target.MustLookup(arch), bufs, map[string]float32{"scale": 0.25})
 			compare(t, "roles matmul", seed, got, want, 1e-4, 1e-5)
 			text := pk.Module.Print()
 			// The roles synchronize on their own barriers, never on the CTA's
@@ -373,4 +375,29 @@ func TestRolesNestedLoop(t *testing.T) {
 		}
 	}
 	compare(t, "roles nested loop", seed, got, want, 1e-4, 1e-5)
+}
+
+// TestRolesAssemble: ptxas 11.8 assembles the warp-specialized matmuls for sm_80
+// and sm_90 with no warning and no spill.
+func TestRolesAssemble(t *testing.T) {
+	ptxas.Require(t)
+	for _, c := range rolesCases {
+		for _, arch := range []string{"sm_80", "sm_90"} {
+			k, err := rolesMatmul(c).Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Compile(k, target.MustLookup(arch), Options{})
+			if err != nil {
+				t.Fatalf("%v %s: %v", c, arch, err)
+			}
+			out, err := ptxas.Assemble(res.Kernel.Module.Print(), arch)
+			if err != nil {
+				t.Fatalf("%v %s: %v", c, arch, err)
+			}
+			if len(out.Warnings) > 0 || out.SpillStores+out.SpillLoads+out.LocalBytes > 0 {
+				t.Errorf("%v %s: warnings %q, spills %d+%d bytes, local %d", c, arch, out.Warnings, out.SpillStores, out.SpillLoads, out.LocalBytes)
+			}
+		}
+	}
 }
