@@ -36,6 +36,7 @@ func (e *emitter) regionFor(o *ir.Op) (string, bool) {
 	return o.Role, true
 }
 
+// roleName is the open region's role ("" outside any).
 func (e *emitter) roleName() string {
 	if e.region == nil {
 		return ""
