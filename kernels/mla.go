@@ -526,14 +526,14 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
 	b.SetWarps(d.Warps)
-	// math and load place the loop's work on roles when the CTA has a producer
-	// role (the ops of neither are index arithmetic every warp evaluates).
-	math, load := func(f func()) { f() }, func(f func()) { f() }
+	// onMath and onLoad place the loop's work on roles when the CTA has a
+	// producer role (the ops of neither are index arithmetic every warp evaluates).
+	onMath, onLoad := func(f func()) { f() }, func(f func()) { f() }
 	if d.Producer > 0 {
 		b.DeclareRole("math", 0, d.Warps-d.Producer)
 		b.DeclareRole("load", d.Warps-d.Producer, d.Producer)
-		math = func(f func()) { b.OnRole("math", f) }
-		load = func(f func()) { b.OnRole("load", f) }
+		onMath = func(f func()) { b.OnRole("math", f) }
+		onLoad = func(f func()) { b.OnRole("load", f) }
 	}
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
@@ -582,7 +582,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	// Loop-carried softmax state: running max (log2 domain), sum, and one output
 	// accumulator per column slice.
 	var carried []*ir.Value
-	math(func() {
+	onMath(func() {
 		carried = []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
 		for _, ch := range chunks {
 			carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
@@ -616,7 +616,9 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		idxRow := b.Mul(row64, sp.idxStride)
 		// The CTA's candidate indices of this segment, loaded before the loop when
 		// they are few (one round trip instead of one per tile, ahead of the
-		// gathers that depend on them); the loop slices its tile out.
+		// gathers that depend on them); the loop slices its tile out. A producer
+		// role always preloads them: a tile's own index load would be a rank-1
+		// shared tile both roles read, which no ring hands over.
 		var allIds *ir.Value
 		if n := min(perMax, nt) * N; n <= mlaPreloadIDs || d.Producer > 0 {
 			first := b.Mul(jlo, b.I32(int64(N)))
@@ -641,14 +643,14 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
 			pageBase := b.Mul(page, sp.pageStride)
 			var ks []*ir.Value
-			load(func() { ks = mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s)) })
+			onLoad(func() { ks = mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s)) })
 			var next []*ir.Value
-			math(func() { next = mlaTileMath(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
+			onMath(func() { next = mlaTileMath(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
 			return next
 		})
 	}
 	// The epilogue reads the math warps' accumulators: it runs on them.
-	math(func() { mlaEpilogue(b, c, d, v, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL) })
+	onMath(func() { mlaEpilogue(b, c, d, v, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL) })
 	return b.Finish()
 }
 

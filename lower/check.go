@@ -301,7 +301,8 @@ func (f *fn) scopeBarrier(in *ptx.Instr, role string) bool {
 	if role == "" {
 		return ctaWideBarrier(in, 32*f.k.Warps)
 	}
-	return len(in.Args) == 2 && in.Args[0] == ptx.Imm(f.roleBarrier(role)) && in.Args[1] == ptx.Imm(32*f.roleWarps(role))
+	want := f.roleBarrier(role)
+	return len(in.Args) == 2 && in.Args[0] == want[0] && in.Args[1] == want[1]
 }
 
 // instrAt is body[i] if it is an instruction.
@@ -338,9 +339,9 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 	}
 	// handoffThreads is the thread count of the ring barriers role r meets on.
 	handoffThreads := func(r string) ptx.Operand {
-		for _, p := range f.pipeTile {
-			if p.handoff && (p.producer == r || p.consumer == r) {
-				return ptx.Imm(32 * (f.roleWarps(p.producer) + f.roleWarps(p.consumer)))
+		for _, p := range f.roles.handoffs {
+			if p.producer == r || p.consumer == r {
+				return f.handoffThreads(p)
 			}
 		}
 		return ptx.Imm(-1)

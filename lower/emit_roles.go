@@ -223,11 +223,6 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	return nil
 }
 
-// handoffThreads is the thread count of a ring's barriers: both roles'.
-func (e *emitter) handoffThreads(p *loopPipeline) ptx.Imm {
-	return ptx.Imm(32 * (e.f.roleWarps(p.producer) + e.f.roleWarps(p.consumer)))
-}
-
 // takeSlot starts role r's iteration on the ring: it points the ring's tiles at
 // the slot and waits until the slot may be used: the producer until the consumer
 // released what it filled stages iterations ago (from the stages-th iteration
@@ -243,7 +238,7 @@ func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.O
 	base := e.f.handoffBarrierBase()
 	e.ins("add.s32", full, slot, ptx.Imm(base))
 	e.ins("add.s32", empty, slot, ptx.Imm(base+p.stages))
-	n := e.handoffThreads(p)
+	n := e.f.handoffThreads(p)
 	switch r {
 	case p.producer:
 		e.comment("handoff: wait until %s released this slot (iterations from the %dth)", p.consumer, p.stages)
@@ -266,7 +261,7 @@ func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.O
 // it filled, the consumer gives it back unless no later iteration refills it (so
 // every arrival has its sync).
 func (e *emitter) giveSlot(p *loopPipeline, r string, full, empty ptx.Reg, iv, hi ptx.Operand, step int64) {
-	n := e.handoffThreads(p)
+	n := e.f.handoffThreads(p)
 	switch r {
 	case p.producer:
 		e.syncRole(syncRelease, r, false)

@@ -531,7 +531,14 @@ func (f *fn) latencyBound() bool {
 // minimum register budget: a replicated score tile needs replicatedExtraRegs
 // beyond the headroom, which 16 warps (128 registers each) do not have.
 func (f *fn) replicationFits() bool {
-	return f.target.RegsPerSM/(32*f.k.Warps) > target.MinRegBudget
+	return f.threadRegs() > target.MinRegBudget
+}
+
+// threadRegs is the most registers a thread of this CTA may have with the CTA
+// alone on its SM (the register file over the threads it holds registers for,
+// target.RegThreads).
+func (f *fn) threadRegs() int {
+	return f.target.RegsPerSM / target.RegThreads(32*f.k.Warps)
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by

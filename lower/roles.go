@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // Warp roles (ir.Kernel.Roles, ir.Op.Role) place ops on a range of the CTA's
@@ -69,15 +70,20 @@ func splitByRoles(o *ir.Op) bool {
 	return false
 }
 
-// roleBarrier is the named barrier of role r's warps: 1 + its index (0 is the
-// CTA's).
-func (f *fn) roleBarrier(r string) int {
+// roleBarrier is the operands of role r's own barrier, bar.sync id, threads: id
+// 1 + the role's index (0 is the CTA's), every thread of the role.
+func (f *fn) roleBarrier(r string) []ptx.Operand {
 	for i, role := range f.k.Roles {
 		if role.Name == r {
-			return 1 + i
+			return []ptx.Operand{ptx.Imm(1 + i), ptx.Imm(32 * role.Warps)}
 		}
 	}
-	return 0
+	return nil
+}
+
+// handoffThreads is the thread count of a ring's barriers: both roles'.
+func (f *fn) handoffThreads(p *loopPipeline) ptx.Imm {
+	return ptx.Imm(32 * (f.roleWarps(p.producer) + f.roleWarps(p.consumer)))
 }
 
 // handoffBarrierBase is the first barrier id of the split loops' rings: slot s's
@@ -274,8 +280,8 @@ func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.
 	return out
 }
 
-// checkRoles re-derives the handoffs: every ring tile is a shared tile computed
-// on its loop's producer role and read on its consumer role.
+// checkRoles checks the handoffs: every ring belongs to a loop split by roles and
+// joins two roles, and every ring tile is a shared tile its producer computes.
 func checkRoles(f *fn) error {
 	if f.roles == nil {
 		return nil
@@ -293,7 +299,8 @@ func checkRoles(f *fn) error {
 	return nil
 }
 
-// roleNote annotates `dump -after roles`: each op's role and each split loop's ring.
+// roleNote annotates `dump -after roles` with each split loop's ring (the ops'
+// roles print with the ops).
 func (f *fn) roleNote(o *ir.Op) string {
 	if f.roles == nil {
 		return ""

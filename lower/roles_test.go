@@ -288,28 +288,8 @@ func TestRolesOutsideLoops(t *testing.T) {
 		b.Store2(y, b.Mul(rows, b.I64(k)), b.I64(0), nil, nil, d)
 	})
 	seed := uint64(2200)
-	rng := rand.New(rand.NewPCG(seed, 22))
-	ab, av := randomBF16(rng, m*k, 1)
-	xs := make([]float32, chunks*k*k)
-	for i := range xs {
-		xs[i] = float32(rng.NormFloat64())
-	}
-	bufs := f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, m*k)})
-	bufs["a"] = ab
+	bufs, want := chunkSumInputs(seed, m, k, 1, chunks)
 	got, pk := runUserKernelOn(t, b, target.MustLookup("sm_90"), bufs, nil)
-	want := make([]float64, m*k)
-	for j := 0; j < k; j++ {
-		for l := 0; l < k; l++ {
-			s := float32(0)
-			for c := 0; c < chunks; c++ {
-				s += xs[c*k*k+l*k+j]
-			}
-			bv := dtype.BF16FromF32(s).F64()
-			for i := 0; i < m; i++ {
-				want[i*k+j] += av[i*k+l] * bv
-			}
-		}
-	}
 	compare(t, "roles outside loops", seed, got, want, 1e-4, 1e-5)
 	// The emulator reports a read of a tile another warp wrote with no barrier
 	// between; the one here is the CTA's, where the load role's region ends.
@@ -350,30 +330,8 @@ func TestRolesNestedLoop(t *testing.T) {
 	})
 	b.OnRole("mma", func() { b.Store2(y, b.Mul(rows, b.I64(k)), b.I64(0), nil, nil, res[0]) })
 	seed := uint64(2300)
-	rng := rand.New(rand.NewPCG(seed, 23))
-	ab, av := randomBF16(rng, m*k, 1)
-	xs := make([]float32, outer*inner*k*k)
-	for i := range xs {
-		xs[i] = float32(rng.NormFloat64())
-	}
-	bufs := f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, m*k)})
-	bufs["a"] = ab
+	bufs, want := chunkSumInputs(seed, m, k, outer, inner)
 	got, _ := runUserKernelOn(t, b, target.MustLookup("sm_90"), bufs, nil)
-	want := make([]float64, m*k)
-	for o := 0; o < outer; o++ {
-		for l := 0; l < k; l++ {
-			for j := 0; j < k; j++ {
-				s := float32(0)
-				for in := 0; in < inner; in++ {
-					s += xs[(o*inner+in)*k*k+l*k+j]
-				}
-				bv := dtype.BF16FromF32(s).F64()
-				for r := 0; r < m; r++ {
-					want[r*k+j] += av[r*k+l] * bv
-				}
-			}
-		}
-	}
 	compare(t, "roles nested loop", seed, got, want, 1e-4, 1e-5)
 }
 
@@ -400,4 +358,34 @@ func TestRolesAssemble(t *testing.T) {
 			}
 		}
 	}
+}
+
+// chunkSumInputs are seeded buffers for the chunk-summing matmuls above: a (bf16,
+// m x k), x (f32, outer x inner chunks of k x k) and y, with the float64 product
+// y = sum over o of a x bf16(sum over i of x[o][i]).
+func chunkSumInputs(seed uint64, m, k, outer, inner int) (map[string][]byte, []float64) {
+	rng := rand.New(rand.NewPCG(seed, 22))
+	ab, av := randomBF16(rng, m*k, 1)
+	xs := make([]float32, outer*inner*k*k)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	bufs := f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, m*k)})
+	bufs["a"] = ab
+	want := make([]float64, m*k)
+	for o := 0; o < outer; o++ {
+		for l := 0; l < k; l++ {
+			for j := 0; j < k; j++ {
+				s := float32(0)
+				for in := 0; in < inner; in++ {
+					s += xs[(o*inner+in)*k*k+l*k+j]
+				}
+				bv := dtype.BF16FromF32(s).F64()
+				for r := 0; r < m; r++ {
+					want[r*k+j] += av[r*k+l] * bv
+				}
+			}
+		}
+	}
+	return bufs, want
 }

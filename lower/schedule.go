@@ -110,7 +110,7 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 	// at a time would keep more A fragments live than a group's k step loads B
 	// fragments (groupHoldsLess).
 	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps ||
-		f.target.RegsPerSM/(32*f.k.Warps) > dotGroupMaxRegs && !f.groupHoldsLess(group, shared) {
+		f.threadRegs() > dotGroupMaxRegs && !f.groupHoldsLess(group, shared) {
 		return nil
 	}
 	// A chained dot takes over its predecessor's accumulators, so the predecessor

@@ -312,8 +312,7 @@ func (s *syncState) flushAll() {
 // the role's named barrier, which orders the role's accesses only.
 func (s *syncState) barrier() {
 	if s.role != "" {
-		role, _ := s.f.k.Role(s.role)
-		s.ins("bar.sync", ptx.Imm(s.f.roleBarrier(s.role)), ptx.Imm(32*role.Warps))
+		s.ins("bar.sync", s.f.roleBarrier(s.role)...)
 	} else {
 		s.ins("bar.sync", ptx.Imm(0))
 		clear(s.roleStates)
