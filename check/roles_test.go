@@ -53,3 +53,47 @@ func TestMLAProducerRole(t *testing.T) {
 		})
 	}
 }
+
+// TestMLAScoreRole: the 64-head CTA with a score role (-score-warps 4: the
+// scores and the online softmax on the first 4 warps, P·V and the
+// dequantization on all 8, a phased loop) matches the float64 reference in the
+// emulator, in both precisions, split and unsplit, with one and two stages,
+// two segments with a partial last tile, poison, invalid and out-of-pool
+// candidates, with and without a sink.
+func TestMLAScoreRole(t *testing.T) {
+	for i, c := range []struct {
+		tile, split int
+		bf16p, sink bool
+	}{
+		{64, 1, false, true}, {64, 2, true, false}, {32, 3, false, true},
+	} {
+		t.Run(fmt.Sprintf("t%d_split%d_bf16p%v_sink%v", c.tile, c.split, c.bf16p, c.sink), func(t *testing.T) {
+			t.Parallel()
+			s := mlaCaseSpec{T: 2, H: 72, segs: []mla.Segment{seg(64, 64, true), seg(300, 16, true)}, sink: c.sink, split: c.split, hb: 64, target: "sm_90",
+				opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true, Seed: uint64(950 + i)}}
+			cfg := s.config()
+			cfg.ScoreWarps, cfg.Tile = 4, c.tile
+			if c.bf16p {
+				cfg.Precision = kernels.PrecisionBF16P
+			}
+			p, err := kernels.MLA(cfg, tgt(s.target))
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles := 0
+			for _, k := range p.Kernels {
+				if r, ok := k.Role("score"); ok && r.Warps == 4 && r.First == 0 && k.Warps == 8 {
+					roles++
+				}
+			}
+			if roles == 0 {
+				t.Fatalf("no kernel of the program has a score role of 4 warps")
+			}
+			mc, err := MLA(cfg, tgt(s.target), s.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			passesInEmulator(t, mc)
+		})
+	}
+}

@@ -38,6 +38,12 @@ type MLAConfig struct {
 	// dequantizes each candidate tile into a ring of two slots that the math warps
 	// read, so the math warps neither dequantize nor wait for the gathers.
 	ProducerWarps int
+	// ScoreWarps, when not 0, places the scores and the online softmax of 8-warp
+	// 64-head CTAs on a role of that many warps (the first), design A2's q·k:
+	// each warp computes a 32 x 32 quadrant of a 64x64 tile, so Q and K are read
+	// twice per tile instead of four and two times, while every warp computes
+	// P·V and dequantizes (DESIGN.md, warp roles; docs/perf-notes.md v15).
+	ScoreWarps int
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -107,6 +113,10 @@ func (c MLAConfig) Validate() error {
 		return bad("producer-warps", c.ProducerWarps, "0 (no producer role), 1, 2 or 4")
 	case c.ProducerWarps != 0 && (!c.Wide() || c.Cache != mla.CacheFP8DS):
 		return bad("producer-warps", c.ProducerWarps, fmt.Sprintf("0 here: the producer role serves 64-head CTAs of the fp8ds cache, and -heads %d -head-block %d -cache %s has none", c.H, c.HeadBlock, c.Cache))
+	case c.ScoreWarps != 0 && c.ScoreWarps != 4:
+		return bad("score-warps", c.ScoreWarps, "0 (scores on every warp) or 4")
+	case c.ScoreWarps != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
+		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: the score role serves 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
 	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
 		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
@@ -173,6 +183,14 @@ func (c MLAConfig) mathWarps() int {
 		return mlaWarps64
 	}
 	return 4 * c.headBlock() / 16
+}
+
+// scoreWarps are the warps of the score role: ScoreWarps in 64-head CTAs.
+func (c MLAConfig) scoreWarps() int {
+	if c.headBlock() == 64 {
+		return c.ScoreWarps
+	}
+	return 0
 }
 
 // producerWarps are the warps of the producer role: ProducerWarps in 64-head CTAs.
@@ -535,6 +553,14 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		onMath = func(f func()) { b.OnRole("math", f) }
 		onLoad = func(f func()) { b.OnRole("load", f) }
 	}
+	// onScore places the scores and the softmax's row statistics on the score
+	// role, when the CTA has one; P·V, the gathers and the dequantization stay on
+	// every warp (a phased loop: DESIGN.md, warp roles).
+	onScore := func(f func()) { f() }
+	if d.Score > 0 {
+		b.DeclareRole("score", 0, d.Score)
+		onScore = func(f func()) { b.OnRole("score", f) }
+	}
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
 		b.SetLatency(ir.LatencySmall)
@@ -583,7 +609,9 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	// accumulator per column slice.
 	var carried []*ir.Value
 	onMath(func() {
-		carried = []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
+		onScore(func() {
+			carried = []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
+		})
 		for _, ch := range chunks {
 			carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
 		}
@@ -645,18 +673,38 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			var ks []*ir.Value
 			onLoad(func() { ks = mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s)) })
 			var next []*ir.Value
-			onMath(func() { next = mlaTileMath(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
+			onMath(func() { next = mlaTileMath(b, d, onScore, qs, ks, valid, st, chunks, scaleLog2, s) })
 			return next
 		})
 	}
 	// The epilogue reads the math warps' accumulators: it runs on them.
-	onMath(func() { mlaEpilogue(b, c, d, v, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL) })
+	onMath(func() {
+		mlaEpilogue(b, c, d, v, onScore, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL)
+	})
 	return b.Finish()
 }
 
 // mlaTileMath is one candidate tile's math: scores, the online softmax and P·V,
-// returning the next carried state.
-func mlaTileMath(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) []*ir.Value {
+// returning the next carried state. onScore places the scores and the softmax.
+func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) []*ir.Value {
+	HB := d.HeadBlock
+	var next []*ir.Value
+	var alpha, pHi, pLo *ir.Value
+	onScore(func() { next, alpha, pHi, pLo = mlaSoftmax(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
+	for i, ch := range chunks {
+		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
+		o := b.Dot(pHi, ks[i], scaled)
+		if pLo != nil {
+			o = b.Dot(pLo, ks[i], o)
+		}
+		next = append(next, o)
+	}
+	return next
+}
+
+// mlaSoftmax is a tile's scores and online softmax: the next running max and
+// sum, the rescale factor of the output, and P in one or two bf16 terms.
+func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
 	HB, N := d.HeadBlock, d.Tile
 	// Scores in the log2 domain; invalid candidates get -inf by selection, so
 	// nothing loaded for them (zero-filled anyway) can matter.
@@ -672,63 +720,62 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Valu
 	// exp2 sees -inf - 0 = -inf, never -inf - -inf = NaN.
 	mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
 	p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 1, HB, N)))
-	alpha := b.Exp2(b.Sub(m, mUse))
+	alpha = b.Exp2(b.Sub(m, mUse))
 	lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 1))
 	// P goes to the tensor cores as two bf16 terms, hi + lo: one bf16 P
 	// (8 bits) lets sum_j p_j v_j drift by up to 2^-9 of sum_j |p_j v_j|,
 	// which fails the spec's output thresholds when the terms cancel;
 	// with the residual term the error is about 2^-17 of it. bf16p
 	// keeps the one term, as FlashMLA does, for its own tolerance.
-	pHi := b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
-	var pLo *ir.Value
+	pHi = b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
 	if d.Precision == PrecisionExact {
 		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
 	}
-	next := []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
-	for i, ch := range chunks {
-		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-		o := b.Dot(pHi, ks[i], scaled)
-		if pLo != nil {
-			o = b.Dot(pLo, ks[i], o)
-		}
-		next = append(next, o)
-	}
-	return next
+	next = []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+	return next, alpha, pHi, pLo
 }
 
 // mlaEpilogue normalizes the carried output and stores it with its LSE (the
 // sink's gate applied), or the partial output and log2 LSE for the combine.
-func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, carried []*ir.Value, heads, headOK, row64, split, sink, out, lse, wsO, wsL *ir.Value) {
+// onScore places the row statistics, where the softmax computed them.
+func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, onScore func(func()), carried []*ir.Value, heads, headOK, row64, split, sink, out, lse, wsO, wsL *ir.Value) {
 	HB, D, chunks := d.HeadBlock, c.D(), c.dChunks()
-	m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
-	nonEmpty := b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
-	inv := b.Select(nonEmpty, b.Rcp(l), b.F32(0))
-	lse2 := b.Name(b.Add(m, b.Log2(l)), "lse2")
-	if !v.partial {
-		// Final output: out = o / l * g with the sink gate g = 1 / (1 + e^(sink - lse)).
-		scale := inv
-		if sink != nil {
+	var nonEmpty, scale, lse2 *ir.Value
+	onScore(func() {
+		m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
+		nonEmpty = b.Name(b.Cmp(ir.CmpGT, l, b.F32(0)), "non_empty")
+		scale = b.Select(nonEmpty, b.Rcp(l), b.F32(0))
+		lse2 = b.Name(b.Add(m, b.Log2(l)), "lse2")
+		if !v.partial && sink != nil {
+			// The sink's gate g = 1 / (1 + e^(sink - lse)).
 			sk := b.Load1(sink, heads, headOK)
 			g := b.Rcp(b.Add(b.F32(1), b.Exp2(b.Sub(b.Mul(sk, b.F32(log2e)), lse2))))
-			scale = b.Mul(inv, g)
+			scale = b.Mul(scale, g)
 		}
+	})
+	if !v.partial {
+		// Final output: out = o / l * g.
 		outRows := b.Add(b.Mul(row64, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {
 			o := b.Select(b.Broadcast(nonEmpty, 1, HB, ch[2]), b.Mul(carried[2+i], b.Broadcast(scale, 1, HB, ch[2])), b.F32(0))
 			b.Store2(out, outRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), b.Cast(o, ir.BF16))
 		}
-		lseNat := b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1)))
-		b.Store1(lse, b.Add(b.Mul(row64, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK, lseNat)
+		onScore(func() {
+			lseNat := b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1)))
+			b.Store1(lse, b.Add(b.Mul(row64, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK, lseNat)
+		})
 	} else {
 		// Partial output for the combine: o / l and the log2 LSE (-inf when empty).
 		part := b.Add(b.Mul(row64, b.Cast(split, ir.I64)), b.Cast(b.ProgramID(2), ir.I64))
 		wsRows := b.Add(b.Mul(part, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {
-			o := b.Mul(carried[2+i], b.Broadcast(inv, 1, HB, ch[2]))
+			o := b.Mul(carried[2+i], b.Broadcast(scale, 1, HB, ch[2]))
 			b.Store2(wsO, wsRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), o)
 		}
-		b.Store1(wsL, b.Add(b.Mul(part, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK,
-			b.Select(nonEmpty, lse2, b.F32(ir.NegInf)))
+		onScore(func() {
+			b.Store1(wsL, b.Add(b.Mul(part, b.I64(int64(c.H))), b.Cast(heads, ir.I64)), headOK,
+				b.Select(nonEmpty, lse2, b.F32(ir.NegInf)))
+		})
 	}
 }
 

@@ -28,6 +28,10 @@ type MLAVariant struct {
 	// Warps: they gather and dequantize the tiles the other warps compute on
 	// (MLAConfig.ProducerWarps).
 	Producer int
+	// Score is the warps of the CTA's score role (0: none), the first of Warps:
+	// they compute the scores and the online softmax, every warp P·V
+	// (MLAConfig.ScoreWarps).
+	Score int
 }
 
 // MLAPrecision is the decode's arithmetic for P·V (DESIGN.md, "Precisions"). Both
@@ -89,7 +93,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	warps, rows := fc.mathWarps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps()}
+	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps()}
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the
@@ -104,6 +108,9 @@ func (v MLAVariant) Short() string {
 	if v.Producer > 0 {
 		s += fmt.Sprintf(" p%d", v.Producer)
 	}
+	if v.Score > 0 {
+		s += fmt.Sprintf(" q%d", v.Score)
+	}
 	return s
 }
 
@@ -111,6 +118,9 @@ func (v MLAVariant) String() string {
 	s := fmt.Sprintf("%d heads, %d warps (%dx%d), %d candidates per tile, %d stage(s), %s", v.HeadBlock, v.Warps, v.WarpGrid[0], v.WarpGrid[1], v.Tile, v.Stages, v.Precision.Describe())
 	if v.Producer > 0 {
 		s += fmt.Sprintf(", a producer role of %d warps (the last) gathering and dequantizing for the others", v.Producer)
+	}
+	if v.Score > 0 {
+		s += fmt.Sprintf(", a score role of %d warps (the first) computing the scores and the softmax", v.Score)
 	}
 	return s
 }

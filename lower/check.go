@@ -63,7 +63,12 @@ func checkLayouts(f *fn) error {
 		}
 		if l.kind == lAcc {
 			warps := l.wm * l.wn * l.copies()
-			if want := f.warpsFor(v); warps != want || l.rep > 1 && l.wn != 1 {
+			// A row view is its row vector's registers, on the warps that compute it.
+			of := v
+			if f.isRowView(v) {
+				of = v.Def.Args[0]
+			}
+			if want := f.warpsFor(of); warps != want || l.rep > 1 && l.wn != 1 {
 				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.wm, l.wn, l.copies(), want)
 			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || s[1]%(granuleN*l.wn) != 0 {
 				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
@@ -94,9 +99,8 @@ func checkStaging(f *fn) error {
 		}
 		switch o.Kind {
 		case ir.OpDot:
-			a, out := f.layouts[o.Args[0]], f.layouts[o.Result()]
-			if _, ok := f.sharedHome(o.Args[0]); !ok && !(a.kind == lAcc && a.wn == 1 && a.wm == out.wm) {
-				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, a)
+			if _, ok := f.sharedHome(o.Args[0]); !ok && !f.aInRegisters(o) {
+				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, f.layouts[o.Args[0]])
 			}
 			if _, ok := f.sharedHome(o.Args[1]); !ok {
 				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.layouts[o.Args[1]])

@@ -126,7 +126,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	r := o.Result()
 	l := e.layout(r)
 	p := &dotPlan{a: a, b: b, r: r, al: e.layout(a)}
-	if h, ok := e.f.sharedHome(a); ok && !(p.al.kind == lAcc && p.al.wn == 1 && p.al.wm == l.wm) {
+	if h, ok := e.f.sharedHome(a); ok && !e.f.aInRegisters(o) {
 		p.al = h
 	}
 	p.bl, _ = e.f.sharedHome(b)

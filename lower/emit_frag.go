@@ -109,8 +109,8 @@ func (e *emitter) accElem(v *ir.Value, l layout, mi, ni, c int) (ptx.Operand, er
 	case vl.kind == lAcc && v.Def != nil && v.Def.Kind == ir.OpBroadcast:
 		src := v.Def.Args[0]
 		sl := e.layout(src)
-		if sl.kind == lRows && sl.wm != l.wm {
-			// Other row groups: this thread's rows are not the ones it holds.
+		if sl.kind == lRows && e.f.rowElsewhere(src, l, e.roleName()) {
+			// Other row groups or warps: this thread's rows are not the ones it holds.
 			return e.rowFromShared(src, e.rowsOf(v.Type.Shape[0], l).idx[mi][c>>1])
 		}
 		if sl.kind == lRows {

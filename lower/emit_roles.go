@@ -22,11 +22,14 @@ type roleRegion struct {
 }
 
 // regionFor is the role whose region op o is emitted in: scalar arithmetic
-// outside every region (so every warp holds it), recomputed values wherever
+// outside every region (so every warp holds it; a constant is an immediate and
+// stays where it is), recomputed values wherever
 // they are used (they emit nothing here), everything else on its op's role.
 func (e *emitter) regionFor(o *ir.Op) (string, bool) {
 	if len(o.Results) == 1 && o.Kind != ir.OpFor {
 		switch l := e.layout(o.Result()); {
+		case l.kind == lScalar && o.Kind == ir.OpConst:
+			return e.roleName(), false // an immediate: no instruction for a warp to hold
 		case l.kind == lScalar:
 			return "", true
 		case e.emitsNothing(o):

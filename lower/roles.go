@@ -56,9 +56,9 @@ func (f *fn) valueRole(v *ir.Value) string {
 	return ""
 }
 
-// splitByRoles reports whether loop o runs its body's ops on several roles: it
-// has no role of its own and some op of its body has one.
-func splitByRoles(o *ir.Op) bool {
+// placesRoles reports whether loop o, of no role itself, places ops of its body
+// on roles.
+func placesRoles(o *ir.Op) bool {
 	if o.Kind != ir.OpFor || o.Role != "" {
 		return false
 	}
@@ -66,6 +66,35 @@ func splitByRoles(o *ir.Op) bool {
 		if bo.Role != "" {
 			return true
 		}
+	}
+	return false
+}
+
+// splitByRoles reports whether loop o runs its body's ops on several roles side
+// by side: it places ops on roles and every op of its body that loads, stores,
+// multiplies, reduces or loops is on one. A loop that places ops on roles and
+// runs such an op on every warp too is *phased* instead: each iteration runs a
+// role's ops in its region while the other warps wait at the CTA barrier after
+// it, as roles do outside loops (what the role leaves in shared memory is then
+// every warp's).
+func splitByRoles(o *ir.Op) bool {
+	if !placesRoles(o) {
+		return false
+	}
+	for _, bo := range o.Body.Ops {
+		if bo.Role == "" && everyWarpWork(bo.Kind) {
+			return false
+		}
+	}
+	return true
+}
+
+// everyWarpWork reports whether an op of kind k, of no role, is work every warp
+// shares (not index arithmetic each warp may evaluate for itself).
+func everyWarpWork(k ir.OpKind) bool {
+	switch k {
+	case ir.OpLoad, ir.OpStore, ir.OpDot, ir.OpReduce, ir.OpFor:
+		return true
 	}
 	return false
 }
@@ -104,11 +133,11 @@ func (f *fn) computeRoles() {
 		if o.Kind != ir.OpFor {
 			return
 		}
-		// A loop's carried values are its role's; a split loop's, the role's that
-		// computes what it yields.
+		// A loop's carried values are its role's; those of a loop placing ops on
+		// roles (split or phased), the role's that computes what it yields.
 		for i, y := range o.Body.Yield {
 			r := o.Role
-			if splitByRoles(o) {
+			if placesRoles(o) {
 				r = f.roles.yieldRole(y, o.Args[2+i])
 			}
 			f.roles.of[o.Body.Args[1+i]] = r
@@ -211,10 +240,14 @@ func assignRoles(f *fn) error {
 		if err != nil || o.Kind == ir.OpFor && splitByRoles(o) {
 			return
 		}
-		for _, a := range o.Args {
-			for _, src := range f.crossings(a, o.Role, nil) {
+		for i, a := range o.Args {
+			reader := o.Role
+			if o.Kind == ir.OpFor && i >= 2 {
+				reader = f.valueRole(o.Body.Args[i-1]) // an initial value: its carried value's role reads it
+			}
+			for _, src := range f.crossings(a, reader, nil) {
 				if _, ok := f.sharedHome(src); !ok {
-					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, o.Role, f.layouts[src])
+					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, reader, f.layouts[src])
 					return
 				}
 			}

@@ -1,7 +1,9 @@
 package lower
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -242,9 +244,12 @@ func TestRolesRefused(t *testing.T) {
 		{"an op of no role in a split loop", func(b *ir.Builder, a, y *ir.Value) {
 			acc := b.ConstFloat(0, ir.TileOf(ir.F32, 64, 64))
 			res := b.For(b.I32(0), b.I32(2), 1, []*ir.Value{acc}, func(j *ir.Value, c []*ir.Value) []*ir.Value {
-				t := b.Load2(a, rows(b), b.I64(0), 64, nil, nil)
+				var t *ir.Value
+				b.OnRole("load", func() { t = b.Load2(a, rows(b), b.I64(0), 64, nil, nil) })
+				// Staged for the dot, so not index arithmetic: it needs a role.
+				twice := b.Cast(b.Mul(b.Cast(t, ir.F32), b.F32(2)), ir.BF16)
 				var next *ir.Value
-				b.OnRole("mma", func() { next = b.Dot(t, b.Trans(t), c[0]) })
+				b.OnRole("mma", func() { next = b.Dot(twice, b.Trans(t), c[0]) })
 				return []*ir.Value{next}
 			})
 			b.OnRole("mma", func() { b.Store2(y, rows(b), b.I64(0), nil, nil, res[0]) })
@@ -388,4 +393,117 @@ func chunkSumInputs(seed uint64, m, k, outer, inner int) (map[string][]byte, []f
 		}
 	}
 	return bufs, want
+}
+
+// phasedCase is a loop that places its scores on a role and runs the rest on
+// every warp (a phased loop, not split by roles): per chunk j every warp loads
+// x_j, the score role computes s = a x_j, its row max r, the rescale g =
+// 1/(r^2+1) and the carried running max, and every warp accumulates acc = acc x g
+// + bf16(s) x_j; after the loop y = acc / (max + 1).
+type phasedCase struct {
+	arch                     string
+	warps, first, scoreWarps int
+	stages                   int
+}
+
+func phasedKernel(c phasedCase, m, k, chunks int) *ir.Builder {
+	b := ir.NewBuilder("roles_phased")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, int64(2*m*k))
+	x := b.Param("x", ir.PtrTo(ir.BF16), 16, int64(2*chunks*k*k))
+	y := f32Param(b, "y", m*k)
+	b.SetWarps(c.warps)
+	b.DeclareRole("score", c.first, c.scoreWarps)
+	rows := b.Mul(b.Cast(b.Iota(m), ir.I64), b.I64(int64(k)))
+	at := b.Load2(a, rows, b.I64(0), k, nil, nil)
+	var mrun *ir.Value
+	b.OnRole("score", func() { mrun = b.ConstFloat(0, ir.TileOf(ir.F32, m)) })
+	acc := b.ConstFloat(0, ir.TileOf(ir.F32, m, k))
+	res := b.ForStages(b.I32(0), b.I32(int64(chunks)), 1, c.stages, []*ir.Value{mrun, acc}, func(j *ir.Value, cr []*ir.Value) []*ir.Value {
+		x0 := b.Cast(b.Mul(j, b.I32(int64(k*k))), ir.I64)
+		xt := b.Load2(x, b.Add(b.Mul(b.Cast(b.Iota(k), ir.I64), b.I64(int64(k))), x0), b.I64(0), k, nil, nil)
+		var mnew, g, ps *ir.Value
+		b.OnRole("score", func() {
+			sc := b.Dot(at, xt, b.ConstFloat(0, ir.TileOf(ir.F32, m, k)))
+			r := b.Reduce("max", sc, 1)
+			mnew = b.Max(cr[0], r)
+			g = b.Rcp(b.Add(b.Mul(r, r), b.F32(1)))
+			ps = b.Cast(sc, ir.BF16)
+		})
+		next := b.Dot(ps, xt, b.Mul(cr[1], b.Broadcast(g, 1, m, k)))
+		return []*ir.Value{mnew, next}
+	})
+	var h *ir.Value
+	b.OnRole("score", func() { h = b.Rcp(b.Add(res[0], b.F32(1))) })
+	b.Store2(y, rows, b.I64(0), nil, nil, b.Mul(res[1], b.Broadcast(h, 1, m, k)))
+	return b
+}
+
+// phasedInputs are a and x with entries in {-1, 0, 1} (so every score, at most k
+// in magnitude, is exact in bf16 and the float64 reference rounds nothing the
+// kernel does not) and y in float64.
+func phasedInputs(seed uint64, m, k, chunks int) (map[string][]byte, []float64) {
+	rng := rand.New(rand.NewPCG(seed, 23))
+	trit := func(n int) ([]byte, []float64) {
+		raw, vals := make([]byte, 2*n), make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(rng.IntN(3) - 1)
+			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.BF16FromF64(vals[i])))
+		}
+		return raw, vals
+	}
+	ab, av := trit(m * k)
+	xb, xv := trit(chunks * k * k)
+	acc := make([]float64, m*k)
+	mrun := make([]float64, m)
+	for j := 0; j < chunks; j++ {
+		xj := xv[j*k*k:]
+		for r := 0; r < m; r++ {
+			s := make([]float64, k)
+			rmax := math.Inf(-1)
+			for c := range s {
+				for l := 0; l < k; l++ {
+					s[c] += av[r*k+l] * xj[l*k+c]
+				}
+				rmax = math.Max(rmax, s[c])
+			}
+			mrun[r] = math.Max(mrun[r], rmax)
+			g := 1 / (rmax*rmax + 1)
+			for c := 0; c < k; c++ {
+				v := acc[r*k+c] * g
+				for l := 0; l < k; l++ {
+					v += s[l] * xj[l*k+c]
+				}
+				acc[r*k+c] = v
+			}
+		}
+	}
+	for r := 0; r < m; r++ {
+		for c := 0; c < k; c++ {
+			acc[r*k+c] /= mrun[r] + 1
+		}
+	}
+	return map[string][]byte{"a": ab, "x": xb, "y": make([]byte, 4*m*k)}, acc
+}
+
+// TestRolesPhasedLoop: a loop that runs its scores on a role and the rest on
+// every warp, in the emulator against float64: the role's row vectors (the
+// rescale, and after the loop the carried max) and its bf16 scores reach the
+// other warps through shared memory, behind CTA barriers.
+func TestRolesPhasedLoop(t *testing.T) {
+	const m, k, chunks = 64, 64, 3
+	for i, c := range []phasedCase{
+		{"sm_90", 8, 0, 4, 2},
+		{"sm_80", 4, 2, 2, 1},
+		{"sm_120", 4, 0, 1, 2},
+	} {
+		t.Run(fmt.Sprintf("%s_w%d_score%d+%d_s%d", c.arch, c.warps, c.first, c.scoreWarps, c.stages), func(t *testing.T) {
+			seed := uint64(2400 + i)
+			bufs, want := phasedInputs(seed, m, k, chunks)
+			got, pk := runUserKernelOn(t, phasedKernel(c, m, k, chunks), target.MustLookup(c.arch), bufs, nil)
+			compare(t, "roles phased loop", seed, got, want, 1e-4, 1e-5)
+			if strings.Contains(pk.Module.Print(), "bar.arrive") {
+				t.Errorf("a phased loop hands nothing over through a ring, but the code arrives on a barrier")
+			}
+		})
+	}
 }

@@ -23,8 +23,8 @@ func stageTiles(f *fn) error {
 	walkOps(f.k.Body, func(o *ir.Op) {
 		switch o.Kind {
 		case ir.OpDot:
-			a, b, out := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Result()]
-			if !(a.kind == lShared && !a.trans) && !(a.kind == lAcc && a.wn == 1 && a.wm == out.wm) {
+			a, b := f.layouts[o.Args[0]], f.layouts[o.Args[1]]
+			if !(a.kind == lShared && !a.trans) && !f.aInRegisters(o) {
 				f.stage(o.Args[0])
 			}
 			if b.kind != lShared {
@@ -38,6 +38,13 @@ func stageTiles(f *fn) error {
 	})
 	f.stageGathers()
 	return nil
+}
+
+// aInRegisters reports whether dot o reads its A operand from the fragments
+// that hold it: whole rows split like the result's, on the same warps.
+func (f *fn) aInRegisters(o *ir.Op) bool {
+	a, out := f.layouts[o.Args[0]], f.layouts[o.Result()]
+	return a.kind == lAcc && a.wn == 1 && a.wm == out.wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
 }
 
 // dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
@@ -148,16 +155,28 @@ func (f *fn) stageRowViews() error {
 	return err
 }
 
+// rowElsewhere reports whether a thread of role reader, in an op split as l,
+// does not hold the elements of row vector v it needs: v is split over other row
+// groups, or computed by other warps (another role's registers are not the
+// reader's). It reads them from v's shared home.
+func (f *fn) rowElsewhere(v *ir.Value, l layout, reader string) bool {
+	return f.layouts[v].wm != l.wm || f.valueRole(v) != reader
+}
+
 // rowVectorsOtherGroups are the row vectors that elementwise op o broadcasts
-// onto a result split over a different number of row groups.
+// onto a result split over a different number of row groups, or computed by
+// other warps (another role's: its registers are not the reader's).
 func (f *fn) rowVectorsOtherGroups(o *ir.Op) []*ir.Value {
 	if !o.Kind.IsElementwise() || len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
 		return nil
 	}
 	var vs []*ir.Value
 	for _, a := range o.Args {
-		if f.isRowView(a) && f.layouts[a.Def.Args[0]].wm != f.layouts[o.Result()].wm {
-			vs = append(vs, a.Def.Args[0])
+		if !f.isRowView(a) {
+			continue
+		}
+		if src := a.Def.Args[0]; f.rowElsewhere(src, f.layouts[o.Result()], f.valueRole(o.Result())) {
+			vs = append(vs, src)
 		}
 	}
 	return vs

@@ -71,6 +71,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
+	scoreWarps := fs.Int("score-warps", 0, "place the scores and the softmax of every 8-warp 64-head CTA on a role of this many warps (4; 0: every warp), as -score-warps in a configuration")
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
@@ -153,7 +154,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"warps64", *warps64}, {"producer-warps", *producerWarps}} {
+	}{{"warps64", *warps64}, {"producer-warps", *producerWarps}, {"score-warps", *scoreWarps}} {
 		if f.v == 0 {
 			continue
 		}
@@ -225,7 +226,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
-			cfg.Warps64, cfg.ProducerWarps = *warps64, *producerWarps
+			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
 		}
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.

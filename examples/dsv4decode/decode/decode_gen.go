@@ -55,6 +55,8 @@ const (
 	MLADecodePrecision = "exact"
 	// MLADecodeProducerWarps is ProducerWarps in the configuration.
 	MLADecodeProducerWarps = 0
+	// MLADecodeScoreWarps is ScoreWarps in the configuration.
+	MLADecodeScoreWarps = 0
 )
 
 // Buffer sizes, in bytes, that MLADecode.Launch checks.
