@@ -333,7 +333,8 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		if err != nil {
 			return layout{}, err
 		}
-		if !f.rowReduced[r] && !(a.kind == lAcc && a.wn == 1 && a.wm == wm) {
+		inRegs := a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(r)
+		if !f.rowReduced[r] && !inRegs {
 			wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
 		}
 		if g, ok := f.warpGrids[r.Name]; ok {
