@@ -18,7 +18,8 @@ func TestCaseVariant(t *testing.T) {
 		want string
 	}{
 		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}}, "h16 w4 1x4 t32 s2"},
-		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: 64, Tile: 64}, "h64 w8 2x4 t64 s2"},
+		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: 64, Tile: 64}, "h64 w8 2x4 t64 s2 q4"},
+		{kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, HeadBlock: 64, Tile: 64, ScoreWarps: 8}, "h64 w8 2x4 t64 s2"},
 	} {
 		c, err := MLA(tc.cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 7})
 		if err != nil {

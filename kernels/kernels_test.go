@@ -326,18 +326,20 @@ func TestAutomaticHeadBlock(t *testing.T) {
 	}
 }
 
-// TestWideCTAWarpRules: a 64-head CTA of 8 warps (255 registers) splits its score
-// tiles over the two warps of each row group even where the launch is
-// latency-bound (replication lost 6-11% there), and its P·V 2x4 by shared-memory
-// traffic, emitted as one dot group (one dot at a time, ptxas spilled 48-72
-// bytes: lower/schedule.go groupHoldsLess); with 16 warps (128 registers) P·V
-// stays one dot group. Both rules read the pass dumps of the same H=64, T=64 decode (split
-// 2: 128 CTAs, a latency-bound launch on 132 SMs), lowered as latency-bound.
+// TestWideCTAWarpRules: a 64-head CTA of 8 warps (255 registers) computes its
+// scores on a score role of 4 warps, each 16 heads x 64 candidates (4x1), and
+// with the scores on all 8 (-score-warps 8) splits them over the two warps of
+// each row group even where the launch is latency-bound (replication lost 6-11%
+// there); either way its P·V is split 2x4 by shared-memory traffic, emitted as
+// one dot group (one dot at a time, ptxas spilled 48-72 bytes: lower/schedule.go
+// groupHoldsLess); with 16 warps (128 registers) P·V stays one dot group. The
+// rules read the pass dumps of the same H=64, T=64 decode (split 2: 128 CTAs, a
+// latency-bound launch on 132 SMs), lowered as latency-bound.
 func TestWideCTAWarpRules(t *testing.T) {
 	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
-	dump := func(w64 int, after string) string {
+	dump := func(w64, score int, after string) string {
 		t.Helper()
-		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 64, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Warps64: w64}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 64, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Warps64: w64, ScoreWarps: score}
 		p, _, err := kernels.MLACall(cfg, target.MustLookup("sm_90"))
 		if err != nil {
 			t.Fatal(err)
@@ -350,13 +352,18 @@ func TestWideCTAWarpRules(t *testing.T) {
 		}
 		return res.Dump
 	}
-	if d := dump(8, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "4x2 warps") || !strings.Contains(d, "2x4 warps") {
-		t.Errorf("8-warp 64-head CTA: want q·k split 4x2 over warps, never replicated, and P·V 2x4 (by shared-memory traffic); layout dump:\n%s", firstLines(d, "= dot", 3))
+	if d := dump(8, 0, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "on score  // mma fragments, 4x1 warps") || !strings.Contains(d, "2x4 warps") {
+		t.Errorf("8-warp 64-head CTA: want q·k on the score role split 4x1, never replicated, and P·V 2x4 (by shared-memory traffic); layout dump:\n%s", firstLines(d, "= dot", 3))
 	}
-	if d := dump(8, "schedule"); !strings.Contains(d, "dot group") {
-		t.Errorf("8-warp 64-head CTA: want P·V as one dot group (split 2x4, a group holds fewer fragments); schedule dump:\n%s", firstLines(d, "= dot", 3))
+	if d := dump(8, 8, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || strings.Contains(d, "on score") || !strings.Contains(d, "4x2 warps") || !strings.Contains(d, "2x4 warps") {
+		t.Errorf("8-warp 64-head CTA, -score-warps 8: want q·k split 4x2 over warps, never replicated, and P·V 2x4; layout dump:\n%s", firstLines(d, "= dot", 3))
 	}
-	if d := dump(16, "schedule"); !strings.Contains(d, "dot group") {
+	for _, score := range []int{0, 8} {
+		if d := dump(8, score, "schedule"); !strings.Contains(d, "dot group") {
+			t.Errorf("8-warp 64-head CTA, -score-warps %d: want P·V as one dot group (split 2x4, a group holds fewer fragments); schedule dump:\n%s", score, firstLines(d, "= dot", 3))
+		}
+	}
+	if d := dump(16, 0, "schedule"); !strings.Contains(d, "dot group") {
 		t.Errorf("16-warp 64-head CTA: want P·V as one dot group; schedule dump:\n%s", firstLines(d, "= dot", 3))
 	}
 }

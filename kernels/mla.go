@@ -38,11 +38,13 @@ type MLAConfig struct {
 	// dequantizes each candidate tile into a ring of two slots that the math warps
 	// read, so the math warps neither dequantize nor wait for the gathers.
 	ProducerWarps int
-	// ScoreWarps, when not 0, places the scores and the online softmax of 8-warp
-	// 64-head CTAs on a role of that many warps (the first), design A2's q·k:
-	// each warp computes a 32 x 32 quadrant of a 64x64 tile, so Q and K are read
-	// twice per tile instead of four and two times, while every warp computes
-	// P·V and dequantizes (DESIGN.md, warp roles; docs/perf-notes.md v15).
+	// ScoreWarps is the warps of 8-warp 64-head CTAs that compute the scores and
+	// the online softmax: 4, a score role of the first four (design A2's q·k:
+	// each computes 16 heads x 64 candidates, so Q is read once per tile instead
+	// of twice, and the other four wait rather than share the chains), while
+	// every warp dequantizes and computes P·V; 8, every warp; 0 picks 4 where a
+	// CTA has 8 warps, 64-candidate tiles and no producer role (measured 1-4%
+	// faster exact, 3-7% bf16p: docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
 }
 
@@ -113,10 +115,10 @@ func (c MLAConfig) Validate() error {
 		return bad("producer-warps", c.ProducerWarps, "0 (no producer role), 1, 2 or 4")
 	case c.ProducerWarps != 0 && (!c.Wide() || c.Cache != mla.CacheFP8DS):
 		return bad("producer-warps", c.ProducerWarps, fmt.Sprintf("0 here: the producer role serves 64-head CTAs of the fp8ds cache, and -heads %d -head-block %d -cache %s has none", c.H, c.HeadBlock, c.Cache))
-	case c.ScoreWarps != 0 && c.ScoreWarps != 4:
-		return bad("score-warps", c.ScoreWarps, "0 (scores on every warp) or 4")
+	case c.ScoreWarps != 0 && c.ScoreWarps != 4 && c.ScoreWarps != 8:
+		return bad("score-warps", c.ScoreWarps, "0 (automatic), 4 (a score role) or 8 (every warp)")
 	case c.ScoreWarps != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
-		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: the score role serves 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
+		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
 	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
 		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
@@ -185,13 +187,30 @@ func (c MLAConfig) mathWarps() int {
 	return 4 * c.headBlock() / 16
 }
 
-// scoreWarps are the warps of the score role: ScoreWarps in 64-head CTAs.
-func (c MLAConfig) scoreWarps() int {
-	if c.headBlock() == 64 {
-		return c.ScoreWarps
+// scoreWarps are the warps of the score role (0: none) in CTAs of tile
+// candidates: in 64-head CTAs, ScoreWarps' choice.
+func (c MLAConfig) scoreWarps(tile int) int {
+	if c.headBlock() != 64 {
+		return 0
+	}
+	switch c.ScoreWarps {
+	case 0:
+		// Where it was measured: 8 warps, 64-candidate tiles.
+		if c.mathWarps() == 8 && c.producerWarps() == 0 && tile == 64 {
+			return mlaScoreWarps
+		}
+	case 4:
+		return 4
 	}
 	return 0
 }
+
+// mlaScoreWarps is the score role of an 8-warp 64-head CTA: 4 warps, each 16
+// heads x 64 candidates of a tile. Against the scores on all 8 (run 48, serving
+// pool, 2 alternating rounds): H64 T256 136.0 -> 133.8 us, H64 T64 46.5 -> 45.1,
+// K2176 113.7 -> 108.9, H128 T256 259.7 -> 254.8, H128 T64 71.3 -> 70.4; bf16p
+// 3.5-7.3% faster.
+const mlaScoreWarps = 4
 
 // producerWarps are the warps of the producer role: ProducerWarps in 64-head CTAs.
 func (c MLAConfig) producerWarps() int {

@@ -93,13 +93,13 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	warps, rows := fc.mathWarps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps()}
+	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the
 // plan and the launch manifest carry the variant as the family's first fields.
 func (v MLAVariant) family() plan.Family {
-	return plan.Family{HeadBlock: v.HeadBlock, Warps: v.Warps, WarpGrid: v.WarpGrid, Tile: v.Tile, Stages: v.Stages, Precision: v.Precision.Describe()}
+	return plan.Family{HeadBlock: v.HeadBlock, Warps: v.Warps, WarpGrid: v.WarpGrid, Tile: v.Tile, Stages: v.Stages, Precision: v.Precision.Describe(), ScoreWarps: v.Score, ProducerWarps: v.Producer}
 }
 
 // Short is the variant in a few characters, for tables: "h16 w4 1x4 t32 s1".

@@ -89,7 +89,7 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 	// accumulators as the variant says.
 	for i, d := range designs {
 		f := p.Rule.Families[i]
-		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: cfg.Precision}
+		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: cfg.Precision, Score: f.ScoreWarps, Producer: f.ProducerWarps}
 		if d.Variant != carried || d.Family != f || f.Precision != cfg.Precision.Describe() {
 			t.Errorf("%s: variant %v against family %+v", name, d.Variant, f)
 		}

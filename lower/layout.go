@@ -127,7 +127,7 @@ func (f *fn) leastTrafficGrid(o *ir.Op, mt, nt, wm, wn int) (int, int) {
 		if d.Args[0] == a {
 			shareA++
 		}
-		if storageOf(d.Args[1]) == storageOf(b) {
+		if d.Args[1] == b {
 			shareB++
 		}
 	})

@@ -51,10 +51,15 @@ type Family struct {
 	Tile     int    `json:"tile"`   // candidates per loop iteration
 	Stages   int    `json:"stages"` // candidate tiles in flight
 	// Precision names the arithmetic (operand types, accumulators).
-	Precision  string `json:"precision"`
-	HeadBlocks int    `json:"head_blocks"` // CTAs per row in grid x
-	Tiles      int    `json:"tiles"`       // candidate tiles per row, over all segments
-	PerSM      int    `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
+	Precision string `json:"precision"`
+	// ScoreWarps and ProducerWarps are the CTA's warp roles (0: none): the first
+	// ScoreWarps compute the scores and the softmax, the last ProducerWarps
+	// gather and dequantize.
+	ScoreWarps    int `json:"score_warps,omitempty"`
+	ProducerWarps int `json:"producer_warps,omitempty"`
+	HeadBlocks    int `json:"head_blocks"` // CTAs per row in grid x
+	Tiles         int `json:"tiles"`       // candidate tiles per row, over all segments
+	PerSM         int `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
 	// Direct writes the output itself (split 1); Partial writes one chunk's partial
 	// result for Combine. The Small versions are the same for latency-bound launches
 	// (replicated score tiles); "" where they would be the same code.

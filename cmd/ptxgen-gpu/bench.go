@@ -71,7 +71,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
-	scoreWarps := fs.Int("score-warps", 0, "place the scores and the softmax of every 8-warp 64-head CTA on a role of this many warps (4; 0: every warp), as -score-warps in a configuration")
+	scoreWarps := fs.Int("score-warps", 0, "warps of every 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role) or 8 (every warp); 0: automatic, as -score-warps in a configuration")
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
