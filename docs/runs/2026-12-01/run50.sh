@@ -8,4 +8,4 @@ POOLS="serving sparse" NO_TRITON=1 FLASHMLA_TIMEOUT=150 BENCH_ARGS="-bw 4.3e12 -
 cp /tmp/bench.log $OUT/bench.log
 grep "^== " /tmp/bench.log
 for f in bench.txt bench-sparse.txt; do tail -27 build/bench/$f | cut -c1-60,140-250; done
-mkdir -p $OUT/r && cp build/bench/bench.json build/bench/bench.md build/bench/bench.txt build/bench/bench-sparse.json build/bench/bench-sparse.md build/bench/bench-sparse.txt build/bench/flashmla*.json build/bench/bars*.svg $OUT/r/ 2>/dev/null; ls $OUT/r
+mkdir -p $OUT/r && cp build/bench/bench.json build/bench/bench.md build/bench/bench.txt build/bench/bench-sparse.json build/bench/bench-sparse.md build/bench/bench-sparse.txt build/bench/flashmla*.json build/bench/bars*.svg $OUT/r/ 2>/dev/null; ls $OUT/r; tar czf $OUT/r.tgz -C $OUT r && rm -r $OUT/r
