@@ -147,6 +147,16 @@ func TestCheckFrom(t *testing.T) {
 		t.Errorf("roles dump: exit %d, %d bar.arrive (want 2: the producer's full, the consumer's empty), stderr %q", code, strings.Count(out, "bar.arrive"), errOut)
 	}
 
+	// A phased loop from text: the score role's region in each iteration, what it
+	// computes read by every warp through shared memory, and no ring.
+	phased := filepath.Join("testdata", "from", "phased.ir")
+	if code, out, errOut := runCLI("check", "-emu", "-target", "sm_90", "-from", phased); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+		t.Fatalf("phased: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, errOut := runCLI("dump", "-target", "sm_90", "-from", phased); code != 0 || strings.Contains(out, "bar.arrive") || !strings.Contains(out, "setp.ge.u32") {
+		t.Errorf("phased dump: exit %d, want a role region (setp.ge.u32, bra.uni) and no ring (bar.arrive); stderr %q", code, errOut)
+	}
+
 	// A parameter called split is an ordinary i32 (it used to be refused: "split 0, want 1..").
 	named := writeFile(t, t.TempDir(), "named.ir", "kernel k(%rows: i32, %split: i32, %y: ptr<i32> div 4 perrow 4) grid(1, %rows max 4, 1) warps 1 {\n  %r = program_id 1 : i32\n  store %y[%r], %split\n}\n")
 	if code, out, errOut := runCLI("check", "-emu", "-from", named, "-args", "rows=2,split=0"); code != 0 || !strings.HasSuffix(out, "PASS\n") {
