@@ -327,7 +327,8 @@ func TestAutomaticHeadBlock(t *testing.T) {
 }
 
 // TestWideCTAWarpRules: a 64-head CTA of 8 warps (255 registers) computes its
-// scores on a score role of 4 warps, each 16 heads x 64 candidates (4x1), and
+// scores on a score role of 4 warps in 2x2 quadrants of 32 heads x 32 candidates
+// (the grid reading the fewest operand bytes), and
 // with the scores on all 8 (-score-warps 8) splits them over the two warps of
 // each row group even where the launch is latency-bound (replication lost 6-11%
 // there); either way its P·V is split 2x4 by shared-memory traffic, emitted as
@@ -352,8 +353,8 @@ func TestWideCTAWarpRules(t *testing.T) {
 		}
 		return res.Dump
 	}
-	if d := dump(8, 0, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "on score  // mma fragments, 4x1 warps") || !strings.Contains(d, "2x4 warps") {
-		t.Errorf("8-warp 64-head CTA: want q·k on the score role split 4x1, never replicated, and P·V 2x4 (by shared-memory traffic); layout dump:\n%s", firstLines(d, "= dot", 3))
+	if d := dump(8, 0, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "on score  // mma fragments, 2x2 warps") || !strings.Contains(d, "2x4 warps") {
+		t.Errorf("8-warp 64-head CTA: want q·k on the score role split 2x2, never replicated, and P·V 2x4 (by shared-memory traffic); layout dump:\n%s", firstLines(d, "= dot", 3))
 	}
 	if d := dump(8, 8, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || strings.Contains(d, "on score") || !strings.Contains(d, "4x2 warps") || !strings.Contains(d, "2x4 warps") {
 		t.Errorf("8-warp 64-head CTA, -score-warps 8: want q·k split 4x2 over warps, never replicated, and P·V 2x4; layout dump:\n%s", firstLines(d, "= dot", 3))

@@ -39,12 +39,12 @@ type MLAConfig struct {
 	// read, so the math warps neither dequantize nor wait for the gathers.
 	ProducerWarps int
 	// ScoreWarps is the warps of 8-warp 64-head CTAs that compute the scores and
-	// the online softmax: 4, a score role of the first four (design A2's q·k:
-	// each computes 16 heads x 64 candidates, so Q is read once per tile instead
-	// of twice, and the other four wait rather than share the chains), while
-	// every warp dequantizes and computes P·V; 8, every warp; 0 picks 4 where a
-	// CTA has 8 warps, 64-candidate tiles and no producer role (measured 1-4%
-	// faster exact, 3-7% bf16p: docs/perf-notes.md v15), every warp otherwise.
+	// the online softmax: 4, a score role of the first four (design A2's q·k: each
+	// computes a 32 x 32 quadrant of the tile, so Q and K are each read twice per
+	// tile, not two and four times), while every warp dequantizes and computes
+	// P·V; 8, every warp; 0 picks 4 where a CTA has 8 warps, 64-candidate tiles
+	// and no producer role (measured 3-6% faster exact, 6-9% bf16p:
+	// docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
 }
 
@@ -205,11 +205,12 @@ func (c MLAConfig) scoreWarps(tile int) int {
 	return 0
 }
 
-// mlaScoreWarps is the score role of an 8-warp 64-head CTA: 4 warps, each 16
-// heads x 64 candidates of a tile. Against the scores on all 8 (run 48, serving
-// pool, 2 alternating rounds): H64 T256 136.0 -> 133.8 us, H64 T64 46.5 -> 45.1,
-// K2176 113.7 -> 108.9, H128 T256 259.7 -> 254.8, H128 T64 71.3 -> 70.4; bf16p
-// 3.5-7.3% faster.
+// mlaScoreWarps is the score role of an 8-warp 64-head CTA: 4 warps. Against the
+// scores on all 8 (run 48, serving pool, 2 alternating rounds), with each score
+// warp computing 16 heads x 64 candidates: H64 T256 136.0 -> 133.8 us, H64 T64
+// 46.5 -> 45.1, K2176 113.7 -> 108.9, H128 T256 259.7 -> 254.8, H128 T64 71.3 ->
+// 70.4; bf16p 3.5-7.3% faster. In 32 x 32 quadrants (the layout's choice since
+// run 51) another 1.5-2.4% exact, 2.2-3.2% bf16p.
 const mlaScoreWarps = 4
 
 // producerWarps are the warps of the producer role: ProducerWarps in 64-head CTAs.

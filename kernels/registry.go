@@ -157,7 +157,7 @@ func init() {
 			fs.IntVar(&m.Warps64, "warps64", 0, "warps per 64-head CTA: 8 or 16; 0 = automatic (8); only where 64-head CTAs exist (-head-block 64, or 0 with -heads 64 or more)")
 			fs.IntVar(&m.Tile, "tile", 0, "candidates per loop iteration: 32 or 64; 0 = automatic (64 with 64-head CTAs where shared memory allows)")
 			fs.IntVar(&m.ProducerWarps, "producer-warps", 0, "experimental: warps of a producer role in each 64-head CTA of the fp8ds cache, besides its math warps: 1, 2 or 4 gather and dequantize every candidate tile into a ring the math warps read (two slots with -tile 32). Without setmaxnreg every warp then gets 168 registers and the math warps spill (run 42, docs/perf-notes.md v14); 0 = none, the default")
-			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 without a producer role)")
+			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role, 32 x 32 quadrants of each tile; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 with 64-candidate tiles and no producer role)")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
 		},
