@@ -28,8 +28,9 @@ const (
 	ManifestFormat = "ptxgen-launch-manifest"
 	// ManifestVersion is bumped on any change a reader could notice. 4: the plan's
 	// families carry their variant (warps, warp_grid, stages, precision beside
-	// head_block and tile).
-	ManifestVersion = 4
+	// head_block and tile). 5: and their warp roles (score_warps, producer_warps,
+	// written where not 0).
+	ManifestVersion = 5
 	// SharedOptInBytes is the dynamic shared memory a kernel may use without opting in
 	// (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), as runtime.LoadPTX does.
 	SharedOptInBytes = 48 << 10

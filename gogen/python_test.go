@@ -3,6 +3,7 @@ package gogen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 )
 
 // TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
-// reading (version 4: the families' variants included), target choice, its port of plan.Rule against the manifest's plan
+// reading (version 5: the families' variants and warp roles included), target choice, its port of plan.Rule against the manifest's plan
 // examples, the kernels and split it chooses, argument checks and packing, grids,
 // workspace sizes and rows (0, 1, 3, the capacity, past it), the test-vector folders and
 // its comparison, on a manifest this
@@ -82,10 +83,11 @@ func TestPythonHostSelftest(t *testing.T) {
 		"ok   manifest: a capacity of 10^9 is refused", "ok   manifest: a family of 0 head blocks is refused",
 		"ok   manifest: a PTX file ../x.ptx is refused", "ok   manifest: a grid bound to 'tokens' is refused",
 		"ok   a PTX file that is a link to /dev/zero is refused",
-		// Manifest version 4: each family's variant, read and checked.
+		// Manifest version 5: each family's variant and warp roles, read and checked.
 		"ok   sm_90: the families' variants: h16 w4 1x4 t32 s2", "ok   manifest: a family without warps (version 3) is refused",
 		"ok   manifest: a warp grid past the warps is refused", "ok   manifest: warps its kernels do not launch is refused",
-		"ok   manifest: stages 0 is refused"} {
+		"ok   manifest: stages 0 is refused", "ok   a family with a score role reads as h64 w8 2x4 t64 s2 q4",
+		"ok   manifest: a score role past the warps is refused", "ok   manifest: roles of more warps than the CTA is refused"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the selftest did not report %q:\n%s", want, out)
 		}
@@ -110,7 +112,7 @@ func TestPythonHostRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "m.json")
-	if err := os.WriteFile(missing, []byte(`{"format": "ptxgen-launch-manifest", "version": 4}`), 0o644); err != nil {
+	if err := os.WriteFile(missing, []byte(fmt.Sprintf(`{"format": "ptxgen-launch-manifest", "version": %d}`, ManifestVersion)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Launch ptxgen's mla_decode from Python with cuda-python, from the launch manifest alone.
 
-`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 4) that says how
+`ptxgen gen -manifest NAME.json` writes the PTX and a JSON manifest (version 5) that says how
 to launch it (gogen/manifest.go): per target the PTX file, the workspace (bytes + per_part x
 the plan's MaxParts), the launch plan (a plan.Rule: which kernels a call runs, in order, and
 the split, from the rows and the device's SM count, with examples to test a port on; each
@@ -43,7 +43,7 @@ import sys
 import tempfile
 
 MANIFEST_FORMAT = "ptxgen-launch-manifest"
-MANIFEST_VERSION = 4
+MANIFEST_VERSION = 5
 SHARED_OPT_IN = 48 << 10
 
 # The SM count the self-test plans for (H100/H200); the GPU run uses the device's.
@@ -314,7 +314,8 @@ def check_plan(r, w, threads):
     for i, f in enumerate(r["families"]):
         fw = f"{w}.families[{i}]"
         fields(f, fw, ["head_block", "warps", "warp_grid", "tile", "stages", "precision",
-                       "head_blocks", "tiles", "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"])
+                       "head_blocks", "tiles", "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"],
+               ["score_warps", "producer_warps"])
         for k in ("head_block", "tile", "stages", "head_blocks", "tiles", "ctas_per_sm"):
             want_int(f[k], f"{fw}.{k}", 1, 2**31 - 1)
         # The variant (the design of the family's CTA) is descriptive: the host prints it
@@ -323,6 +324,11 @@ def check_plan(r, w, threads):
         grid = [want_int(g, f"{fw}.warp_grid[{j}]", 1, 32) for j, g in enumerate(want_list(f["warp_grid"], fw + ".warp_grid", 2))]
         if grid[0] * grid[1] > warps:
             raise ValueError(f"{fw}.warp_grid: {grid}: want at most {warps} warps in all (warps = {warps})")
+        # Warp roles: the first score_warps compute the scores, the last producer_warps
+        # gather; together at most the CTA's warps.
+        roles = [want_int(f.get(k, 0), f"{fw}.{k}", 0, warps) for k in ("score_warps", "producer_warps")]
+        if sum(roles) > warps:
+            raise ValueError(f"{fw}: score_warps {roles[0]} and producer_warps {roles[1]}: want at most {warps} warps in all (warps = {warps})")
         want_str(f["precision"], fw + ".precision")
         for k in ("direct", "partial", "direct_small", "partial_small"):
             if want_str(f[k], f"{fw}.{k}", names) and threads[f[k]] != 32 * warps:
@@ -546,6 +552,8 @@ class Family:
         self.tile = d.get("tile", 0)
         self.stages = d.get("stages", 0)
         self.precision = d.get("precision", "")
+        self.score_warps = d.get("score_warps", 0)
+        self.producer_warps = d.get("producer_warps", 0)
         self.head_blocks = d.get("head_blocks", 0)
         self.tiles = d.get("tiles", 0)
         self.per_sm = d.get("ctas_per_sm", 0)
@@ -555,8 +563,14 @@ class Family:
         self.partial_small = d.get("partial_small", "")
 
     def short(self):
-        """The variant in a few characters, as kernels.MLAVariant.Short writes it: "h16 w4 1x4 t32 s1"."""
-        return f"h{self.head_block} w{self.warps} {self.warp_grid[0]}x{self.warp_grid[1]} t{self.tile} s{self.stages}"
+        """The variant in a few characters, as kernels.MLAVariant.Short writes it: "h16 w4 1x4 t32 s1",
+        "h64 w8 2x4 t64 s2 q4"."""
+        s = f"h{self.head_block} w{self.warps} {self.warp_grid[0]}x{self.warp_grid[1]} t{self.tile} s{self.stages}"
+        if self.producer_warps:
+            s += f" p{self.producer_warps}"
+        if self.score_warps:
+            s += f" q{self.score_warps}"
+        return s
 
 
 def pick(large, small, is_small):
@@ -1193,6 +1207,8 @@ def selftest(manifest_path, folders, matching):
     fams = [Family(f) for f in (t90.get("plan") or {}).get("families") or []]
     expect(fams and all(f.warps >= 1 and f.stages >= 1 and f.precision for f in fams),
            f"{t90['target']}: the families' variants: {', '.join(f.short() for f in fams)}")
+    q4 = Family({"head_block": 64, "warps": 8, "warp_grid": [2, 4], "tile": 64, "stages": 2, "score_warps": 4})
+    expect(q4.short() == "h64 w8 2x4 t64 s2 q4", f"a family with a score role reads as {q4.short()} (kernels.MLAVariant.Short: h64 w8 2x4 t64 s2 q4)")
     S = SELFTEST_SMS
     rd = t90["plan"]
     rule = Rule(rd)
@@ -1467,6 +1483,8 @@ def refusals(manifest_path, man, folders, expect, raises):
             ("a family of 64 warps", manifest("w64", fam("warps", 64)), "warps: 64: want an integer in 1..32"),
             ("warps its kernels do not launch", manifest("w8", lambda m: m["targets"][plan_target]["plan"]["families"][0].update(warps=8, warp_grid=[2, 4])), "the warps its kernel"),
             ("stages 0", manifest("stages", fam("stages", 0)), "stages: 0: want an integer in 1.."),
+            ("a score role past the warps", manifest("score", fam("score_warps", 40)), "score_warps: 40: want an integer in 0.."),
+            ("roles of more warps than the CTA", manifest("roles", lambda m: m["targets"][plan_target]["plan"]["families"][0].update(score_warps=m["targets"][plan_target]["plan"]["families"][0]["warps"], producer_warps=1)), "producer_warps 1: want at most"),
             ("a PTX file ../x.ptx", manifest("up", lambda m: m["targets"][0].update(ptx="../x.ptx")), "want a file name in the folder"),
             ("a PTX file /etc/passwd", manifest("abs", lambda m: m["targets"][0].update(ptx="/etc/passwd")), "want a file name in the folder"),
             ("a grid bound to 'tokens'", manifest("grid", lambda m: k0(m)["grid"][1].update(param="tokens")), "grid[1].param: 'tokens': want one of"),
