@@ -43,7 +43,7 @@ type MLAConfig struct {
 	// computes a 32 x 32 quadrant of the tile, so Q and K are each read twice per
 	// tile, not two and four times), while every warp dequantizes and computes
 	// P·V; 8, every warp; 0 picks 4 where a CTA has 8 warps, 64-candidate tiles
-	// and no producer role (measured 3-6% faster exact, 6-9% bf16p:
+	// and no producer role (measured 3-6% faster exact, 6-10% bf16p:
 	// docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
 }

@@ -361,10 +361,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		if err != nil {
 			return layout{}, err
 		}
-		inRegs := a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(r)
 		if f.rowReduced[r] {
 			wm, wn = fewestBytesGrid(o, mt, r.Type.Shape[1]/granuleN, warps, wm, wn)
-		} else if !inRegs {
+		} else if !f.aHeldFor(o, wm) {
 			wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
 		}
 		if g, ok := f.warpGrids[r.Name]; ok {

@@ -42,9 +42,14 @@ func stageTiles(f *fn) error {
 
 // aInRegisters reports whether dot o reads its A operand from the fragments
 // that hold it: whole rows split like the result's, on the same warps.
-func (f *fn) aInRegisters(o *ir.Op) bool {
-	a, out := f.layouts[o.Args[0]], f.layouts[o.Result()]
-	return a.kind == lAcc && a.wn == 1 && a.wm == out.wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
+func (f *fn) aInRegisters(o *ir.Op) bool { return f.aHeldFor(o, f.layouts[o.Result()].wm) }
+
+// aHeldFor reports whether dot o's A operand is held as a result split over wm
+// row groups needs it: in fragments of whole rows in wm row groups, computed by
+// the same warps.
+func (f *fn) aHeldFor(o *ir.Op, wm int) bool {
+	a := f.layouts[o.Args[0]]
+	return a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
 }
 
 // dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
