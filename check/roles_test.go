@@ -59,18 +59,23 @@ func TestMLAProducerRole(t *testing.T) {
 // dequantization on all 8, a phased loop) matches the float64 reference in the
 // emulator, in both precisions, split and unsplit, with one and two stages,
 // two segments with a partial last tile, poison, invalid and out-of-pool
-// candidates, with and without a sink.
+// candidates, with and without a sink, and from a bf16 cache of 704 dims (one
+// stage, 11 column slices).
 func TestMLAScoreRole(t *testing.T) {
 	for i, c := range []struct {
 		tile, split int
 		bf16p, sink bool
+		bf16Cache   bool
 	}{
-		{64, 1, false, true}, {64, 2, true, false}, {32, 3, false, true},
+		{64, 1, false, true, false}, {64, 2, true, false, false}, {32, 3, false, true, false}, {64, 2, false, true, true},
 	} {
-		t.Run(fmt.Sprintf("t%d_split%d_bf16p%v_sink%v", c.tile, c.split, c.bf16p, c.sink), func(t *testing.T) {
+		t.Run(fmt.Sprintf("t%d_split%d_bf16p%v_sink%v_bf16cache%v", c.tile, c.split, c.bf16p, c.sink, c.bf16Cache), func(t *testing.T) {
 			t.Parallel()
 			s := mlaCaseSpec{T: 2, H: 72, segs: []mla.Segment{seg(64, 64, true), seg(300, 16, true)}, sink: c.sink, split: c.split, hb: 64, target: "sm_90",
 				opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, OutOfPool: true, Seed: uint64(950 + i)}}
+			if c.bf16Cache {
+				s.cache, s.nope, s.rope = mla.CacheBF16, 640, 64
+			}
 			cfg := s.config()
 			cfg.ScoreWarps, cfg.Tile = 4, c.tile
 			if c.bf16p {
