@@ -564,23 +564,26 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
 	b.SetWarps(d.Warps)
-	// onMath and onLoad place the loop's work on roles when the CTA has a
-	// producer role (the ops of neither are index arithmetic every warp evaluates).
-	onMath, onLoad := func(f func()) { f() }, func(f func()) { f() }
+	// role declares a role of warps warps from first, if warps > 0, and returns
+	// what places ops on it (on every warp when there is none).
+	role := func(name string, first, warps int) func(func()) {
+		if warps == 0 {
+			return func(f func()) { f() }
+		}
+		b.DeclareRole(name, first, warps)
+		return func(f func()) { b.OnRole(name, f) }
+	}
+	// With a producer role, the loop's work is on math or load (the ops of
+	// neither are index arithmetic every warp evaluates).
+	mathWarps := 0
 	if d.Producer > 0 {
-		b.DeclareRole("math", 0, d.Warps-d.Producer)
-		b.DeclareRole("load", d.Warps-d.Producer, d.Producer)
-		onMath = func(f func()) { b.OnRole("math", f) }
-		onLoad = func(f func()) { b.OnRole("load", f) }
+		mathWarps = d.Warps - d.Producer
 	}
-	// onScore places the scores and the softmax's row statistics on the score
-	// role, when the CTA has one; P·V, the gathers and the dequantization stay on
-	// every warp (a phased loop: DESIGN.md, warp roles).
-	onScore := func(f func()) { f() }
-	if d.Score > 0 {
-		b.DeclareRole("score", 0, d.Score)
-		onScore = func(f func()) { b.OnRole("score", f) }
-	}
+	onMath, onLoad := role("math", 0, mathWarps), role("load", d.Warps-d.Producer, d.Producer)
+	// The score role computes the scores and the softmax's row statistics; P·V,
+	// the gathers and the dequantization stay on every warp (a phased loop:
+	// DESIGN.md, warp roles).
+	onScore := role("score", 0, d.Score)
 	b.SetLatency(ir.LatencyLarge)
 	if v.small {
 		b.SetLatency(ir.LatencySmall)

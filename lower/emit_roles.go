@@ -131,7 +131,7 @@ func (e *emitter) splitLoop(o *ir.Op) error {
 		}
 	}
 	e.concurrent = true
-	for _, r := range rolesOf(e.f, o) {
+	for _, r := range rolesOf(o) {
 		e.placeOn(r)
 		e.roleLocked++
 		err := e.roleLoop(o, r, ring, results)
@@ -280,7 +280,7 @@ func (e *emitter) giveSlot(p *loopPipeline, r string, full, empty ptx.Reg, iv, h
 }
 
 // rolesOf lists the roles a split loop's body uses, in order of first appearance.
-func rolesOf(f *fn, o *ir.Op) []string {
+func rolesOf(o *ir.Op) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, bo := range o.Body.Ops {
