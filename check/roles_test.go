@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/mla"
 )
@@ -32,24 +33,7 @@ func TestMLAProducerRole(t *testing.T) {
 			if c.bf16p {
 				cfg.Precision = kernels.PrecisionBF16P
 			}
-			p, err := kernels.MLA(cfg, tgt(s.target))
-			if err != nil {
-				t.Fatal(err)
-			}
-			roles := 0
-			for _, k := range p.Kernels {
-				if r, ok := k.Role("load"); ok && r.Warps == c.producer && k.Warps == 8+c.producer {
-					roles++
-				}
-			}
-			if roles == 0 {
-				t.Fatalf("no kernel of the program has a load role of %d warps", c.producer)
-			}
-			mc, err := MLA(cfg, tgt(s.target), s.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			passesInEmulator(t, mc)
+			rolePassesInEmulator(t, s, cfg, ir.Role{Name: "load", First: 8, Warps: c.producer}, 8+c.producer)
 		})
 	}
 }
@@ -81,24 +65,32 @@ func TestMLAScoreRole(t *testing.T) {
 			if c.bf16p {
 				cfg.Precision = kernels.PrecisionBF16P
 			}
-			p, err := kernels.MLA(cfg, tgt(s.target))
-			if err != nil {
-				t.Fatal(err)
-			}
-			roles := 0
-			for _, k := range p.Kernels {
-				if r, ok := k.Role("score"); ok && r.Warps == 4 && r.First == 0 && k.Warps == 8 {
-					roles++
-				}
-			}
-			if roles == 0 {
-				t.Fatalf("no kernel of the program has a score role of 4 warps")
-			}
-			mc, err := MLA(cfg, tgt(s.target), s.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			passesInEmulator(t, mc)
+			rolePassesInEmulator(t, s, cfg, ir.Role{Name: "score", First: 0, Warps: 4}, 8)
 		})
 	}
+}
+
+// rolePassesInEmulator checks that cfg (case s's configuration with a role set)
+// plans some kernel of ctaWarps warps with role as given, and that its program
+// matches the float64 reference in the emulator on s's inputs.
+func rolePassesInEmulator(t *testing.T, s mlaCaseSpec, cfg kernels.MLAConfig, role ir.Role, ctaWarps int) {
+	t.Helper()
+	p, err := kernels.MLA(cfg, tgt(s.target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, k := range p.Kernels {
+		if r, ok := k.Role(role.Name); ok && r == role && k.Warps == ctaWarps {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no kernel of the program has a %s role of %d warps from warp %d in a CTA of %d", role.Name, role.Warps, role.First, ctaWarps)
+	}
+	mc, err := MLA(cfg, tgt(s.target), s.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	passesInEmulator(t, mc)
 }
