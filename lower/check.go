@@ -309,6 +309,22 @@ func (f *fn) scopeBarrier(in *ptx.Instr, role string) bool {
 	return len(in.Args) == 2 && in.Args[0] == want[0] && in.Args[1] == want[1]
 }
 
+// closesRole reports whether st belongs to the sync pass's closeRoles: the warp
+// number computed into its scratch register, compared, and the guarded barrier.
+func closesRole(st ptx.Stmt) bool {
+	in, ok := st.(*ptx.Instr)
+	if !ok {
+		return false
+	}
+	switch in.Op {
+	case "bar.sync":
+		return in.Guard != ""
+	case "mov.u32", "shr.u32", "sub.s32", "setp.lt.u32":
+		return in.Guard == ""
+	}
+	return false
+}
+
 // instrAt is body[i] if it is an instruction.
 func instrAt(body []ptx.Stmt, i int) (*ptx.Instr, bool) {
 	if i < 0 || i >= len(body) {
@@ -398,7 +414,12 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			// The stages issued ahead are the only groups a pipelined iteration
 			// leaves in flight, and they are newer than every group tracked here:
 			// its wait_group N-2 completes those, and its barrier must follow.
-			w, ok1 := instrAt(body, at-2)
+			// (Between the two, the sync pass may close roles' accesses: closeRoles.)
+			j := at - 2
+			for j > 0 && closesRole(body[j]) {
+				j--
+			}
+			w, ok1 := instrAt(body, j)
 			b, ok2 := instrAt(body, at-1)
 			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.n) || !f.scopeBarrier(b, role) {
 				return fmt.Errorf("a pipelined iteration does not start with cp.async.wait_group %d; bar.sync 0", ev.n)

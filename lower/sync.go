@@ -3,6 +3,8 @@ package lower
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strconv"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -116,13 +118,18 @@ func (e *emitter) flushAll()               { e.sync(syncFlush, nil) }
 func insertSync(f *fn) error {
 	s := &syncState{f: f, hazardState: newHazardState(), roleStates: map[string]hazardState{}}
 	for _, fnc := range f.out.Module.Funcs {
+		s.fnc, s.named, s.unclosed, s.scratch = fnc, map[string]bool{}, map[string]bool{}, nil
 		var saved []hazardState
-		for _, st := range fnc.Body {
+		for at, st := range fnc.Body {
 			c, ok := st.(*ptx.Comment)
 			ev, isPoint := f.syncPoints[c]
 			if !ok || !isPoint {
 				s.out = append(s.out, st)
 				continue
+			}
+			switch ev.kind {
+			case syncCommit, syncWrote, syncRead:
+				s.accessed()
 			}
 			switch ev.kind {
 			case syncCommit:
@@ -182,9 +189,17 @@ func insertSync(f *fn) error {
 				}
 			case syncAcquire, syncRelease:
 				// The emitter's bar.sync / bar.arrive hand the slot over; the roles'
-				// hazards are their own (checkSync checks the pair is there).
+				// hazards are their own (checkSync checks the pair is there). The
+				// arrival closes the role's accesses as its named barrier does.
+				s.named[ev.role], s.unclosed[ev.role] = true, false
 			case syncLoopEnter:
 				saved = append(saved, s.hazards())
+				// From its second iteration on, a loop starts where its body ended: a
+				// role with a region in it comes back having used its barrier, and
+				// with accesses since (closeRoles).
+				for _, r := range f.regionsIn(fnc.Body[at+1:]) {
+					s.named[r], s.unclosed[r] = true, true
+				}
 			case syncLoopExit:
 				// The loop may run no iteration or several: what holds after it is
 				// what held at its entry or at the end of its body. (A body that
@@ -222,6 +237,65 @@ type syncState struct {
 	role       string
 	allState   hazardState
 	roleStates map[string]hazardState
+	// named: the role's warps have arrived at a named barrier of fewer threads
+	// than the CTA; unclosed: they accessed shared memory since their last such
+	// arrival. A CTA barrier outside regions first takes, on such a role's warps,
+	// the role's barrier (syncState.barrier says why).
+	named, unclosed map[string]bool
+	fnc             *ptx.Func
+	scratch         []ptx.Reg // a b32 and a predicate register of the sync pass's own
+}
+
+// accessed notes a shared access by the open region's role, or by every warp.
+func (s *syncState) accessed() {
+	if s.role != "" {
+		s.unclosed[s.role] = true
+		return
+	}
+	for _, r := range s.f.k.Roles {
+		s.unclosed[r.Name] = true
+	}
+}
+
+// roleBarrier emits role r's named barrier, which closes its warps' accesses.
+func (s *syncState) roleBarrier(r string) {
+	s.ins("bar.sync", s.f.roleBarrier(r)...)
+	s.named[r], s.unclosed[r] = true, false
+}
+
+// closeRoles emits, before a CTA barrier outside regions, the named barrier of
+// each role whose warps used one and accessed shared memory since, taken by that
+// role's warps only (a guard of the warp number, in registers of the pass's own).
+func (s *syncState) closeRoles() {
+	for _, r := range s.f.k.Roles {
+		if !s.named[r.Name] || !s.unclosed[r.Name] {
+			continue
+		}
+		if s.scratch == nil {
+			s.scratch = []ptx.Reg{s.newReg("b32", "%r"), s.newReg("pred", "%p")}
+		}
+		w, in := s.scratch[0], s.scratch[1]
+		s.ins("mov.u32", w, ptx.Reg("%tid.x"))
+		s.ins("shr.u32", w, w, ptx.Imm(5))
+		if r.First > 0 {
+			s.ins("sub.s32", w, w, ptx.Imm(r.First))
+		}
+		s.ins("setp.lt.u32", in, w, ptx.Imm(r.Warps))
+		s.out = append(s.out, &ptx.Instr{Op: "bar.sync", Args: s.f.roleBarrier(r.Name), Guard: string(in)})
+		s.unclosed[r.Name] = false
+	}
+}
+
+// newReg declares one more register of the function's file with prefix p.
+func (s *syncState) newReg(typ ptx.Type, p string) ptx.Reg {
+	for i := range s.fnc.Regs {
+		if d := &s.fnc.Regs[i]; d.Prefix == p {
+			d.Count++
+			return ptx.Reg(p + strconv.Itoa(d.Count-1))
+		}
+	}
+	s.fnc.Regs = append(s.fnc.Regs, ptx.RegDecl{Type: typ, Prefix: p, Count: 1})
+	return ptx.Reg(p + "0")
 }
 
 func newHazardState() hazardState {
@@ -309,17 +383,47 @@ func (s *syncState) flushAll() {
 
 // barrier emits bar.sync 0: every earlier shared access of the CTA is done, and
 // every write that its thread has waited for is visible. In a role's region it is
-// the role's named barrier, which orders the role's accesses only.
+// the role's named barrier, which orders the role's accesses only. Outside regions
+// it is first, on the warps of each role that used its named barrier and accessed
+// shared memory since, that barrier again (closeRoles): once a warp has arrived at
+// a named barrier of fewer threads than the CTA, compute-sanitizer's racecheck
+// orders its later accesses before other warps' only through its next arrival at
+// one, not through a CTA barrier alone (runs 52-55, issue 29's hazards;
+// scripts/proto/named_barrier_race.cu). PTX orders them by the CTA barrier; the
+// kernels keep to racecheck's rule so that the tool users run reports nothing,
+// and the emulator holds them to it (emu's cta.reaches).
 func (s *syncState) barrier() {
 	if s.role != "" {
-		s.ins("bar.sync", s.f.roleBarrier(s.role)...)
+		s.roleBarrier(s.role)
 	} else {
+		s.closeRoles()
 		s.ins("bar.sync", ptx.Imm(0))
 		clear(s.roleStates)
 	}
 	clear(s.waited)
 	clear(s.plainPending)
 	clear(s.readSince)
+}
+
+// regionsIn lists the roles with a region in the loop whose body starts at body[0].
+func (f *fn) regionsIn(body []ptx.Stmt) []string {
+	var roles []string
+	depth := 0
+	for _, st := range body {
+		c, ok := st.(*ptx.Comment)
+		switch ev, isPoint := f.syncPoints[c]; {
+		case !ok || !isPoint:
+		case ev.kind == syncLoopEnter:
+			depth++
+		case ev.kind == syncLoopExit && depth == 0:
+			return roles
+		case ev.kind == syncLoopExit:
+			depth--
+		case ev.kind == syncRoleEnter && !slices.Contains(roles, ev.role):
+			roles = append(roles, ev.role)
+		}
+	}
+	return roles
 }
 
 // beforeWrite precedes a write of v's shared array: if the bytes were used by

@@ -210,6 +210,10 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode default" "-kernel mla_decode" &
 			# The 64-head CTA: two ring slots, swizzled tiles, the split kernel.
 			runsan "$tool" "mla_decode 64-head CTA" "-kernel mla_decode -heads 64 -tokens 8 -head-block 64" &
+			# The score role over many tiles (T=64, one split: every CTA loops over all of
+			# them) and over the bf16 cache's eleven slices (issue 29's racecheck hazards).
+			runsan "$tool" "mla_decode 64-head CTA T=64 split 1" "-kernel mla_decode -heads 64 -tokens 64 -head-block 64 -split 1" &
+			runsan "$tool" "mla_decode 64-head CTA bf16 cache" "-kernel mla_decode -heads 64 -tokens 8 -head-block 64 -cache bf16 -nope 512 -rope 64" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
