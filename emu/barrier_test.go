@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -284,4 +285,78 @@ func TestBarWarpSyncMask(t *testing.T) {
 	setp.lt.u32 %p0, %r1, 8;
 	@%p0 bar.warp.sync -1;`)
 	wantErr(t, run(t, src, Launch{Block: 32}, nil), "bar.warp.sync: lanes {8,9,")
+}
+
+// roleAccessKernel is 8 warps: warps 0-3 (a role) arrive at their named barrier
+// `bar.sync 1, 128` named times, every warp meets at bar.sync 0, warp 2 makes its
+// first access (st or ld) of smem[lane*4], the role closes it with its barrier
+// when close is set, bar.sync 0 again, and warp second makes its access.
+func roleAccessKernel(named int, first string, closeIt bool, second int, secondOp string) string {
+	access := map[string]string{"st": "st.shared.u32 [%r5], %r3;", "ld": "ld.shared.u32 %r6, [%r5];"}
+	roleBar := ""
+	for range named {
+		roleBar += "\tbar.sync 1, 128;\n"
+	}
+	closing := ""
+	if closeIt {
+		closing = "\t@%p7 bra.uni C;\n\tbar.sync 1, 128;\nC:\n"
+	}
+	return kernel("", `
+	mov.u32 %r1, %tid.x;
+	shr.u32 %r0, %r1, 5;
+	and.b32 %r3, %r1, 31;
+	mov.u32 %r2, smem;
+	shl.b32 %r4, %r3, 2;
+	add.u32 %r5, %r2, %r4;
+	setp.ge.u32 %p7, %r0, 4;
+	@%p7 bra.uni S;
+`+roleBar+`S:
+	bar.sync 0;
+	setp.ne.u32 %p1, %r0, 2;
+	@%p1 bra.uni W;
+	`+access[first]+`
+W:
+`+closing+`	bar.sync 0;
+	setp.ne.u32 %p2, %r0, `+strconv.Itoa(second)+`;
+	@%p2 bra.uni R;
+	`+access[secondOp]+`
+R:
+	ret;`)
+}
+
+// TestNamedBarrierRacecheckRule: once warps have used a named barrier of fewer
+// threads than the CTA, their shared accesses reach the other warps only through
+// their next arrival at such a barrier, as compute-sanitizer's racecheck orders
+// them (runs 53-54: issue 29's hazards in the 64-head CTA's score role, and
+// scripts/proto/named_barrier_race.cu), not through a CTA barrier alone. The
+// role's own warps, and warps that never used a named barrier, keep PTX's rule.
+func TestNamedBarrierRacecheckRule(t *testing.T) {
+	for _, c := range []struct {
+		named    int
+		first    string
+		closeIt  bool
+		second   int
+		secondOp string
+		race     bool
+	}{
+		{1, "st", false, 4, "ld", true},  // the score role's staged P, read by P·V
+		{2, "ld", false, 5, "st", true},  // a role's read, rewritten by another warp
+		{1, "st", false, 6, "st", true},  // two writes
+		{1, "st", true, 4, "ld", false},  // closed by the role's barrier
+		{2, "ld", true, 7, "st", false},  // closed by the role's barrier
+		{0, "st", false, 4, "ld", false}, // no named barrier used: the CTA barrier orders
+		{1, "st", false, 1, "ld", false}, // the role's own warp: the CTA barrier orders
+	} {
+		src := roleAccessKernel(c.named, c.first, c.closeIt, c.second, c.secondOp)
+		err := run(t, src, Launch{Block: 256, SharedBytes: 128, AllowUninit: true}, nil)
+		name := fmt.Sprintf("named=%d %s close=%v then warp %d %s", c.named, c.first, c.closeIt, c.second, c.secondOp)
+		switch {
+		case c.race && err == nil:
+			t.Errorf("%s: no race reported", name)
+		case c.race:
+			wantErr(t, err, "data race", "warp 2 had used a named barrier of fewer threads", "not through a CTA barrier alone")
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }

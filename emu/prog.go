@@ -71,6 +71,16 @@ type warp struct {
 	// vc[x] is the latest clock of warp x this warp has synchronized with (its
 	// own at vc[id]): the race checker's vector clock (see cta.track).
 	vc []uint32
+	// partial lists the warp's arrivals at barriers of fewer threads than the
+	// CTA, oldest first (see cta.reaches).
+	partial []partialArrival
+}
+
+// partialArrival is a warp's arrival at a named barrier of fewer threads than the
+// CTA: its clock released there and the warps of that barrier's generation.
+type partialArrival struct {
+	clk   uint32
+	warps uint32
 }
 
 const (
@@ -611,6 +621,7 @@ func (r *runner) runCTA(id [3]int) error {
 		for i := range w.vc {
 			w.vc[i] = c.start
 		}
+		w.partial = w.partial[:0]
 		w.pc, w.state = 0, running
 		n := r.l.Block - w.id*32
 		if n >= 32 {
