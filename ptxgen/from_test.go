@@ -88,7 +88,7 @@ func TestFromBadUsage(t *testing.T) {
 		{[]string{"dump", "-from", bad}, "-from " + bad + `: ir: kernel name "9lives" is not a PTX identifier: want ASCII letters, digits and _, starting with a letter (or _ and at least one more character)`},
 		{[]string{"dump", "-from", i1}, "-from " + i1 + ": ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)"},
 		{[]string{"dump", "-from", two}, "-from " + two + ": ir: parse: line 3: a second kernel needs a program header before the first (program NAME { workspace ... }): the kernels then launch in the order they appear"},
-		{[]string{"dump", "-from", scale, "-heads", "3", "-all"}, "-all, -heads do not apply with -from (the IR file fixes the kernels; with -from give only -target, -plan-target, -ir, -after, -check)"},
+		{[]string{"dump", "-from", scale, "-heads", "3", "-all"}, "-all, -heads do not apply with -from (the IR file fixes the kernels; with -from give only -target, -plan-target, -ir, -after, -check, -plan)"},
 		{[]string{"dump", "-from", scale, "-kernel", "gemm"}, "-kernel does not apply with -from"},
 		{[]string{"dump", "-from", scale, "-after", "nope"}, "-after nope"},
 		{[]string{"check", "-from", scale}, "check: say -emu (the CPU emulator)"},
@@ -307,5 +307,45 @@ func TestGenFrom(t *testing.T) {
 	}
 	if _, err := json.Marshal(m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDumpPlanFrom: dump -plan -from shows the file's program (it has no launch plan:
+// its kernels run in order, each with its figures), not the built-in decode's plan it
+// used to print; a kernel flag beside it is refused, and so is an empty -from, which
+// used to mean the built-in decode.
+func TestDumpPlanFrom(t *testing.T) {
+	split := filepath.Join("testdata", "from", "split.ir")
+	code, out, errOut := runCLI("dump", "-plan", "-from", split, "-target", "sm_90")
+	if code != 0 {
+		t.Fatalf("dump -plan -from: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"split_copy on sm_90", "no launch plan", "partial", "combine", "bytes shared", "registers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dump -plan -from %s lacks %q:\n%s", split, want, out)
+		}
+	}
+	if strings.Contains(out, "mla_decode") || strings.Contains(out, "family") {
+		t.Errorf("dump -plan -from %s shows the built-in decode's plan:\n%s", split, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"dump", "-plan", "-heads", "24", "-from", split}, []string{"-heads", "-from"}},
+		{[]string{"dump", "-from", ""}, []string{`-from ""`, "IR text file"}},
+		{[]string{"dump", "-plan", "-from="}, []string{`-from ""`, "IR text file"}},
+		{[]string{"check", "-emu", "-from", ""}, []string{`-from ""`, "IR text file"}},
+		{[]string{"gen", "-from", "", "-pkg", "p", "-o", filepath.Join(t.TempDir(), "k.go")}, []string{`-from ""`, "IR text file"}},
+	} {
+		code, out, errOut := runCLI(c.args...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want 2, nothing on stdout and one line", c.args, code, out, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%q: error %q lacks %q", c.args, errOut, w)
+			}
+		}
 	}
 }

@@ -38,7 +38,11 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *from != "" {
+	usingFrom, err := fromGiven(fs.FlagSet, *from)
+	if err != nil {
+		return err
+	}
+	if usingFrom {
 		if err := fromFlags(fs.FlagSet, "target", "targets", "plan-target", "pkg", "type", "o", "manifest"); err != nil {
 			return err
 		}
@@ -89,7 +93,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if _, err := fs.Config.Value(); err != nil && *from == "" {
+	if _, err := fs.Config.Value(); err != nil && !usingFrom {
 		return err // a bad configuration value, before any lowering
 	}
 	base, ptxBase, dir := "", "", filepath.Dir(*manifest)
@@ -108,7 +112,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		blame = func(want string) error { return &kernels.ConfigError{Flag: "manifest", Value: *manifest, Want: want} }
 	}
 	cmd := []string{"ptxgen", "gen"}
-	if *from != "" {
+	if usingFrom {
 		cmd = append(cmd, "-from", relativeFrom(*from, dir))
 	} else {
 		cmd = append(cmd, fs.Config.Args()...)
@@ -136,7 +140,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		Manifest: manifestBase,
 		Command:  shellJoin(cmd),
 	}
-	if *from != "" {
+	if usingFrom {
 		files, err := genFrom(*from, lowered, opt)
 		if err != nil {
 			return err
