@@ -275,8 +275,15 @@ func genFrom(path string, targets []target.Target, opt gogen.Options) ([]gogen.F
 	if err != nil {
 		return nil, err
 	}
-	if opt.Type == "" {
+	if opt.Type == "" && opt.File != "" {
 		opt.Type = gogen.TypeName(prog.Name)
+		if !gogen.IsTypeName(opt.Type) {
+			what := "program"
+			if len(prog.Kernels) == 1 && prog.Kernels[0].Name == prog.Name {
+				what = "kernel"
+			}
+			return nil, &usageError{Msg: fmt.Sprintf("-from %s: %s %q gives the type name %q (its name in Go's exported form), which is not an exported Go identifier: name the type with -type (e.g. -type Kernel)", path, what, prog.Name, opt.Type)}
+		}
 	}
 	opt.Config = "-from " + filepath.Base(path)
 	var cs []*lower.Compiled

@@ -349,3 +349,33 @@ func TestDumpPlanFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestGenTypeNameRefused: a kernel whose name has no exported Go form (__ gives "",
+// _9 gives "9") is refused naming the kernel, the type name it gives and -type, which
+// sets another; a bad -type is refused naming -type. Both used to say only `gogen: type
+// name "" is not an exported Go identifier`. With -type the same kernels generate.
+func TestGenTypeNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "k.go")
+	for _, c := range []struct{ kernel, typ string }{{"__", ""}, {"_9", "9"}} {
+		src := writeFile(t, dir, "k.ir", "kernel "+c.kernel+"() grid(1, 1, 1) warps 1 {\n}\n")
+		code, _, errOut := runCLI("gen", "-from", src, "-pkg", "p", "-o", out)
+		if code != 2 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("kernel %s: exit %d, stderr %q; want 2 and one line", c.kernel, code, errOut)
+		}
+		for _, want := range []string{fmt.Sprintf("kernel %q", c.kernel), fmt.Sprintf("type name %q", c.typ), "-type"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("kernel %s: error %q lacks %q", c.kernel, errOut, want)
+			}
+		}
+		if code, _, errOut := runCLI("gen", "-from", src, "-pkg", "p", "-type", "Kernel", "-o", out); code != 0 {
+			t.Errorf("kernel %s -type Kernel: exit %d: %s", c.kernel, code, errOut)
+		}
+	}
+	for _, typ := range []string{"lower", "9", "", "A-B"} {
+		code, _, errOut := runCLI("gen", "-kernel", "copy", "-pkg", "p", "-type", typ, "-o", filepath.Join(t.TempDir(), "k.go"))
+		if code != 2 || !strings.Contains(errOut, fmt.Sprintf("-type %s: want an exported Go identifier", quoteEmpty(typ))) {
+			t.Errorf("-type %q: exit %d, stderr %q; want 2 naming -type", typ, code, errOut)
+		}
+	}
+}

@@ -83,6 +83,9 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if *pkg == "" && *out != "" {
 		return &usageError{Msg: "gen: -pkg is required outside go generate (the Go package name of the generated file)"}
 	}
+	if set["type"] && !gogen.IsTypeName(*typ) {
+		return &kernels.ConfigError{Flag: "type", Value: quoteEmpty(*typ), Want: "an exported Go identifier (an upper-case letter, then letters, digits and _), or no -type for the kernel's name in Go form"}
+	}
 	if *out != "" {
 		if err := checkOutput(*out, ts); err != nil {
 			return err
@@ -361,6 +364,14 @@ func genTargets(list string) ([]string, error) {
 	names := target.Names() // oldest first
 	slices.SortFunc(ts, func(a, b string) int { return slices.Index(names, b) - slices.Index(names, a) })
 	return ts, nil
+}
+
+// quoteEmpty is a flag's value as an error line shows it: "" for the empty one.
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 // shellJoin renders a command line, quoting the arguments a shell would split or expand.

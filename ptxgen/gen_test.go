@@ -95,7 +95,7 @@ func TestGenBadUsage(t *testing.T) {
 		{[]string{"gen", "-pkg", "p", "-o", out, "-targets", "sm_90", "-target", "sm_80"}, []string{"-targets or -target"}},
 		{[]string{"gen", "-pkg", "p", "-o", out, "-kernel", "gemm", "-m", "0"}, []string{"-m 0"}},
 		{[]string{"gen", "-pkg", "p-q", "-o", out, "-kernel", "gemm"}, []string{"package name"}},
-		{[]string{"gen", "-pkg", "p", "-type", "lower", "-o", out, "-kernel", "gemm"}, []string{"type name"}},
+		{[]string{"gen", "-pkg", "p", "-type", "lower", "-o", out, "-kernel", "gemm"}, []string{"-type lower", "exported Go identifier"}},
 	}
 	for _, c := range cases {
 		code, stdout, errOut := runCLI(c.args...)
