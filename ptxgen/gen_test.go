@@ -1,15 +1,18 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ptxgen/ptxgen/gogen"
+	"github.com/ptxgen/ptxgen/kernels"
 )
 
 func TestGen(t *testing.T) {
@@ -443,5 +446,25 @@ func TestGenRefusesForeignFiles(t *testing.T) {
 	man, _ := os.ReadFile(filepath.Join(dir, "k.json"))
 	if !strings.Contains(string(src), "-m 32 ") || !strings.Contains(string(man), "-m 32 ") {
 		t.Errorf("regenerating did not replace ptxgen's own files")
+	}
+}
+
+// TestGenHeaderNamesEveryConfigurationFlag: the command line gen records (a
+// configuration's Args) gives every flag of the kernel's configuration, defaults
+// included, so it regenerates the same bytes after a default changes; -precision,
+// -producer-warps and -score-warps were left out at their defaults.
+func TestGenHeaderNamesEveryConfigurationFlag(t *testing.T) {
+	for _, s := range kernels.Specs() {
+		fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+		cfg := s.Bind(fs)
+		if err := fs.Parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		args := cfg.Args()
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.ContainsFunc(args, func(a string) bool { return a == "-"+f.Name || strings.HasPrefix(a, "-"+f.Name+"=") }) {
+				t.Errorf("%s: %v lacks -%s", s.Name, args, f.Name)
+			}
+		})
 	}
 }
