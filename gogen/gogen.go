@@ -78,6 +78,10 @@ type Options struct {
 	Config string
 	// Doc is a one-line description of the kernel family, for the type's doc comment.
 	Doc string
+	// Capacity says where the capacity (the most rows a call may have) is set, for the
+	// launcher's messages: "" is -max-tokens, the built-in decode's flag; a program
+	// from a file sets it in its grid (`%rows max N in FILE`).
+	Capacity string
 	// Shape is the validated configuration struct (kernels.Config.Value, e.g. a
 	// kernels.GEMMConfig). Its scalar fields (integers, floats, bools, strings and
 	// fmt.Stringers such as ir.Elem), nested structs flattened, become constants; other

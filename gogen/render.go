@@ -319,7 +319,7 @@ func (m *model) renderLaunch(f *jen.File) error {
 			sig = append(sig, id.Int())
 			// A nil or closed receiver falls through to launch's ErrClosed.
 			rowsCheck = append(rowsCheck, jen.If(jen.Id("n").Op(":=").Id(r).Dot("MaxRows").Call(), jen.Id("n").Op(">").Lit(0).Op("&&").Parens(jen.Id(p.ident).Op("<").Lit(0).Op("||").Id(p.ident).Op(">").Id("n"))).Block(
-				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", jen.Id(p.ident), jen.Id("n"))),
+				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, "+strings.ReplaceAll(m.capacity(), "%", "%%")+")", jen.Id(p.ident), jen.Id("n"))),
 			))
 			continue
 		}
@@ -348,7 +348,7 @@ func (m *model) renderLaunch(f *jen.File) error {
 	f.Line()
 	if len(rowsCheck) > 0 {
 		f.Add(doc("MaxRows is the capacity: the most rows a Launch may have, which the workspace was",
-			"allocated for (-max-tokens); 0 for a nil or closed *"+T+"."))
+			"allocated for ("+m.capacity()+"); 0 for a nil or closed *"+T+"."))
 		f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("MaxRows").Params().Int().Block(
 			jen.If(jen.Id(r).Op("==").Nil().Op("||").Len(jen.Id(r).Dot("kernels")).Op("==").Lit(0)).Block(jen.Return(jen.Lit(0))),
 			jen.Return(jen.Id(r).Dot("kernels").Index(jen.Lit(0)).Dot("Facts").Dot("MaxRows").Call()),
@@ -408,6 +408,14 @@ func (m *model) renderLaunch(f *jen.File) error {
 	)
 	f.Line()
 	return nil
+}
+
+// capacity says where the capacity was set (Options.Capacity).
+func (m *model) capacity() string {
+	if m.opt.Capacity == "" {
+		return "-max-tokens"
+	}
+	return m.opt.Capacity
 }
 
 // planLit renders a launch plan as a *plan.Rule literal: what Choose and the launcher

@@ -286,6 +286,12 @@ func genFrom(path string, targets []target.Target, opt gogen.Options) ([]gogen.F
 		}
 	}
 	opt.Config = "-from " + filepath.Base(path)
+	for _, k := range prog.Kernels {
+		if r := k.RowsParam(); r != "" {
+			opt.Capacity = "%" + r + " max in " + filepath.Base(path) // the grid bound that sets it
+			break
+		}
+	}
 	var cs []*lower.Compiled
 	for _, t := range targets {
 		c, err := lower.CompileProgram(plan.Unplanned(prog), t.WithSMs(prog.SMs))

@@ -379,3 +379,42 @@ func TestGenTypeNameRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestGenFromCapacityNamesTheIR: a -from launcher's row error (and MaxRows's comment)
+// says where its capacity comes from, the grid's `%rows max N` in the IR file, not
+// -max-tokens, a flag that does not exist with -from; a built-in decode's keeps naming
+// -max-tokens.
+func TestGenFromCapacityNamesTheIR(t *testing.T) {
+	dir := t.TempDir()
+	split := writeFile(t, dir, "split.ir", readFile(t, filepath.Join("testdata", "from", "split.ir")))
+	out := filepath.Join(dir, "split_gen.go")
+	if code, _, errOut := runCLI("gen", "-from", split, "-targets", "sm_90", "-pkg", "p", "-o", out); code != 0 {
+		t.Fatalf("gen -from: exit %d: %s", code, errOut)
+	}
+	src := readFile(t, out)
+	if strings.Contains(src, "-max-tokens") {
+		t.Errorf("the -from launcher names -max-tokens:\n%s", grepLines(src, "-max-tokens"))
+	}
+	// In a format string, so the IR's % doubled.
+	if want := "(the capacity it was generated for, %%rows max in split.ir)"; !strings.Contains(src, want) {
+		t.Errorf("the -from launcher's row error lacks %q:\n%s", want, grepLines(src, "capacity"))
+	}
+	dec := filepath.Join(dir, "dec_gen.go")
+	if code, _, errOut := runCLI("gen", "-max-tokens", "4", "-heads", "16", "-k1", "0", "-targets", "sm_90", "-pkg", "p", "-o", dec); code != 0 {
+		t.Fatalf("gen mla_decode: exit %d: %s", code, errOut)
+	}
+	if want := "(the capacity it was generated for, -max-tokens)"; !strings.Contains(readFile(t, dec), want) {
+		t.Errorf("the decode launcher's row error lacks %q", want)
+	}
+}
+
+// grepLines returns the lines of s holding sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

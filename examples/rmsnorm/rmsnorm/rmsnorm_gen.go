@@ -180,13 +180,13 @@ func NewRmsnorm(dev *runtime.Device) (*Rmsnorm, error) {
 //	y     f32 buffer, written, at least 4096 x rows bytes, 16-byte aligned
 func (r *Rmsnorm) Launch(rows int, x, w, y *runtime.Buffer) error {
 	if n := r.MaxRows(); n > 0 && (rows < 0 || rows > n) {
-		return fmt.Errorf("Rmsnorm.Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", rows, n)
+		return fmt.Errorf("Rmsnorm.Launch: %d rows, want 0..%d (the capacity it was generated for, %%rows max in rmsnorm.ir)", rows, n)
 	}
 	return r.launch(rows, runtime.I32(int32(rows)), runtime.Ptr(x), runtime.Ptr(w), runtime.Ptr(y))
 }
 
 // MaxRows is the capacity: the most rows a Launch may have, which the workspace was
-// allocated for (-max-tokens); 0 for a nil or closed *Rmsnorm.
+// allocated for (%rows max in rmsnorm.ir); 0 for a nil or closed *Rmsnorm.
 func (r *Rmsnorm) MaxRows() int {
 	if r == nil || len(r.kernels) == 0 {
 		return 0
