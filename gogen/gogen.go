@@ -189,6 +189,16 @@ func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
 		}
 		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
 	}
+	// Every module written is one ptx.ValidateModule accepts: the lowering checks it only
+	// when its pass checks are on (tests, ptxgen check), and gen runs without them.
+	for _, c := range cs {
+		if c.Module == nil {
+			return nil, fmt.Errorf("gogen: %s: no PTX module", isa(c))
+		}
+		if err := ptx.ValidateModule(c.Module); err != nil {
+			return nil, fmt.Errorf("gogen: %s: the generated PTX does not validate (a ptxgen bug): %w", isa(c), err)
+		}
+	}
 	ptxFile := func(target string) string { return PTXName(ptxBase, target) }
 	var files []File
 	if opt.File != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -516,4 +517,32 @@ func lookupAll(names ...string) []target.Target {
 		out = append(out, target.MustLookup(n))
 	}
 	return out
+}
+
+// TestRenderValidatesPTX: Render refuses a module that ptx.ValidateModule refuses (here
+// an sm_90 instruction in sm_80 PTX), for the Go file and for a manifest alone: gen
+// used to write PTX the validator never saw, which only ptxas or the JIT would refuse.
+func TestRenderValidatesPTX(t *testing.T) {
+	c, err := lower.CompileProgram(twoKernels(t), target.MustLookup("sm_80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *c
+	mod := *c.Module
+	fn := *mod.Funcs[0]
+	fn.Body = append([]ptx.Stmt{&ptx.Instr{Op: "griddepcontrol.wait"}}, fn.Body...)
+	mod.Funcs = append([]*ptx.Func{&fn}, mod.Funcs[1:]...)
+	bad.Module = &mod
+	for _, o := range []Options{
+		{Package: "two", Type: "TwoStep", File: "two_gen.go"},
+		{Manifest: "two.json"},
+	} {
+		if _, err := Render([]*lower.Compiled{c}, o); err != nil {
+			t.Fatalf("%+v: the valid module: %v", o, err)
+		}
+		_, err := Render([]*lower.Compiled{&bad}, o)
+		if err == nil || !strings.Contains(err.Error(), "griddepcontrol.wait needs sm_90") || !strings.Contains(err.Error(), "sm_80") {
+			t.Errorf("%+v: error %v, want the validator's refusal of griddepcontrol.wait on sm_80", o, err)
+		}
+	}
 }
