@@ -363,7 +363,8 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 // bodyLocals are the local names the generated methods use; the receiver avoids them.
 var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j": true, "b": true, "buf": true, "c": true, "dev": true,
 	"err": true, "errs": true, "facts": true, "i": true, "k": true, "mod": true, "n": true,
-	"target": true, "targets": true, "parts": true, "w": true, "ch": true, "order": true, "name": true, "rows": true}
+	"target": true, "targets": true, "parts": true, "w": true, "ch": true, "order": true, "name": true, "rows": true,
+	"stream": true}
 
 // receiverName is the first letter of the type in lower case (g for GEMM), or a longer
 // name where that letter is one of the methods' local names.
@@ -381,7 +382,7 @@ func receiverName(typ, pre string) string {
 // (with an Arg suffix) where they would hide the receiver, an import, a keyword or a
 // predeclared identifier.
 func (m *model) nameParams() error {
-	reserved := map[string]bool{m.recv: true, "runtime": true, "ptx": true, "fmt": true, "errors": true}
+	reserved := map[string]bool{m.recv: true, "runtime": true, "ptx": true, "fmt": true, "errors": true, "stream": true}
 	used := map[string]string{}
 	for _, p := range m.params {
 		id := localName(p.name)

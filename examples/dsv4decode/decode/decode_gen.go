@@ -832,12 +832,12 @@ func NewMLADecode(dev *runtime.Device) (*MLADecode, error) {
 // mla_combine_7, mla_combine_10, mla_combine_20 (sm_120); mla_decode_h16,
 // mla_decode_h16_small, mla_decode_h16_split, mla_decode_h16_split_small, mla_decode_h64,
 // mla_decode_h64_split, mla_combine_2, mla_combine_3, mla_combine_4, mla_combine_5,
-// mla_combine_7, mla_combine_10, mla_combine_20 (sm_90)) on the device's default stream, in
-// order, and returns without waiting: errors inside a kernel surface at the next Device.Sync
-// or copy. Before the first launch it checks every kernel's arguments against that kernel's
-// launch facts for the loaded target (runtime.CheckArgs: buffer sizes, alignment,
-// divisibility of integers), so a bad argument launches nothing. MLADecode passes its own
-// workspace buffers (ws_o, ws_lse) between the kernels.
+// mla_combine_7, mla_combine_10, mla_combine_20 (sm_90)) on the device's default stream
+// (LaunchOn takes another), in order, and returns without waiting: errors inside a kernel
+// surface at the next Device.Sync or copy. Before the first launch it checks every kernel's
+// arguments against that kernel's launch facts for the loaded target (runtime.CheckArgs:
+// buffer sizes, alignment, divisibility of integers), so a bad argument launches nothing.
+// MLADecode passes its own workspace buffers (ws_o, ws_lse) between the kernels.
 //
 // Arguments:
 //
@@ -881,10 +881,63 @@ func (m *MLADecode) Launch(
 	out *runtime.Buffer,
 	lse *runtime.Buffer,
 ) error {
+	return m.LaunchOn(
+		nil,
+		rows,
+		q,
+		qStrideT,
+		qStrideH,
+		cache0,
+		pageStride0,
+		slots0,
+		idx0,
+		idxStride0,
+		len0,
+		cache1,
+		pageStride1,
+		slots1,
+		idx1,
+		idxStride1,
+		len1,
+		sink,
+		out,
+		lse,
+	)
+}
+
+// LaunchOn is Launch on stream: a stream of the device MLADecode was loaded on
+// (runtime.Device.NewStream), or the device's default stream for nil. The kernels queue
+// there in order, after the work already on it, and run concurrently with other streams'
+// work; errors inside a kernel surface at the next stream.Sync, Device.Sync or copy. Every
+// call of one *MLADecode uses its workspace (ws_o, ws_lse): calls that may run at the same
+// time, on different streams, need a *MLADecode each.
+func (m *MLADecode) LaunchOn(
+	stream *runtime.Stream,
+	rows int,
+	q *runtime.Buffer,
+	qStrideT int64,
+	qStrideH int64,
+	cache0 *runtime.Buffer,
+	pageStride0 int64,
+	slots0 int32,
+	idx0 *runtime.Buffer,
+	idxStride0 int64,
+	len0 *runtime.Buffer,
+	cache1 *runtime.Buffer,
+	pageStride1 int64,
+	slots1 int32,
+	idx1 *runtime.Buffer,
+	idxStride1 int64,
+	len1 *runtime.Buffer,
+	sink *runtime.Buffer,
+	out *runtime.Buffer,
+	lse *runtime.Buffer,
+) error {
 	if n := m.MaxRows(); n > 0 && (rows < 0 || rows > n) {
 		return fmt.Errorf("MLADecode.Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", rows, n)
 	}
 	return m.launch(
+		stream,
 		rows,
 		runtime.I32(int32(rows)),
 		runtime.Ptr(q),
@@ -918,9 +971,9 @@ func (m *MLADecode) MaxRows() int {
 }
 
 // launch binds each kernel's parameters to Launch's arguments and the workspace,
-// checks them all, then launches the kernels in order: all of them, or with a launch
-// plan those it chooses for rows on this device (plan.Rule.Choose) with its split.
-func (m *MLADecode) launch(rows int, caller ...runtime.Arg) error {
+// checks them all, then launches the kernels in order on stream: all of them, or with a
+// launch plan those it chooses for rows on this device (plan.Rule.Choose) with its split.
+func (m *MLADecode) launch(stream *runtime.Stream, rows int, caller ...runtime.Arg) error {
 	if m == nil {
 		return fmt.Errorf("MLADecode.Launch: nil *MLADecode (NewMLADecode failed?): %w", runtime.ErrClosed)
 	}
@@ -960,7 +1013,7 @@ func (m *MLADecode) launch(rows int, caller ...runtime.Arg) error {
 		}
 	}
 	for n, i := range order {
-		if err := m.kernels[i].Launch(args[n]...); err != nil {
+		if err := m.kernels[i].LaunchOn(stream, args[n]...); err != nil {
 			return fmt.Errorf("MLADecode.Launch: %w", err)
 		}
 	}
