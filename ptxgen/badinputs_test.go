@@ -151,6 +151,16 @@ func badInputsFolder(t *testing.T) string {
 		t.Fatalf("stale/k.go: exit %d: %s", code, errOut)
 	}
 
+	// A launcher and a manifest alone, each using PTX files of its own name.
+	if err := os.Mkdir(in("lk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range [][]string{{"-pkg", "k", "-o", in("lk/k.go")}, {"-manifest", in("lk/m.json")}} {
+		if code, _, errOut := runCLI(append([]string{"gen", "-kernel", "copy", "-targets", "sm_120,sm_90"}, out...)...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", out, code, errOut)
+		}
+	}
+
 	// Kernels of one's own.
 	for _, name := range []string{"scale.ir", "split.ir"} {
 		write(name, readFile(t, filepath.Join("testdata", "from", name)))
