@@ -78,6 +78,10 @@ type Options struct {
 	Config string
 	// Doc is a one-line description of the kernel family, for the type's doc comment.
 	Doc string
+	// Capacity says where the capacity (the most rows a call may have) is set, for the
+	// launcher's messages: "" is -max-tokens, the built-in decode's flag; a program
+	// from a file sets it in its grid (`%rows max N in FILE`).
+	Capacity string
 	// Shape is the validated configuration struct (kernels.Config.Value, e.g. a
 	// kernels.GEMMConfig). Its scalar fields (integers, floats, bools, strings and
 	// fmt.Stringers such as ir.Elem), nested structs flattened, become constants; other
@@ -184,6 +188,16 @@ func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
 			return nil, fmt.Errorf("gogen: manifest name %q must end in .json", opt.Manifest)
 		}
 		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
+	}
+	// Every module written is one ptx.ValidateModule accepts: the lowering checks it only
+	// when its pass checks are on (tests, ptxgen check), and gen runs without them.
+	for _, c := range cs {
+		if c.Module == nil {
+			return nil, fmt.Errorf("gogen: %s: no PTX module", isa(c))
+		}
+		if err := ptx.ValidateModule(c.Module); err != nil {
+			return nil, fmt.Errorf("gogen: %s: the generated PTX does not validate (a ptxgen bug): %w", isa(c), err)
+		}
 	}
 	ptxFile := func(target string) string { return PTXName(ptxBase, target) }
 	var files []File
@@ -349,7 +363,8 @@ func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
 // bodyLocals are the local names the generated methods use; the receiver avoids them.
 var bodyLocals = map[string]bool{"all": true, "args": true, "caller": true, "j": true, "b": true, "buf": true, "c": true, "dev": true,
 	"err": true, "errs": true, "facts": true, "i": true, "k": true, "mod": true, "n": true,
-	"target": true, "targets": true, "parts": true, "w": true, "ch": true, "order": true, "name": true, "rows": true}
+	"target": true, "targets": true, "parts": true, "w": true, "ch": true, "order": true, "name": true, "rows": true,
+	"stream": true}
 
 // receiverName is the first letter of the type in lower case (g for GEMM), or a longer
 // name where that letter is one of the methods' local names.
@@ -367,7 +382,7 @@ func receiverName(typ, pre string) string {
 // (with an Arg suffix) where they would hide the receiver, an import, a keyword or a
 // predeclared identifier.
 func (m *model) nameParams() error {
-	reserved := map[string]bool{m.recv: true, "runtime": true, "ptx": true, "fmt": true, "errors": true}
+	reserved := map[string]bool{m.recv: true, "runtime": true, "ptx": true, "fmt": true, "errors": true, "stream": true}
 	used := map[string]string{}
 	for _, p := range m.params {
 		id := localName(p.name)

@@ -3,6 +3,7 @@ package gogen
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -18,6 +19,7 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -223,7 +225,7 @@ func TestWorkspaceBinding(t *testing.T) {
 		"func NewTwoStep(dev *runtime.Device) (*TwoStep, error)",
 		// x, n, y are the caller's in first-appearance order; ws is bound to the workspace.
 		"func (t *TwoStep) Launch(x *runtime.Buffer, n int32, y *runtime.Buffer) error",
-		"return t.launch(0, runtime.Ptr(x), runtime.I32(n), runtime.Ptr(y))",
+		"return t.launch(stream, 0, runtime.Ptr(x), runtime.I32(n), runtime.Ptr(y))",
 		// Launch's arguments are 0..2, the workspace buffer 3.
 		"args:      [][]int{{0, 3, 1}, {1, 3, 2}},",
 		"workspace: [][2]int64{{256, 0}},",
@@ -422,6 +424,9 @@ func TestNilSafe(t *testing.T) {
 	if err := k.Launch(nil, 1, nil); !errors.Is(err, runtime.ErrClosed) {
 		t.Errorf("Launch on nil = %v, want an error wrapping runtime.ErrClosed", err)
 	}
+	if err := k.LaunchOn(&runtime.Stream{}, nil, 1, nil); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("LaunchOn on nil = %v, want an error wrapping runtime.ErrClosed", err)
+	}
 	if k.Target() != "" || k.Kernels() != nil {
 		t.Errorf("Target, Kernels on nil = %q, %v", k.Target(), k.Kernels())
 	}
@@ -455,6 +460,10 @@ func TestRowsRefused(t *testing.T) {
 		want := "MLADecode.Launch: " + strconv.Itoa(rows) + " rows, want 0.." + strconv.Itoa(c)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Launch(%d, ...) = %v, want %q", rows, err, want)
+		}
+		err = k.LaunchOn(nil, rows, nil, 0, 0, nil, 0, 0, nil, 0, nil, nil, 0, 0, nil, 0, nil, nil, nil, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LaunchOn(nil, %d, ...) = %v, want %q", rows, err, want)
 		}
 	}
 }
@@ -516,4 +525,144 @@ func lookupAll(names ...string) []target.Target {
 		out = append(out, target.MustLookup(n))
 	}
 	return out
+}
+
+// TestRenderValidatesPTX: Render refuses a module that ptx.ValidateModule refuses (here
+// an sm_90 instruction in sm_80 PTX), for the Go file and for a manifest alone: gen
+// used to write PTX the validator never saw, which only ptxas or the JIT would refuse.
+func TestRenderValidatesPTX(t *testing.T) {
+	c, err := lower.CompileProgram(twoKernels(t), target.MustLookup("sm_80"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *c
+	mod := *c.Module
+	fn := *mod.Funcs[0]
+	fn.Body = append([]ptx.Stmt{&ptx.Instr{Op: "griddepcontrol.wait"}}, fn.Body...)
+	mod.Funcs = append([]*ptx.Func{&fn}, mod.Funcs[1:]...)
+	bad.Module = &mod
+	for _, o := range []Options{
+		{Package: "two", Type: "TwoStep", File: "two_gen.go"},
+		{Manifest: "two.json"},
+	} {
+		if _, err := Render([]*lower.Compiled{c}, o); err != nil {
+			t.Fatalf("%+v: the valid module: %v", o, err)
+		}
+		_, err := Render([]*lower.Compiled{&bad}, o)
+		if err == nil || !strings.Contains(err.Error(), "griddepcontrol.wait needs sm_90") || !strings.Contains(err.Error(), "sm_80") {
+			t.Errorf("%+v: error %v, want the validator's refusal of griddepcontrol.wait on sm_80", o, err)
+		}
+	}
+}
+
+// TestLaunchOnStream: every generated type has LaunchOn, which takes the caller's
+// stream first (*runtime.Stream, nil the default stream) and queues every kernel on it
+// (runtime.Kernel.LaunchOn with that stream); Launch is LaunchOn on the default stream.
+// The launchers used to run on the default stream only.
+func TestLaunchOnStream(t *testing.T) {
+	for _, g := range goldens {
+		t.Run(g.name, func(t *testing.T) {
+			src := generate(t, g.kernel, g.args, g.targets, "kern", "kern_gen.go")[0].Data
+			f, err := parser.ParseFile(token.NewFileSet(), "kern_gen.go", src, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			methods := map[string]*ast.FuncDecl{}
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil {
+					methods[fd.Name.Name] = fd
+				}
+			}
+			on, launch, inner := methods["LaunchOn"], methods["Launch"], methods["launch"]
+			if on == nil || launch == nil || inner == nil {
+				t.Fatalf("LaunchOn, Launch, launch: %v %v %v", on != nil, launch != nil, inner != nil)
+			}
+			first := on.Type.Params.List[0]
+			if first.Names[0].Name != "stream" || types(first.Type) != "*runtime.Stream" {
+				t.Errorf("LaunchOn's first parameter is %s %s, want stream *runtime.Stream", first.Names[0].Name, types(first.Type))
+			}
+			if n := countParams(on) - 1; n != countParams(launch) {
+				t.Errorf("LaunchOn takes %d arguments besides the stream, Launch %d", n, countParams(launch))
+			}
+			// Launch's body: return r.LaunchOn(nil, its own parameters...).
+			ret, ok := launch.Body.List[len(launch.Body.List)-1].(*ast.ReturnStmt)
+			call, _ := ret.Results[0].(*ast.CallExpr)
+			if !ok || len(launch.Body.List) != 1 || call == nil || selName(call.Fun) != "LaunchOn" || types(call.Args[0]) != "nil" {
+				t.Errorf("Launch does not just return LaunchOn(nil, ...)")
+			}
+			// launch queues every kernel with LaunchOn(stream, ...), none with Launch.
+			var onStream, plain int
+			ast.Inspect(inner.Body, func(n ast.Node) bool {
+				if c, ok := n.(*ast.CallExpr); ok {
+					switch selName(c.Fun) {
+					case "LaunchOn":
+						if len(c.Args) > 0 && types(c.Args[0]) == "stream" {
+							onStream++
+						}
+					case "Launch":
+						plain++
+					}
+				}
+				return true
+			})
+			if onStream != 1 || plain != 0 {
+				t.Errorf("launch: %d kernel launches on the stream, %d without it; want 1 and 0", onStream, plain)
+			}
+		})
+	}
+}
+
+// types renders a type or a simple expression (*runtime.Stream, nil, stream).
+func types(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return "*" + types(e.X)
+	case *ast.SelectorExpr:
+		return types(e.X) + "." + e.Sel.Name
+	case *ast.Ident:
+		return e.Name
+	}
+	return fmt.Sprintf("%T", e)
+}
+
+func selName(e ast.Expr) string {
+	if s, ok := e.(*ast.SelectorExpr); ok {
+		return s.Sel.Name
+	}
+	return ""
+}
+
+func countParams(fd *ast.FuncDecl) int {
+	n := 0
+	for _, p := range fd.Type.Params.List {
+		n += len(p.Names)
+	}
+	return n
+}
+
+// TestParamNamedStream: a kernel parameter called stream becomes streamArg in Launch
+// and LaunchOn, which call their own first parameter stream.
+func TestParamNamedStream(t *testing.T) {
+	c, err := lower.CompileProgram(twoKernels(t), target.MustLookup("sm_90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := *c.Kernels[1]
+	k.Params = append(k.Params[:0:0], k.Params...)
+	k.Params[2].Name = "stream" // y, the combine's output
+	cc := *c
+	cc.Kernels = []*ptx.Kernel{c.Kernels[0], &k}
+	files, err := Render([]*lower.Compiled{&cc}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(files[0].Data)
+	for _, want := range []string{
+		"func (t *TwoStep) Launch(x *runtime.Buffer, n int32, streamArg *runtime.Buffer) error {",
+		"func (t *TwoStep) LaunchOn(stream *runtime.Stream, x *runtime.Buffer, n int32, streamArg *runtime.Buffer) error {",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated Go lacks %q:\n%s", want, src)
+		}
+	}
 }

@@ -1,6 +1,9 @@
 package gogen
 
 import (
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -196,5 +199,26 @@ func TestManifestAlone(t *testing.T) {
 	}
 	if _, err := Generate(cfg, lookupAll("sm_90"), Options{Manifest: "dec.txt"}); err == nil {
 		t.Error("a manifest not named .json was accepted")
+	}
+}
+
+// TestDocsManifestVersion: the pages that state the manifest's format version state
+// the one gen writes (examples/python/gen.sh said 4 after version 5 came in).
+func TestDocsManifestVersion(t *testing.T) {
+	versionRE := regexp.MustCompile(`(?:manifest \(|format )version ([0-9]+)`)
+	for _, path := range []string{"../examples/python/gen.sh", "../README.md"} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := versionRE.FindAllSubmatch(data, -1)
+		if len(ms) == 0 {
+			t.Errorf("%s states no manifest version (%s)", path, versionRE)
+		}
+		for _, m := range ms {
+			if v, _ := strconv.Atoi(string(m[1])); v != ManifestVersion {
+				t.Errorf("%s: %q: version %d, gen writes %d", path, m[0], v, ManifestVersion)
+			}
+		}
 	}
 }

@@ -88,6 +88,10 @@ func isExportedIdent(s string) bool {
 	return token.IsIdentifier(s) && token.IsExported(s)
 }
 
+// IsTypeName reports whether s can name the generated type (Options.Type): an exported
+// Go identifier.
+func IsTypeName(s string) bool { return isExportedIdent(s) }
+
 // predeclared are Go's predeclared identifiers; parameters are renamed rather than shadow
 // them, so that the generated code reads plainly.
 var predeclared = map[string]bool{

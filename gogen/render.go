@@ -293,7 +293,7 @@ func (m *model) renderConstructor(f *jen.File) error {
 // renderLaunch writes Launch and launch.
 func (m *model) renderLaunch(f *jen.File) error {
 	T, r := m.typ, m.recv
-	launchText := fmt.Sprintf("Launch queues the kernels (%s) on the device's default stream, in order, and returns without waiting: errors inside a kernel surface at the next Device.Sync or copy. Before the first launch it checks every kernel's arguments against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes, alignment, divisibility of integers), so a bad argument launches nothing.", m.kernelList())
+	launchText := fmt.Sprintf("Launch queues the kernels (%s) on the device's default stream (LaunchOn takes another), in order, and returns without waiting: errors inside a kernel surface at the next Device.Sync or copy. Before the first launch it checks every kernel's arguments against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes, alignment, divisibility of integers), so a bad argument launches nothing.", m.kernelList())
 	if ws := m.workspaceList(); ws != "" {
 		launchText += fmt.Sprintf(" %s passes its own workspace buffers (%s) between the kernels.", T, ws)
 	}
@@ -319,7 +319,7 @@ func (m *model) renderLaunch(f *jen.File) error {
 			sig = append(sig, id.Int())
 			// A nil or closed receiver falls through to launch's ErrClosed.
 			rowsCheck = append(rowsCheck, jen.If(jen.Id("n").Op(":=").Id(r).Dot("MaxRows").Call(), jen.Id("n").Op(">").Lit(0).Op("&&").Parens(jen.Id(p.ident).Op("<").Lit(0).Op("||").Id(p.ident).Op(">").Id("n"))).Block(
-				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", jen.Id(p.ident), jen.Id("n"))),
+				jen.Return(errorf(T+".Launch: %d rows, want 0..%d (the capacity it was generated for, "+strings.ReplaceAll(m.capacity(), "%", "%%")+")", jen.Id(p.ident), jen.Id("n"))),
 			))
 			continue
 		}
@@ -337,18 +337,31 @@ func (m *model) renderLaunch(f *jen.File) error {
 	list := jen.Options{Open: "(", Close: ")", Separator: ",", Multi: long}
 	f.Add(doc(launchDoc...))
 	rowsVal := jen.Lit(0)
+	var idents []jen.Code
 	for _, p := range m.params {
 		if p.rows {
 			rowsVal = jen.Id(p.ident)
 		}
+		idents = append(idents, jen.Id(p.ident))
 	}
 	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("Launch").Custom(list, sig...).Error().Block(
-		append(rowsCheck, jen.Return(jen.Id(r).Dot("launch").Custom(list, append([]jen.Code{rowsVal}, args...)...)))...,
+		jen.Return(jen.Id(r).Dot("LaunchOn").Custom(list, append([]jen.Code{jen.Nil()}, idents...)...)),
+	)
+	f.Line()
+	onText := fmt.Sprintf("LaunchOn is Launch on stream: a stream of the device %s was loaded on (runtime.Device.NewStream), or the device's default stream for nil. The kernels queue there in order, after the work already on it, and run concurrently with other streams' work; errors inside a kernel surface at the next stream.Sync, Device.Sync or copy.", T)
+	if ws := m.workspaceList(); ws != "" {
+		// One workspace per value: two calls in flight at once would share it.
+		onText += fmt.Sprintf(" Every call of one *%s uses its workspace (%s): calls that may run at the same time, on different streams, need a *%s each.", T, ws, T)
+	}
+	f.Add(doc(wrap(onText)...))
+	streamSig := append([]jen.Code{jen.Id("stream").Op("*").Add(rt("Stream"))}, sig...)
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("LaunchOn").Custom(list, streamSig...).Error().Block(
+		append(rowsCheck, jen.Return(jen.Id(r).Dot("launch").Custom(list, append([]jen.Code{jen.Id("stream"), rowsVal}, args...)...)))...,
 	)
 	f.Line()
 	if len(rowsCheck) > 0 {
 		f.Add(doc("MaxRows is the capacity: the most rows a Launch may have, which the workspace was",
-			"allocated for (-max-tokens); 0 for a nil or closed *"+T+"."))
+			"allocated for ("+m.capacity()+"); 0 for a nil or closed *"+T+"."))
 		f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("MaxRows").Params().Int().Block(
 			jen.If(jen.Id(r).Op("==").Nil().Op("||").Len(jen.Id(r).Dot("kernels")).Op("==").Lit(0)).Block(jen.Return(jen.Lit(0))),
 			jen.Return(jen.Id(r).Dot("kernels").Index(jen.Lit(0)).Dot("Facts").Dot("MaxRows").Call()),
@@ -357,9 +370,9 @@ func (m *model) renderLaunch(f *jen.File) error {
 	}
 
 	f.Add(doc("launch binds each kernel's parameters to Launch's arguments and the workspace,",
-		"checks them all, then launches the kernels in order: all of them, or with a launch",
-		"plan those it chooses for rows on this device (plan.Rule.Choose) with its split."))
-	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("launch").Params(jen.Id("rows").Int(), jen.Id("caller").Op("...").Add(rt("Arg"))).Error().Block(
+		"checks them all, then launches the kernels in order on stream: all of them, or with a",
+		"launch plan those it chooses for rows on this device (plan.Rule.Choose) with its split."))
+	f.Func().Params(jen.Id(r).Op("*").Id(T)).Id("launch").Params(jen.Id("stream").Op("*").Add(rt("Stream")), jen.Id("rows").Int(), jen.Id("caller").Op("...").Add(rt("Arg"))).Error().Block(
 		// A nil receiver is what New returns with its error: an error, not a crash.
 		jen.If(jen.Id(r).Op("==").Nil()).Block(
 			jen.Return(errorf(T+".Launch: nil *"+T+" (New"+T+" failed?): %w", rt("ErrClosed"))),
@@ -400,7 +413,7 @@ func (m *model) renderLaunch(f *jen.File) error {
 			),
 		),
 		jen.For(jen.List(jen.Id("n"), jen.Id("i")).Op(":=").Range().Id("order")).Block(
-			jen.If(jen.Err().Op(":=").Id(r).Dot("kernels").Index(jen.Id("i")).Dot("Launch").Call(jen.Id("args").Index(jen.Id("n")).Op("...")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op(":=").Id(r).Dot("kernels").Index(jen.Id("i")).Dot("LaunchOn").Call(jen.Id("stream"), jen.Id("args").Index(jen.Id("n")).Op("...")), jen.Err().Op("!=").Nil()).Block(
 				jen.Return(errorf(T+".Launch: %w", jen.Err())),
 			),
 		),
@@ -408,6 +421,14 @@ func (m *model) renderLaunch(f *jen.File) error {
 	)
 	f.Line()
 	return nil
+}
+
+// capacity says where the capacity was set (Options.Capacity).
+func (m *model) capacity() string {
+	if m.opt.Capacity == "" {
+		return "-max-tokens"
+	}
+	return m.opt.Capacity
 }
 
 // planLit renders a launch plan as a *plan.Rule literal: what Choose and the launcher

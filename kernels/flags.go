@@ -66,7 +66,7 @@ func (c *CommandFlags) Parse(args []string) error {
 		return err
 	}
 	c.Config = spec.Bind(c.FlagSet)
-	err = ParseFlags(c.FlagSet, args)
+	err = parseFlags(c.FlagSet, args, c.command+" -kernel "+spec.Name)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(c.stderr, "usage: %s -kernel %s [flags]\n\n%s: %s\n\nflags:\n", c.command, spec.Name, spec.Name, spec.Doc)
 		c.SetOutput(c.stderr)
@@ -163,11 +163,21 @@ func isBool(f *flag.Flag) bool {
 }
 
 // ParseFlags parses a command's flags: a bad flag or a stray argument is a
-// *UsageError naming it; -help returns flag.ErrHelp.
-func ParseFlags(fs *flag.FlagSet, args []string) error {
+// *UsageError naming it (an unknown flag with the flags there are); -help returns
+// flag.ErrHelp.
+func ParseFlags(fs *flag.FlagSet, args []string) error { return parseFlags(fs, args, fs.Name()) }
+
+// parseFlags is ParseFlags naming the command command in an unknown flag's message.
+func parseFlags(fs *flag.FlagSet, args []string, command string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
+		}
+		// The flag package's own words for an unknown flag list nothing accepted.
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+			var known []string
+			fs.VisitAll(func(f *flag.Flag) { known = append(known, "-"+f.Name) })
+			return &UsageError{fmt.Sprintf("%s is not a flag of %s: want one of %s (%s -help describes them)", name, command, strings.Join(known, ", "), command)}
 		}
 		return &UsageError{err.Error()}
 	}

@@ -229,17 +229,10 @@ func (m *mlaFlags) Args() []string {
 	}
 	a = append(a, "-cache", string(m.Cache), "-nope", fmt.Sprint(m.Nope), "-rope", fmt.Sprint(m.Rope),
 		fmt.Sprintf("-sink=%v", m.Sink), "-scale", fmt.Sprint(m.Scale), "-split", fmt.Sprint(m.Split), "-sms", fmt.Sprint(m.SMs),
-		"-head-block", fmt.Sprint(m.HeadBlock), "-tile", fmt.Sprint(m.Tile), "-warps64", fmt.Sprint(m.Warps64))
-	if m.precision != PrecisionExact.String() {
-		// Only where not the default, so the commands of exact programs read as before.
-		a = append(a, "-precision", m.precision)
-	}
-	if m.ProducerWarps != 0 {
-		a = append(a, "-producer-warps", fmt.Sprint(m.ProducerWarps))
-	}
-	if m.ScoreWarps != 0 {
-		a = append(a, "-score-warps", fmt.Sprint(m.ScoreWarps))
-	}
+		"-head-block", fmt.Sprint(m.HeadBlock), "-tile", fmt.Sprint(m.Tile), "-warps64", fmt.Sprint(m.Warps64),
+		// Defaults included, like every flag above: a command that leaves one out
+		// generates other code once its default changes.
+		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps))
 	return a
 }
 

@@ -46,6 +46,18 @@ func fromFlags(fs *flag.FlagSet, allowed ...string) error {
 	return nil
 }
 
+// fromGiven reports whether the command line gave -from. An empty -from is refused:
+// it used to read as no -from at all and build the default kernel instead.
+func fromGiven(fs *flag.FlagSet, path string) (bool, error) {
+	if !setFlags(fs)["from"] {
+		return false, nil
+	}
+	if path == "" {
+		return false, &kernels.ConfigError{Flag: "from", Value: `""`, Want: "the path of an IR text file (the form dump -ir prints)"}
+	}
+	return true, nil
+}
+
 // readIRFile reads and verifies a -from file: a regular file of at most
 // maxIRFileBytes holding a kernel or a program.
 func readIRFile(path string) (*ir.Program, error) {
@@ -99,9 +111,10 @@ func loweringError(path string, err error) error {
 	return &usageError{Msg: "-from " + path + ": " + err.Error()}
 }
 
-// dumpFrom is dump -from: the PTX, the IR as read (-ir) or after a pass (-after).
-func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, stdout io.Writer) error {
-	if err := fromFlags(fs.FlagSet, "target", "plan-target", "ir", "after", "check"); err != nil {
+// dumpFrom is dump -from: the PTX, the IR as read (-ir), after a pass (-after) or the
+// program's launch (-plan).
+func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, showPlan bool, stdout io.Writer) error {
+	if err := fromFlags(fs.FlagSet, "target", "plan-target", "ir", "after", "check", "plan"); err != nil {
 		return err
 	}
 	prog, t, err := readIRFileFor(fs, path)
@@ -110,6 +123,8 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 	}
 	var out string
 	switch {
+	case showPlan:
+		return printProgramLaunch(stdout, prog, t, path)
 	case showIR:
 		out = ir.PrintProgram(prog)
 	case after != "":
@@ -125,6 +140,20 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 	}
 	_, err = io.WriteString(stdout, out)
 	return err
+}
+
+// printProgramLaunch is dump -plan of a program from a file: it has no launch plan (the
+// text form has none), so every kernel runs, in order; each with the lowering's figures.
+func printProgramLaunch(w io.Writer, prog *ir.Program, t target.Target, path string) error {
+	fmt.Fprintf(w, "%s on %s, %d SMs: no launch plan: every kernel runs, in order\n", prog.Name, t, t.SMs)
+	for _, k := range prog.Kernels {
+		fig, err := lower.Measure(k, t)
+		if err != nil {
+			return loweringError(path, err)
+		}
+		fmt.Fprintf(w, "  %-28s %6d bytes shared, %3d registers, %d CTAs per SM\n", k.Name, fig.SharedBytes, fig.Registers, fig.CTAsPerSM)
+	}
+	return nil
 }
 
 // checkFrom is check -emu -from: the program on seeded inputs (it must run clean) or
@@ -246,10 +275,23 @@ func genFrom(path string, targets []target.Target, opt gogen.Options) ([]gogen.F
 	if err != nil {
 		return nil, err
 	}
-	if opt.Type == "" {
+	if opt.Type == "" && opt.File != "" {
 		opt.Type = gogen.TypeName(prog.Name)
+		if !gogen.IsTypeName(opt.Type) {
+			what := "program"
+			if len(prog.Kernels) == 1 && prog.Kernels[0].Name == prog.Name {
+				what = "kernel"
+			}
+			return nil, &usageError{Msg: fmt.Sprintf("-from %s: %s %q gives the type name %q (its name in Go's exported form), which is not an exported Go identifier: name the type with -type (e.g. -type Kernel)", path, what, prog.Name, opt.Type)}
+		}
 	}
 	opt.Config = "-from " + filepath.Base(path)
+	for _, k := range prog.Kernels {
+		if r := k.RowsParam(); r != "" {
+			opt.Capacity = "%" + r + " max in " + filepath.Base(path) // the grid bound that sets it
+			break
+		}
+	}
 	var cs []*lower.Compiled
 	for _, t := range targets {
 		c, err := lower.CompileProgram(plan.Unplanned(prog), t.WithSMs(prog.SMs))

@@ -88,7 +88,7 @@ func TestFromBadUsage(t *testing.T) {
 		{[]string{"dump", "-from", bad}, "-from " + bad + `: ir: kernel name "9lives" is not a PTX identifier: want ASCII letters, digits and _, starting with a letter (or _ and at least one more character)`},
 		{[]string{"dump", "-from", i1}, "-from " + i1 + ": ir: parse: line 5: ir: store %x[%i], %c: operand 2 (%c: tile<32xi1>): i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)"},
 		{[]string{"dump", "-from", two}, "-from " + two + ": ir: parse: line 3: a second kernel needs a program header before the first (program NAME { workspace ... }): the kernels then launch in the order they appear"},
-		{[]string{"dump", "-from", scale, "-heads", "3", "-all"}, "-all, -heads do not apply with -from (the IR file fixes the kernels; with -from give only -target, -plan-target, -ir, -after, -check)"},
+		{[]string{"dump", "-from", scale, "-heads", "3", "-all"}, "-all, -heads do not apply with -from (the IR file fixes the kernels; with -from give only -target, -plan-target, -ir, -after, -check, -plan)"},
 		{[]string{"dump", "-from", scale, "-kernel", "gemm"}, "-kernel does not apply with -from"},
 		{[]string{"dump", "-from", scale, "-after", "nope"}, "-after nope"},
 		{[]string{"check", "-from", scale}, "check: say -emu (the CPU emulator)"},
@@ -308,4 +308,113 @@ func TestGenFrom(t *testing.T) {
 	if _, err := json.Marshal(m); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDumpPlanFrom: dump -plan -from shows the file's program (it has no launch plan:
+// its kernels run in order, each with its figures), not the built-in decode's plan it
+// used to print; a kernel flag beside it is refused, and so is an empty -from, which
+// used to mean the built-in decode.
+func TestDumpPlanFrom(t *testing.T) {
+	split := filepath.Join("testdata", "from", "split.ir")
+	code, out, errOut := runCLI("dump", "-plan", "-from", split, "-target", "sm_90")
+	if code != 0 {
+		t.Fatalf("dump -plan -from: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"split_copy on sm_90", "no launch plan", "partial", "combine", "bytes shared", "registers"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dump -plan -from %s lacks %q:\n%s", split, want, out)
+		}
+	}
+	if strings.Contains(out, "mla_decode") || strings.Contains(out, "family") {
+		t.Errorf("dump -plan -from %s shows the built-in decode's plan:\n%s", split, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"dump", "-plan", "-heads", "24", "-from", split}, []string{"-heads", "-from"}},
+		{[]string{"dump", "-from", ""}, []string{`-from ""`, "IR text file"}},
+		{[]string{"dump", "-plan", "-from="}, []string{`-from ""`, "IR text file"}},
+		{[]string{"check", "-emu", "-from", ""}, []string{`-from ""`, "IR text file"}},
+		{[]string{"gen", "-from", "", "-pkg", "p", "-o", filepath.Join(t.TempDir(), "k.go")}, []string{`-from ""`, "IR text file"}},
+	} {
+		code, out, errOut := runCLI(c.args...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%q: exit %d, stdout %.80q, stderr %q; want 2, nothing on stdout and one line", c.args, code, out, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%q: error %q lacks %q", c.args, errOut, w)
+			}
+		}
+	}
+}
+
+// TestGenTypeNameRefused: a kernel whose name has no exported Go form (__ gives "",
+// _9 gives "9") is refused naming the kernel, the type name it gives and -type, which
+// sets another; a bad -type is refused naming -type. Both used to say only `gogen: type
+// name "" is not an exported Go identifier`. With -type the same kernels generate.
+func TestGenTypeNameRefused(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "k.go")
+	for _, c := range []struct{ kernel, typ string }{{"__", ""}, {"_9", "9"}} {
+		src := writeFile(t, dir, "k.ir", "kernel "+c.kernel+"() grid(1, 1, 1) warps 1 {\n}\n")
+		code, _, errOut := runCLI("gen", "-from", src, "-pkg", "p", "-o", out)
+		if code != 2 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("kernel %s: exit %d, stderr %q; want 2 and one line", c.kernel, code, errOut)
+		}
+		for _, want := range []string{fmt.Sprintf("kernel %q", c.kernel), fmt.Sprintf("type name %q", c.typ), "-type"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("kernel %s: error %q lacks %q", c.kernel, errOut, want)
+			}
+		}
+		if code, _, errOut := runCLI("gen", "-from", src, "-pkg", "p", "-type", "Kernel", "-o", out); code != 0 {
+			t.Errorf("kernel %s -type Kernel: exit %d: %s", c.kernel, code, errOut)
+		}
+	}
+	for _, typ := range []string{"lower", "9", "", "A-B"} {
+		code, _, errOut := runCLI("gen", "-kernel", "copy", "-pkg", "p", "-type", typ, "-o", filepath.Join(t.TempDir(), "k.go"))
+		if code != 2 || !strings.Contains(errOut, fmt.Sprintf("-type %s: want an exported Go identifier", quoteEmpty(typ))) {
+			t.Errorf("-type %q: exit %d, stderr %q; want 2 naming -type", typ, code, errOut)
+		}
+	}
+}
+
+// TestGenFromCapacityNamesTheIR: a -from launcher's row error (and MaxRows's comment)
+// says where its capacity comes from, the grid's `%rows max N` in the IR file, not
+// -max-tokens, a flag that does not exist with -from; a built-in decode's keeps naming
+// -max-tokens.
+func TestGenFromCapacityNamesTheIR(t *testing.T) {
+	dir := t.TempDir()
+	split := writeFile(t, dir, "split.ir", readFile(t, filepath.Join("testdata", "from", "split.ir")))
+	out := filepath.Join(dir, "split_gen.go")
+	if code, _, errOut := runCLI("gen", "-from", split, "-targets", "sm_90", "-pkg", "p", "-o", out); code != 0 {
+		t.Fatalf("gen -from: exit %d: %s", code, errOut)
+	}
+	src := readFile(t, out)
+	if strings.Contains(src, "-max-tokens") {
+		t.Errorf("the -from launcher names -max-tokens:\n%s", grepLines(src, "-max-tokens"))
+	}
+	// In a format string, so the IR's % doubled.
+	if want := "(the capacity it was generated for, %%rows max in split.ir)"; !strings.Contains(src, want) {
+		t.Errorf("the -from launcher's row error lacks %q:\n%s", want, grepLines(src, "capacity"))
+	}
+	dec := filepath.Join(dir, "dec_gen.go")
+	if code, _, errOut := runCLI("gen", "-max-tokens", "4", "-heads", "16", "-k1", "0", "-targets", "sm_90", "-pkg", "p", "-o", dec); code != 0 {
+		t.Fatalf("gen mla_decode: exit %d: %s", code, errOut)
+	}
+	if want := "(the capacity it was generated for, -max-tokens)"; !strings.Contains(readFile(t, dec), want) {
+		t.Errorf("the decode launcher's row error lacks %q", want)
+	}
+}
+
+// grepLines returns the lines of s holding sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,7 +38,11 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *from != "" {
+	usingFrom, err := fromGiven(fs.FlagSet, *from)
+	if err != nil {
+		return err
+	}
+	if usingFrom {
 		if err := fromFlags(fs.FlagSet, "target", "targets", "plan-target", "pkg", "type", "o", "manifest"); err != nil {
 			return err
 		}
@@ -80,6 +83,9 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if *pkg == "" && *out != "" {
 		return &usageError{Msg: "gen: -pkg is required outside go generate (the Go package name of the generated file)"}
 	}
+	if set["type"] && !gogen.IsTypeName(*typ) {
+		return &kernels.ConfigError{Flag: "type", Value: quoteEmpty(*typ), Want: "an exported Go identifier (an upper-case letter, then letters, digits and _), or no -type for the kernel's name in Go form"}
+	}
 	if *out != "" {
 		if err := checkOutput(*out, ts); err != nil {
 			return err
@@ -90,7 +96,7 @@ func gen(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if _, err := fs.Config.Value(); err != nil && *from == "" {
+	if _, err := fs.Config.Value(); err != nil && !usingFrom {
 		return err // a bad configuration value, before any lowering
 	}
 	base, ptxBase, dir := "", "", filepath.Dir(*manifest)
@@ -103,8 +109,13 @@ func gen(args []string, stdout, stderr io.Writer) error {
 	if *manifest != "" {
 		manifestBase = filepath.Base(*manifest)
 	}
+	// The flag whose value names the PTX files: -o, or -manifest alone.
+	blame := func(want string) error { return &kernels.ConfigError{Flag: "o", Value: *out, Want: want} }
+	if *out == "" {
+		blame = func(want string) error { return &kernels.ConfigError{Flag: "manifest", Value: *manifest, Want: want} }
+	}
 	cmd := []string{"ptxgen", "gen"}
-	if *from != "" {
+	if usingFrom {
 		cmd = append(cmd, "-from", relativeFrom(*from, dir))
 	} else {
 		cmd = append(cmd, fs.Config.Args()...)
@@ -132,12 +143,12 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		Manifest: manifestBase,
 		Command:  shellJoin(cmd),
 	}
-	if *from != "" {
+	if usingFrom {
 		files, err := genFrom(*from, lowered, opt)
 		if err != nil {
 			return err
 		}
-		return writeGenerated(files, *out != "", dir, ptxBase, ts, stderr)
+		return writeGenerated(files, *out != "", dir, ptxBase, ts, blame, stderr)
 	}
 	files, err := gogen.Generate(fs.Config, lowered, opt)
 	var ce *kernels.ConfigError
@@ -152,22 +163,30 @@ func gen(args []string, stdout, stderr io.Writer) error {
 		}
 		return &usageError{Msg: "gen: " + err.Error()}
 	}
-	return writeGenerated(files, *out != "", dir, ptxBase, ts, stderr)
+	return writeGenerated(files, *out != "", dir, ptxBase, ts, blame, stderr)
 }
 
 // writeGenerated writes gen's files into dir (the Go file, when there is one, first in
-// files) and removes the PTX files of targets no longer generated.
-func writeGenerated(files []gogen.File, goFile bool, dir, ptxBase string, ts []string, stderr io.Writer) error {
-	// PTX first: the Go file embeds them, so it is written last.
+// files) and removes the PTX files of targets no longer generated; blame names the flag
+// that chose the PTX files' names in a refusal. It refuses (checkOtherUsers) to change
+// or remove a PTX file that another launcher or manifest in dir uses.
+func writeGenerated(files []gogen.File, goFile bool, dir, ptxBase string, ts []string, blame func(want string) error, stderr io.Writer) error {
+	// PTX first: the Go file embeds them, so it is renamed into place last.
 	if goFile {
 		files = append(files[1:], files[0])
 	}
-	for _, f := range files {
-		if err := writeIfChanged(filepath.Join(dir, f.Name), f.Data); err != nil {
-			return &usageError{Msg: fmt.Sprintf("gen: writing %s: %v", filepath.Join(dir, f.Name), err)}
-		}
+	stale := stalePTX(dir, ptxBase, ts)
+	var removed []string
+	for _, f := range stale {
+		removed = append(removed, f.name)
 	}
-	return removeStalePTX(dir, ptxBase, ts, stderr)
+	if err := checkOtherUsers(dir, ptxBase, files, removed, blame); err != nil {
+		return err
+	}
+	if err := writeFiles(dir, files); err != nil {
+		return &usageError{Msg: "gen: " + err.Error()}
+	}
+	return removeStalePTX(dir, stale, stderr)
 }
 
 // checkManifest refuses a -manifest that gen should not write: not a .json name, a
@@ -281,28 +300,35 @@ func fileKind(m os.FileMode) string {
 	return "special file"
 }
 
-// removeStalePTX deletes the PTX files of targets this run no longer generates
+// staleFile is the PTX file of a target this run no longer generates.
+type staleFile struct{ name, target string }
+
+// stalePTX lists the PTX files of targets this run no longer generates
 // (FILE_TARGET.ptx for a known target that is not in ts), which the Go file no longer
-// embeds, so a dropped target does not leave a stale file behind. Only files that
-// start with the header ptxgen prints are removed, and each removal is reported.
-func removeStalePTX(dir, base string, ts []string, stderr io.Writer) error {
+// embeds: the regular files among them that start with the header ptxgen prints.
+func stalePTX(dir, base string, ts []string) []staleFile {
+	var stale []staleFile
 	for _, t := range target.Names() {
 		if slices.Contains(ts, t) {
 			continue
 		}
-		name := filepath.Join(dir, gogen.PTXName(base, t))
-		fi, err := os.Lstat(name)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
+		name := gogen.PTXName(base, t)
+		if _, ok := readOwn(filepath.Join(dir, name), ptxHeader); ok {
+			stale = append(stale, staleFile{name, t})
 		}
-		head, err := readPrefix(name, len(ptxHeader))
-		if err != nil || string(head) != ptxHeader {
-			continue // not ours
-		}
+	}
+	return stale
+}
+
+// removeStalePTX deletes the stale PTX files (stalePTX), so a dropped target does not
+// leave a file behind, and reports each removal.
+func removeStalePTX(dir string, stale []staleFile, stderr io.Writer) error {
+	for _, f := range stale {
+		name := filepath.Join(dir, f.name)
 		if err := os.Remove(name); err != nil {
 			return &usageError{Msg: fmt.Sprintf("gen: removing stale %s: %v", name, err)}
 		}
-		fmt.Fprintf(stderr, "ptxgen gen: removed %s (target %s is no longer generated)\n", name, t)
+		fmt.Fprintf(stderr, "ptxgen gen: removed %s (target %s is no longer generated)\n", name, f.target)
 	}
 	return nil
 }
@@ -340,20 +366,12 @@ func genTargets(list string) ([]string, error) {
 	return ts, nil
 }
 
-// writeIfChanged leaves a file that already holds data untouched, so regenerating an up
-// to date package does not change modification times and rebuild it.
-// Only a regular file is read, and at most one byte more than data: an -o that is a
-// FIFO or a link to a device (checkOutput refuses those first) cannot block or grow.
-func writeIfChanged(path string, data []byte) error {
-	if fi, err := os.Lstat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("%s is a %s, not a regular file", path, fileKind(fi.Mode()))
-		}
-		if old, err := readPrefix(path, len(data)+1); err == nil && bytes.Equal(old, data) {
-			return nil
-		}
+// quoteEmpty is a flag's value as an error line shows it: "" for the empty one.
+func quoteEmpty(s string) string {
+	if s == "" {
+		return `""`
 	}
-	return os.WriteFile(path, data, 0o644)
+	return s
 }
 
 // shellJoin renders a command line, quoting the arguments a shell would split or expand.

@@ -1,15 +1,18 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ptxgen/ptxgen/gogen"
+	"github.com/ptxgen/ptxgen/kernels"
 )
 
 func TestGen(t *testing.T) {
@@ -95,7 +98,7 @@ func TestGenBadUsage(t *testing.T) {
 		{[]string{"gen", "-pkg", "p", "-o", out, "-targets", "sm_90", "-target", "sm_80"}, []string{"-targets or -target"}},
 		{[]string{"gen", "-pkg", "p", "-o", out, "-kernel", "gemm", "-m", "0"}, []string{"-m 0"}},
 		{[]string{"gen", "-pkg", "p-q", "-o", out, "-kernel", "gemm"}, []string{"package name"}},
-		{[]string{"gen", "-pkg", "p", "-type", "lower", "-o", out, "-kernel", "gemm"}, []string{"type name"}},
+		{[]string{"gen", "-pkg", "p", "-type", "lower", "-o", out, "-kernel", "gemm"}, []string{"-type lower", "exported Go identifier"}},
 	}
 	for _, c := range cases {
 		code, stdout, errOut := runCLI(c.args...)
@@ -199,24 +202,65 @@ func TestGenOutputs(t *testing.T) {
 	}
 }
 
-// TestWriteIfChangedReadsLittle: an existing file is read up to one byte past the new
-// contents, so a huge or endless existing file costs nothing.
-func TestWriteIfChangedReadsLittle(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.go")
+// TestWriteFilesRewritesChangesOnly: writeFiles leaves a file that holds its data as it
+// is (the same file, so its modification time too) and replaces one that does not; an
+// existing file is read up to one byte past the new contents, so a huge or endless one
+// (a device) costs nothing.
+func TestWriteFilesRewritesChangesOnly(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.go")
 	if err := os.WriteFile(path, []byte("abc"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, data := range []string{"abc", "ab", "abcd", "xyz"} {
-		if err := writeIfChanged(path, []byte(data)); err != nil {
+	previous := "abc"
+	for _, data := range []string{"abc", "ab", "abcd", "xyz", "xyz"} {
+		before, _ := os.Stat(path)
+		if err := writeFiles(dir, []gogen.File{{Name: "x.go", Data: []byte(data)}}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(path)
 		if string(got) != data {
 			t.Fatalf("after writing %q the file holds %q", data, got)
 		}
+		after, _ := os.Stat(path)
+		if kept := os.SameFile(before, after); kept != (data == previous) {
+			t.Errorf("writing %q over %q: kept the old file %v, want %v", data, previous, kept, data == previous)
+		}
+		previous = data
 	}
-	if err := writeIfChanged("/dev/zero", []byte("a")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Errorf("writeIfChanged(/dev/zero) = %v, want a refusal", err)
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("writeFiles left temporary files: %v", ents)
+	}
+	if holds("/dev/zero", []byte("a")) {
+		t.Errorf("/dev/zero holds %q", "a")
+	}
+}
+
+// TestWriteFilesReplacesPlantedLink: a symbolic link found at an output name when the
+// files are written (planted after gen's checks) is replaced by the file, never
+// written through: the file it points to keeps its contents.
+func TestWriteFilesReplacesPlantedLink(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "victim.ptx")
+	if err := os.WriteFile(outside, []byte("someone else's file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	name := filepath.Join(dir, "k_sm_120.ptx")
+	if err := os.Symlink(outside, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFiles(dir, []gogen.File{{Name: "k_sm_120.ptx", Data: []byte("new PTX\n")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(outside); string(got) != "someone else's file\n" {
+		t.Errorf("the file the link points to now holds %q", got)
+	}
+	fi, err := os.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("%s is not a regular file: %v, %v", name, fi, err)
+	}
+	if got, _ := os.ReadFile(name); string(got) != "new PTX\n" {
+		t.Errorf("%s holds %q", name, got)
 	}
 }
 
@@ -402,5 +446,25 @@ func TestGenRefusesForeignFiles(t *testing.T) {
 	man, _ := os.ReadFile(filepath.Join(dir, "k.json"))
 	if !strings.Contains(string(src), "-m 32 ") || !strings.Contains(string(man), "-m 32 ") {
 		t.Errorf("regenerating did not replace ptxgen's own files")
+	}
+}
+
+// TestGenHeaderNamesEveryConfigurationFlag: the command line gen records (a
+// configuration's Args) gives every flag of the kernel's configuration, defaults
+// included, so it regenerates the same bytes after a default changes; -precision,
+// -producer-warps and -score-warps were left out at their defaults.
+func TestGenHeaderNamesEveryConfigurationFlag(t *testing.T) {
+	for _, s := range kernels.Specs() {
+		fs := flag.NewFlagSet(s.Name, flag.ContinueOnError)
+		cfg := s.Bind(fs)
+		if err := fs.Parse(nil); err != nil {
+			t.Fatal(err)
+		}
+		args := cfg.Args()
+		fs.VisitAll(func(f *flag.Flag) {
+			if !slices.ContainsFunc(args, func(a string) bool { return a == "-"+f.Name || strings.HasPrefix(a, "-"+f.Name+"=") }) {
+				t.Errorf("%s: %v lacks -%s", s.Name, args, f.Name)
+			}
+		})
 	}
 }

@@ -147,11 +147,15 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	lower.CheckPasses = lower.CheckPasses || *checkPasses
+	usingFrom, err := fromGiven(fs.FlagSet, *from)
+	if err != nil {
+		return err
+	}
 	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
 		return err
 	}
-	if *showPlan {
+	if *showPlan && !usingFrom {
 		return printPlan(stdout, fs.Config, t)
 	}
 	if *showIR && *after != "" {
@@ -163,8 +167,8 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if *after != "" && !contains(lower.PassNames(), *after) {
 		return &kernels.ConfigError{Flag: "after", Value: *after, Want: "one of " + strings.Join(lower.PassNames(), ", ")}
 	}
-	if *from != "" {
-		return dumpFrom(fs, *from, *showIR, *after, stdout)
+	if usingFrom {
+		return dumpFrom(fs, *from, *showIR, *after, *showPlan, stdout)
 	}
 	build := kernels.BuildCall
 	if *all {
@@ -314,7 +318,11 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if *useGPU {
 		return &usageError{Msg: "-gpu needs the cuda build: use ptxgen-gpu check -gpu (see README)"}
 	}
-	if *from != "" {
+	usingFrom, err := fromGiven(fs.FlagSet, *from)
+	if err != nil {
+		return err
+	}
+	if usingFrom {
 		if !*useEmu {
 			return &usageError{Msg: "check: say -emu (the CPU emulator)"}
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ptx"
@@ -25,10 +26,36 @@ var _ = struct {
 	zero    func(*Buffer) error
 	free    func(*Buffer) error
 	fromF32 func(*Device, []float32) (*Buffer, error)
+	// Streams: a kernel queued on one the caller made, not only the default stream.
+	newStream   func(*Device) (*Stream, error)
+	launchOn    func(*Kernel, *Stream, ...Arg) error
+	streamSync  func(*Stream) error
+	streamClose func(*Stream) error
 }{
 	Open, (*Device).Close, (*Device).Sync, (*Device).LoadKernel, (*Device).LoadPTX, (*Device).Alloc,
 	(*Device).Time, (*Device).Pick, (*Kernel).Launch, (*Kernel).Unload, (*Buffer).CopyIn,
 	(*Buffer).CopyOut, (*Buffer).Zero, (*Buffer).Free, (*Device).FromF32,
+	(*Device).NewStream, (*Kernel).LaunchOn, (*Stream).Sync, (*Stream).Close,
+}
+
+// TestCheckStream: the stream a launch names is checked before the driver sees it, in
+// every build: nil is the default stream; a closed stream, or one of another device, is
+// refused.
+func TestCheckStream(t *testing.T) {
+	d, other := &Device{ordinal: 0}, &Device{ordinal: 1}
+	k := &Kernel{Facts: gemmFacts(), dev: d}
+	if err := k.checkStream(nil); err != nil {
+		t.Errorf("the default stream (nil): %v", err)
+	}
+	if err := k.checkStream(&Stream{dev: d}); err != nil {
+		t.Errorf("a stream of the kernel's device: %v", err)
+	}
+	if err := k.checkStream(&Stream{dev: other}); err == nil || !strings.Contains(err.Error(), "stream of GPU 1") || !strings.Contains(err.Error(), "GPU 0") {
+		t.Errorf("a stream of another device: %v, want a refusal naming both", err)
+	}
+	if err := k.checkStream(&Stream{dev: d, closed: true}); !errors.Is(err, ErrClosed) {
+		t.Errorf("a closed stream: %v, want ErrClosed", err)
+	}
 }
 
 // TestBufferChecksBeforeDriver checks the host-side guards that run in every build.

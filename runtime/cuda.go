@@ -31,6 +31,47 @@ type kernelHandle struct {
 	unloaded bool
 }
 
+// streamHandle holds a stream's driver handle.
+type streamHandle struct{ s cu.Stream }
+
+// NewStream creates a stream on the device (blocking: CU_STREAM_DEFAULT, so the default
+// stream's synchronous copies wait for its work too). Close releases it.
+func (d *Device) NewStream() (*Stream, error) {
+	s := &Stream{dev: d}
+	err := d.do(func() (err error) {
+		s.handle.s, err = cu.MakeStream(cu.DefaultStream)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: creating a stream on GPU %d: %w", d.ordinal, err)
+	}
+	return s, nil
+}
+
+// Sync waits until all work queued on the stream has finished, and returns the first
+// asynchronous error.
+func (s *Stream) Sync() error {
+	if s == nil || s.closed {
+		return ErrClosed
+	}
+	return s.dev.do(func() error {
+		if err := s.handle.s.Synchronize(); err != nil {
+			return fmt.Errorf("runtime: synchronizing a stream of GPU %d: %w", s.dev.ordinal, err)
+		}
+		return nil
+	})
+}
+
+// Close releases the stream; work already queued on it still runs to the end. A closed
+// stream cannot be launched on.
+func (s *Stream) Close() error {
+	if s == nil || s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	return s.dev.do(func() error { return s.handle.s.Destroy() })
+}
+
 // Open opens GPU number ordinal, retains its primary context (the one the CUDA runtime
 // and other libraries share) and starts the goroutine that makes all calls for it.
 func Open(ordinal int) (*Device, error) {
@@ -234,9 +275,17 @@ func cString(b []byte) string {
 // Launch checks args against the kernel's parameters (see CheckArgs) and queues the kernel
 // with its grid, block and dynamic shared memory on the device's default stream. It does
 // not wait: errors inside the kernel surface at the next Sync or copy.
-func (k *Kernel) Launch(args ...Arg) error {
+func (k *Kernel) Launch(args ...Arg) error { return k.LaunchOn(nil, args...) }
+
+// LaunchOn is Launch on stream s (Device.NewStream; nil is the default stream), which must
+// belong to the kernel's device. Errors inside the kernel surface at s.Sync, Device.Sync
+// or a copy.
+func (k *Kernel) LaunchOn(s *Stream, args ...Arg) error {
 	if k.handle.unloaded {
 		return ErrClosed
+	}
+	if err := k.checkStream(s); err != nil {
+		return err
 	}
 	f := k.Facts
 	if err := CheckArgs(f, args); err != nil {
@@ -255,16 +304,20 @@ func (k *Kernel) Launch(args ...Arg) error {
 		return nil // a call with 0 rows does nothing
 	}
 	slots := marshal(args)
+	stream := cu.Stream{} // the default stream
+	if s != nil {
+		stream = s.handle.s
+	}
 	return k.dev.do(func() error {
 		var err error
 		if f.Programmatic {
-			err = launchProgrammatic(&k.handle.fn, grid, f.Block, f.SharedBytes, slots)
+			err = launchProgrammatic(&k.handle.fn, &stream, grid, f.Block, f.SharedBytes, slots)
 		} else {
 			params := make([]unsafe.Pointer, len(slots))
 			for i := range slots {
 				params[i] = unsafe.Pointer(&slots[i])
 			}
-			err = k.handle.fn.Launch(grid[0], grid[1], grid[2], f.Block, 1, 1, f.SharedBytes, cu.Stream{}, params)
+			err = k.handle.fn.Launch(grid[0], grid[1], grid[2], f.Block, 1, 1, f.SharedBytes, stream, params)
 		}
 		if err != nil {
 			return fmt.Errorf("runtime: launching %s (grid %v, block %d, %d bytes shared): %w", f.Name, grid, f.Block, f.SharedBytes, err)

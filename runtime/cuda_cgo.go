@@ -19,7 +19,7 @@ static CUresult ptxgen_set_max_dynamic_smem(CUfunction f, int bytes) {
 // previous kernel in the stream is still running; it waits for it in its own code
 // (griddepcontrol.wait). slots holds one 8-byte value per parameter; the driver copies
 // each parameter's declared size from the start of its slot.
-static CUresult ptxgen_launch_programmatic(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+static CUresult ptxgen_launch_programmatic(CUfunction f, CUstream stream, unsigned gx, unsigned gy, unsigned gz,
 		unsigned block, unsigned smem, unsigned long long *slots, int n) {
 	void *params[64];
 	if (n > 64) return CUDA_ERROR_INVALID_VALUE;
@@ -35,6 +35,7 @@ static CUresult ptxgen_launch_programmatic(CUfunction f, unsigned gx, unsigned g
 	cfg.sharedMemBytes = smem;
 	cfg.attrs = &attr;
 	cfg.numAttrs = 1;
+	cfg.hStream = stream;
 	return cuLaunchKernelEx(&cfg, f, params, 0);
 }
 
@@ -73,6 +74,17 @@ func cuFunction(fn *cu.Function) C.CUfunction {
 	return *(*C.CUfunction)(unsafe.Pointer(fn))
 }
 
+// cu.Stream is `struct { s C.CUstream }`, read the same way as cu.Function.
+const (
+	_ = unsafe.Sizeof(cu.Stream{}) - unsafe.Sizeof(C.CUstream(nil))
+	_ = unsafe.Sizeof(C.CUstream(nil)) - unsafe.Sizeof(cu.Stream{})
+)
+
+// cuStream returns the CUstream handle inside s (nil: the default stream).
+func cuStream(s *cu.Stream) C.CUstream {
+	return *(*C.CUstream)(unsafe.Pointer(s))
+}
+
 // setMaxDynamicShared raises fn's dynamic shared memory limit to bytes, then reads the
 // attribute back through cu's own getter: that proves the handle extraction above still
 // matches cu's layout, instead of trusting it.
@@ -93,9 +105,9 @@ func setMaxDynamicShared(fn *cu.Function, bytes int) error {
 // maxParams is how many parameters launchProgrammatic passes (its C side's array).
 const maxParams = 64
 
-// launchProgrammatic queues fn on the default stream with programmatic stream
-// serialization allowed (ptx.Kernel.Programmatic).
-func launchProgrammatic(fn *cu.Function, grid [3]int, block, smem int, slots []uint64) error {
+// launchProgrammatic queues fn on stream with programmatic stream serialization allowed
+// (ptx.Kernel.Programmatic): it may start while the kernel before it on that stream runs.
+func launchProgrammatic(fn *cu.Function, stream *cu.Stream, grid [3]int, block, smem int, slots []uint64) error {
 	if len(slots) > maxParams {
 		return fmt.Errorf("%d parameters, at most %d", len(slots), maxParams)
 	}
@@ -103,7 +115,7 @@ func launchProgrammatic(fn *cu.Function, grid [3]int, block, smem int, slots []u
 	if len(slots) > 0 {
 		p = (*C.ulonglong)(unsafe.Pointer(&slots[0]))
 	}
-	r := C.ptxgen_launch_programmatic(cuFunction(fn), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
+	r := C.ptxgen_launch_programmatic(cuFunction(fn), cuStream(stream), C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block), C.uint(smem), p, C.int(len(slots)))
 	if r != C.CUDA_SUCCESS {
 		return fmt.Errorf("cuLaunchKernelEx(programmatic stream serialization): %s", C.GoString(C.ptxgen_error_name(r)))

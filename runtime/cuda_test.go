@@ -158,6 +158,46 @@ func TestVecAdd(t *testing.T) {
 	}
 }
 
+// TestLaunchOnStream: kernels queued on streams of the caller's run there: each stream's
+// result is complete after its own Sync; a closed stream is refused before the driver.
+func TestLaunchOnStream(t *testing.T) {
+	const blocks, n = 4, 1000
+	const size = blocks * 256
+	k, err := dev.LoadKernel(vaddKernel(n, blocks))
+	check(t, err)
+	defer k.Unload()
+	a, b := make([]float32, size), make([]float32, size)
+	for i := range a {
+		a[i], b[i] = float32(i), float32(2*i)
+	}
+	da, err := dev.FromF32(a)
+	check(t, err)
+	defer da.Free()
+	db, err := dev.FromF32(b)
+	check(t, err)
+	defer db.Free()
+	for _, alpha := range []float32{0.5, 2} {
+		s, err := dev.NewStream()
+		check(t, err)
+		out, err := dev.Alloc(size * 4)
+		check(t, err)
+		check(t, k.LaunchOn(s, Ptr(da), Ptr(db), Ptr(out), F32(alpha), U32(n)))
+		check(t, s.Sync())
+		got := make([]float32, size)
+		check(t, out.CopyOutF32(got))
+		for i := range n {
+			if want := a[i] + b[i]*alpha; got[i] != want {
+				t.Fatalf("alpha %v: out[%d] = %v, want %v", alpha, i, got[i], want)
+			}
+		}
+		check(t, out.Free())
+		check(t, s.Close())
+		if err := k.LaunchOn(s, Ptr(da), Ptr(db), Ptr(da), F32(alpha), U32(n)); !errors.Is(err, ErrClosed) {
+			t.Errorf("a launch on a closed stream: %v, want ErrClosed", err)
+		}
+	}
+}
+
 // bf16 returns the bf16 bits of a float32 that bf16 represents exactly.
 func bf16(x float32) uint16 { return uint16(math.Float32bits(x) >> 16) }
 

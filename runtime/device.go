@@ -112,6 +112,36 @@ type Kernel struct {
 // Device is the device the kernel was loaded on.
 func (k *Kernel) Device() *Device { return k.dev }
 
+// Stream is a CUDA stream of one device (Device.NewStream): kernels queued on it run in
+// the order they were queued, and concurrently with other streams' work. A nil *Stream
+// passed to Kernel.LaunchOn (or a generated LaunchOn) is the device's default stream,
+// where Kernel.Launch queues. Streams are created blocking (CU_STREAM_DEFAULT), so the
+// default stream's copies (Buffer.CopyIn, CopyOut) still wait for their work. Close it
+// when done.
+type Stream struct {
+	dev    *Device
+	closed bool
+	//lint:ignore U1000 the cuda build (cuda.go) uses it; staticcheck sees the stub build
+	handle streamHandle // build-specific driver handle
+}
+
+// Device is the device the stream belongs to.
+func (s *Stream) Device() *Device { return s.dev }
+
+// checkStream refuses, before the driver sees it, a stream k cannot be queued on: one
+// already closed, or one of another device (a driver stream belongs to one context).
+func (k *Kernel) checkStream(s *Stream) error {
+	switch {
+	case s == nil:
+		return nil // the default stream
+	case s.closed:
+		return fmt.Errorf("runtime: kernel %s: stream: %w", k.Facts.Name, ErrClosed)
+	case s.dev != k.dev:
+		return fmt.Errorf("runtime: kernel %s: a stream of GPU %d, and the kernel is loaded on GPU %d", k.Facts.Name, s.dev.Ordinal(), k.dev.Ordinal())
+	}
+	return nil
+}
+
 // Buffer is a block of device memory. Host copies are typed by element (bf16 travels as
 // its uint16 bits, e4m3 as bytes); a copy may cover a prefix of the buffer.
 type Buffer struct {

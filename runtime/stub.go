@@ -10,6 +10,9 @@ type deviceState struct{}
 // kernelHandle is empty without CUDA: no Kernel is ever loaded.
 type kernelHandle struct{}
 
+// streamHandle is empty without CUDA: no Stream is ever created.
+type streamHandle struct{}
+
 // Open returns ErrNoCUDA: this build has no GPU support (see the package doc).
 func Open(ordinal int) (*Device, error) { return nil, ErrNoCUDA }
 
@@ -30,6 +33,18 @@ func (d *Device) Time(launch func() error) (float32, error) { return 0, ErrNoCUD
 
 // Launch returns ErrNoCUDA.
 func (k *Kernel) Launch(args ...Arg) error { return ErrNoCUDA }
+
+// LaunchOn returns ErrNoCUDA.
+func (k *Kernel) LaunchOn(s *Stream, args ...Arg) error { return ErrNoCUDA }
+
+// NewStream returns ErrNoCUDA.
+func (d *Device) NewStream() (*Stream, error) { return nil, ErrNoCUDA }
+
+// Sync returns ErrNoCUDA.
+func (s *Stream) Sync() error { return ErrNoCUDA }
+
+// Close returns ErrNoCUDA.
+func (s *Stream) Close() error { return ErrNoCUDA }
 
 // Unload returns ErrNoCUDA.
 func (k *Kernel) Unload() error { return ErrNoCUDA }

@@ -81,7 +81,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"bench", "-gather-split", "2", "-gather=false"}, 2, "-gather-split 2: want 0 with -gather=false"},
 		{[]string{"dump", "-tokens", "65536"}, 2, "1..65535"},
 		{[]string{"dump", "-head-block", "64", "-target", "sm_120"}, 2, "-head-block 16 -tile 32"},
-		{[]string{"dump", "-pkg", "kernel"}, 2, "flag provided but not defined: -pkg"},
+		{[]string{"dump", "-pkg", "kernel"}, 2, "-pkg is not a flag of ptxgen-gpu dump -kernel mla_decode: want one of "},
 		{[]string{"info"}, 1, "no device"},
 		{[]string{"check", "-gpu"}, 1, "no device"},
 	} {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gen.sh generates, for each test-vector folder, the mla_decode kernels of its configuration
 # with a capacity of 8 rows (-max-tokens 8) as PTX for sm_120 and sm_90 plus the launch
-# manifest (version 4: the kernels, the launch plan with each family's variant, the workspace,
+# manifest (version 5: the kernels, the launch plan with each family's variant, the workspace,
 # the strides), into OUT/NAME/
 # (mla_decode.json, mla_decode_sm_120.ptx, mla_decode_sm_90.ptx).
 # mla_decode.py --kernels OUT --vectors VECTORS then runs them on a GPU without Go.

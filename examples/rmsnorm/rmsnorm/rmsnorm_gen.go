@@ -166,11 +166,11 @@ func NewRmsnorm(dev *runtime.Device) (*Rmsnorm, error) {
 	return r, nil
 }
 
-// Launch queues the kernels (rmsnorm) on the device's default stream, in order, and returns
-// without waiting: errors inside a kernel surface at the next Device.Sync or copy. Before
-// the first launch it checks every kernel's arguments against that kernel's launch facts for
-// the loaded target (runtime.CheckArgs: buffer sizes, alignment, divisibility of integers),
-// so a bad argument launches nothing.
+// Launch queues the kernels (rmsnorm) on the device's default stream (LaunchOn takes
+// another), in order, and returns without waiting: errors inside a kernel surface at the
+// next Device.Sync or copy. Before the first launch it checks every kernel's arguments
+// against that kernel's launch facts for the loaded target (runtime.CheckArgs: buffer sizes,
+// alignment, divisibility of integers), so a bad argument launches nothing.
 //
 // Arguments:
 //
@@ -179,14 +179,22 @@ func NewRmsnorm(dev *runtime.Device) (*Rmsnorm, error) {
 //	w     f32 buffer, read, at least 4096 bytes, 16-byte aligned
 //	y     f32 buffer, written, at least 4096 x rows bytes, 16-byte aligned
 func (r *Rmsnorm) Launch(rows int, x, w, y *runtime.Buffer) error {
+	return r.LaunchOn(nil, rows, x, w, y)
+}
+
+// LaunchOn is Launch on stream: a stream of the device Rmsnorm was loaded on
+// (runtime.Device.NewStream), or the device's default stream for nil. The kernels queue
+// there in order, after the work already on it, and run concurrently with other streams'
+// work; errors inside a kernel surface at the next stream.Sync, Device.Sync or copy.
+func (r *Rmsnorm) LaunchOn(stream *runtime.Stream, rows int, x, w, y *runtime.Buffer) error {
 	if n := r.MaxRows(); n > 0 && (rows < 0 || rows > n) {
-		return fmt.Errorf("Rmsnorm.Launch: %d rows, want 0..%d (the capacity it was generated for, -max-tokens)", rows, n)
+		return fmt.Errorf("Rmsnorm.Launch: %d rows, want 0..%d (the capacity it was generated for, %%rows max in rmsnorm.ir)", rows, n)
 	}
-	return r.launch(rows, runtime.I32(int32(rows)), runtime.Ptr(x), runtime.Ptr(w), runtime.Ptr(y))
+	return r.launch(stream, rows, runtime.I32(int32(rows)), runtime.Ptr(x), runtime.Ptr(w), runtime.Ptr(y))
 }
 
 // MaxRows is the capacity: the most rows a Launch may have, which the workspace was
-// allocated for (-max-tokens); 0 for a nil or closed *Rmsnorm.
+// allocated for (%rows max in rmsnorm.ir); 0 for a nil or closed *Rmsnorm.
 func (r *Rmsnorm) MaxRows() int {
 	if r == nil || len(r.kernels) == 0 {
 		return 0
@@ -195,9 +203,9 @@ func (r *Rmsnorm) MaxRows() int {
 }
 
 // launch binds each kernel's parameters to Launch's arguments and the workspace,
-// checks them all, then launches the kernels in order: all of them, or with a launch
-// plan those it chooses for rows on this device (plan.Rule.Choose) with its split.
-func (r *Rmsnorm) launch(rows int, caller ...runtime.Arg) error {
+// checks them all, then launches the kernels in order on stream: all of them, or with a
+// launch plan those it chooses for rows on this device (plan.Rule.Choose) with its split.
+func (r *Rmsnorm) launch(stream *runtime.Stream, rows int, caller ...runtime.Arg) error {
 	if r == nil {
 		return fmt.Errorf("Rmsnorm.Launch: nil *Rmsnorm (NewRmsnorm failed?): %w", runtime.ErrClosed)
 	}
@@ -237,7 +245,7 @@ func (r *Rmsnorm) launch(rows int, caller ...runtime.Arg) error {
 		}
 	}
 	for n, i := range order {
-		if err := r.kernels[i].Launch(args[n]...); err != nil {
+		if err := r.kernels[i].LaunchOn(stream, args[n]...); err != nil {
 			return fmt.Errorf("Rmsnorm.Launch: %w", err)
 		}
 	}
