@@ -10,6 +10,7 @@ naming the argument and the value; it returns the CallSpec the launcher needs.
 
 import collections
 import math
+import struct
 
 from .catalog import HEAD_DIM, MAX_HEADS, MAX_K, MAX_PAGE, PRECISIONS, TOKEN_BYTES, Key
 from .errors import PtxgenMLAError
@@ -89,7 +90,8 @@ def _check_scale(softmax_scale):
     if isinstance(softmax_scale, bool) or not isinstance(softmax_scale, (int, float)):
         _fail(f"softmax_scale {softmax_scale!r}: want a float")
     s = float(softmax_scale)
-    if not (math.isfinite(s) and F32_MIN_SUBNORMAL <= s <= F32_MAX):
+    # kernels.CheckFloat32, as -scale reads it: finite, within float32, not 0 as one.
+    if not (math.isfinite(s) and 0 < s <= F32_MAX) or struct.unpack("<f", struct.pack("<f", s))[0] == 0:
         _fail(f"softmax_scale {softmax_scale!r}: want a positive finite number that is nonzero as a float32 "
               f"({F32_MIN_SUBNORMAL:.3g}..{F32_MAX:.8g})")
     return s
