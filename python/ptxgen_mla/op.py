@@ -78,8 +78,12 @@ def traced_call(q, k_cache, head_dim_v, num_splits, softmax_scale, causal, is_fp
     if op is None:
         raise PtxgenMLAError(f"ptxgen_mla: torch {torch.__version__} has no torch.library.custom_op (2.4+), so the "
                              "call cannot be traced by torch.compile; call it eagerly, or upgrade torch")
-    scale = call.check_flags(head_dim_v, num_splits, causal, is_fp8_kvcache, indices is not None, precision,
-                             softmax_scale)
+    # Plain comparisons only: dynamo traces this function. The full checks (the scale's
+    # range, shapes, strides) run in the fake implementation, outside the tracer.
+    if num_splits is not None or causal or not is_fp8_kvcache or head_dim_v != 512 or indices is None \
+            or precision not in ("exact", "bf16p"):
+        call.check_flags(head_dim_v, num_splits, causal, is_fp8_kvcache, indices is not None, precision, softmax_scale)
+    scale = 512 ** -0.5 if softmax_scale is None else float(softmax_scale)
     b, s_q, h_q = q.shape[0], q.shape[1], q.shape[2]
     if out is None:
         out = torch.empty((b, s_q, h_q, 512), dtype=torch.bfloat16, device=q.device)
