@@ -52,8 +52,22 @@ class Key(tuple):
         return f"h_q={h}, K0={k0} in pages of {p0}{seg1}, precision {prec!r}"
 
 
+def check_config(heads, k0, page0, k1, page1, precision, scale=0.0):
+    """Refuses a configuration the generator would refuse (kernels.MLAConfig.Validate's
+    bounds), naming the value."""
+    for name, v, lo, hi in (("heads", heads, 1, MAX_HEADS), ("k0", k0, 1, MAX_K), ("page0", page0, 1, MAX_PAGE),
+                            ("k1", k1, 0, MAX_K), ("page1", page1, 0 if not k1 else 1, MAX_PAGE)):
+        if type(v) is not int or not lo <= v <= hi:
+            raise PtxgenMLAError(f"{name} {v!r}: want an integer in {lo}..{hi}")
+    if precision not in PRECISIONS:
+        raise PtxgenMLAError(f"precision {precision!r}: want one of {', '.join(PRECISIONS)}")
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not (scale == 0 or 0 < scale <= 3.4e38):
+        raise PtxgenMLAError(f"scale {scale!r}: want 0 (1/sqrt(512)) or a positive finite float32")
+
+
 def gen_flags(heads, k0, page0, k1, page1, precision, scale=0.0):
     """The `ptxgen gen` configuration flags of a kernel the package can use."""
+    check_config(heads, k0, page0, k1, page1, precision, scale)
     flags = ["-kernel", "mla_decode", "-max-tokens", str(CAPACITY), "-heads", str(heads),
              "-k0", str(k0), "-page0", str(page0), "-k1", str(k1)]
     if k1:
@@ -67,6 +81,8 @@ def gen_flags(heads, k0, page0, k1, page1, precision, scale=0.0):
 def gen_command(heads, k0, page0, k1, page1, precision, scale=0.0, out_dir="DIR", targets="sm_120,sm_90"):
     """The command line (run in a ptxgen checkout) that writes the manifest and PTX of a
     configuration into out_dir, for PTXGEN_MLA_KERNELS or add_kernel_dir to find."""
+    if not isinstance(out_dir, str) or not isinstance(targets, str):
+        raise PtxgenMLAError(f"out_dir {out_dir!r}, targets {targets!r}: want strings")
     name = config_name(heads, k0, page0, k1, page1, precision, scale)
     return " ".join(["go run ./ptxgen gen"] + gen_flags(heads, k0, page0, k1, page1, precision, scale)
                     + ["-targets", targets, "-manifest", f"{out_dir}/{name}.json"])
@@ -74,6 +90,7 @@ def gen_command(heads, k0, page0, k1, page1, precision, scale=0.0, out_dir="DIR"
 
 def config_name(heads, k0, page0, k1, page1, precision, scale=0.0):
     """A file name that says the configuration: mla_h64_k128p64_k512p64_exact."""
+    check_config(heads, k0, page0, k1, page1, precision, scale)
     name = f"mla_h{heads}_k{k0}p{page0}" + (f"_k{k1}p{page1}" if k1 else "") + f"_{precision}"
     if scale:
         name += "_s" + format(scale_key(scale), "08x")
@@ -179,6 +196,10 @@ class Catalog:
         """The manifest and target for key that holds rows and runs on arch; a
         PtxgenMLAError naming the gen command that adds it otherwise."""
         from .targets import pick_target
+        if not isinstance(key, Key):
+            raise PtxgenMLAError(f"key {key!r}: want a catalog.Key")
+        if type(rows) is not int or rows < 0:
+            raise PtxgenMLAError(f"rows {rows!r}: want a non-negative integer")
         with self._lock:
             if self._entries is None:
                 self._scan()

@@ -262,6 +262,8 @@ def command_flags(command):
     """The flags of a manifest's recorded gen command, {"heads": "64", "sink": "true", ...}.
 
     Go writes every configuration flag as `-name value` or `-name=value` (booleans)."""
+    if not isinstance(command, str):
+        raise PtxgenMLAError(f"command {command!r}: want a string")
     try:
         words = shlex.split(command)
     except ValueError as e:
@@ -316,6 +318,9 @@ class Manifest:
 
 def load_manifest(path, follow=True):
     """The manifest at path, checked; errors name the file and the field."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise PtxgenMLAError(f"manifest path {path!r}: want a path")
+    path = os.fspath(path)
     try:
         data = _files.parse_json(_files.read_text_maybe_xz(path, MAX_MANIFEST_BYTES) if path.endswith(".xz")
                                  else _files.read_file(path, MAX_MANIFEST_BYTES, follow=follow),

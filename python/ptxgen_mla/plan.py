@@ -69,6 +69,14 @@ class Rule:
     """plan.Rule, from a manifest target's "plan" (checked by the manifest reader)."""
 
     def __init__(self, d):
+        # From a manifest the reader checked (manifest.check_manifest); anything else is
+        # refused here rather than half-read.
+        try:
+            self._init(d)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise PtxgenMLAError(f"plan: {d!r:.80}: not a checked manifest plan ({type(e).__name__}: {e})") from None
+
+    def _init(self, d):
         self.families = [Family(f) for f in d["families"]]
         self.combines = [(c["chunks"], c["name"]) for c in d.get("combines") or []]
         self.split = d["split"]

@@ -84,6 +84,11 @@ def host_memory_limit():
 
 def load_folder(folder, limit=None):
     """{"meta", "name", "T", "H", "D", "files": {file name: bytes}} of a test-vector folder."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise PtxgenMLAError(f"test vectors {folder!r}: want a path")
+    folder = os.fspath(folder)
+    if limit is not None and (type(limit) is not int or limit < 0):
+        raise PtxgenMLAError(f"limit {limit!r}: want a non-negative integer")
     try:
         m = check_meta(_files.parse_json(_files.read_file(os.path.join(folder, "meta.json"), MAX_META_BYTES), "meta.json"))
         T, H, D = m["T"], m["H"], m["nope"] + m["rope"]
@@ -109,6 +114,9 @@ def load_folder(folder, limit=None):
 
 def folders_under(path):
     """path itself when it holds meta.json, else its subfolders that do, sorted."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise PtxgenMLAError(f"test vectors {path!r}: want a path")
+    path = os.fspath(path)
     if os.path.isfile(os.path.join(path, "meta.json")):
         return [path]
     if not os.path.isdir(path):
@@ -121,6 +129,12 @@ def folders_under(path):
 
 def compare(got, want, tol):
     """golden.Compare on sequences of floats: (ok, report dict)."""
+    if not isinstance(tol, dict) or any(k not in tol for k in ("abs", "rel", "cos", "rel_l2")):
+        raise PtxgenMLAError(f"tol {tol!r}: want a dict of abs, rel, cos and rel_l2 (vectors.OUT_TOL)")
+    try:
+        got, want = [float(x) for x in got], [float(x) for x in want]
+    except (TypeError, ValueError) as e:
+        raise PtxgenMLAError(f"compare: want sequences of numbers ({e})") from None
     if len(got) != len(want):
         return False, {"problem": f"{len(got)} elements, want {len(want)}"}
     bad = nan = 0

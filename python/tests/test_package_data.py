@@ -168,3 +168,38 @@ class GenScript(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PublicFunctionsValidate(unittest.TestCase):
+    """Each public helper refuses bad arguments with PtxgenMLAError, naming the value (the
+    example host raised raw TypeError, KeyError or ZeroDivisionError, or took 0 SMs)."""
+
+    def test_each_refusal(self):
+        from ptxgen_mla import gen_command, plan, targets, vectors
+        from ptxgen_mla.manifest import command_flags
+        cases = [
+            (lambda: gen_command(0, 128, 64, 512, 64, "exact"), "heads 0"),
+            (lambda: gen_command("64", 128, 64, 512, 64, "exact"), "heads '64'"),
+            (lambda: gen_command(64, 128, 64, 512, 0, "exact"), "page1 0"),
+            (lambda: gen_command(64, 128, 64, 512, 64, "fp8"), "precision 'fp8'"),
+            (lambda: gen_command(64, 128, 64, 512, 64, "exact", 1e39), r"scale 1e\+39"),
+            (lambda: gen_command(64, 128, 64, 512, 64, "exact", out_dir=None), "out_dir None"),
+            (lambda: load_manifest(None), "manifest path None"),
+            (lambda: command_flags(3), "command 3"),
+            (lambda: plan.Rule({}), "not a checked manifest plan"),
+            (lambda: plan.Rule(None), "not a checked manifest plan"),
+            (lambda: Catalog(env="").find((64,), 1, "sm_90"), "want a catalog.Key"),
+            (lambda: Catalog(env="").find(Key(64, 128, 64, 512, 64, "exact", 0), -1, "sm_90"), "rows -1"),
+            (lambda: targets.pick_target("sm_90", "sm_90"), "want a list"),
+            (lambda: vectors.load_folder(None), "want a path"),
+            (lambda: vectors.folders_under(5), "want a path"),
+            (lambda: vectors.compare([1], [1], {}), "want a dict"),
+            (lambda: vectors.compare(["x"], [1.0], vectors.OUT_TOL), "sequences of numbers"),
+        ]
+        rule = load_manifest(os.path.join(KERNELS, "mla_h64_k128p64_k512p64_exact.json.xz")).rule("sm_90")
+        cases += [(lambda: rule.choose(1, 0), "sms 0: want an integer in 1..65536"),
+                  (lambda: rule.choose(1.5, 132), "rows 1.5"),
+                  (lambda: rule.max_parts(65536, 132), "capacity 65536")]
+        for fn, want in cases:
+            with self.subTest(want=want), self.assertRaisesRegex(PtxgenMLAError, want):
+                fn()
