@@ -119,11 +119,11 @@ def _check_sched(meta, cfg):
                                      f"this call's {b!r}.{_HELP}")
 
 
-def _info(t):
+def _info(t, name="tensor"):
     if t is None:
         return None
     if not isinstance(t, _torch.Tensor):
-        raise PtxgenMLAError(f"flash_mla_with_kvcache: {type(t).__name__} where a torch.Tensor (or None) is expected")
+        raise PtxgenMLAError(f"flash_mla_with_kvcache: {name}: {type(t).__name__} {t!r:.60}: want a torch.Tensor or None")
     return call.TensorInfo(tuple(t.shape), tuple(t.stride()), _dtype_names.get(t.dtype, str(t.dtype).replace("torch.", "")),
                            t.get_device())
 
@@ -200,8 +200,10 @@ def _build_plan(q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extr
                 out, head_dim_v, num_splits, softmax_scale, causal, is_fp8_kvcache, precision):
     torch = _torch
     scale = call.check_flags(head_dim_v, num_splits, causal, is_fp8_kvcache, indices is not None, precision, softmax_scale)
-    infos = [_info(t) for t in (q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extra_indices,
-                                extra_topk_length, out)]
+    names = ("q", "k_cache", "indices", "topk_length", "attn_sink", "extra_k_cache", "extra_indices_in_kvcache",
+             "extra_topk_length", "out")
+    infos = [_info(t, n) for t, n in zip((q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extra_indices,
+                                          extra_topk_length, out), names)]
     spec = call.check_call(*infos, scale=scale, precision=precision)
     dev = launch.device(torch, spec.device)
     man, target = kernel_catalog().find(spec.key, spec.rows, dev.arch, scale)

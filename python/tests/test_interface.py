@@ -155,6 +155,12 @@ class WithTorch(unittest.TestCase):
             ptxgen_mla.flash_mla_with_kvcache(t["q"], t["k_cache"], None, None, 512, None, is_fp8_kvcache=True,
                                               indices=t["indices"])
 
+    def test_non_tensors_are_named(self):
+        t = self.vllm_tensors()
+        with self.assertRaisesRegex(PtxgenMLAError, r"topk_length: list \[3\]: want a torch.Tensor or None"):
+            ptxgen_mla.flash_mla_with_kvcache(t["q"], t["k_cache"], None, None, 512, None, is_fp8_kvcache=True,
+                                              indices=t["indices"], topk_length=[3])
+
     def test_plan_key_follows_strides(self):
         t = self.vllm_tensors()
         args = [t["q"], t["k_cache"], t["indices"], None, None, None, None, None, None, 512, None, None, False, True, "exact"]
