@@ -395,6 +395,7 @@ def time_case(torch, pm, fm, case, kw, out, lse, fl):
           f"{h_out_us:.1f} us with out=, kernel {k_us:.1f} us (CUDA events), graph replay "
           f"{'-' if g_us is None else f'{g_us:.1f}'} us", flush=True)
     if rows == 1:
+        breakdown(torch, kwp, n)
         report(h_us <= 15.0, f"{what}: eager host time per call at most 15 us", f"{h_us:.1f} us ({h_out_us:.1f} with out=)")
     if g_us is not None:
         print(f"  info graph replay {g_us:.1f} us vs eager kernel {k_us:.1f} us: the replay adds {g_us - k_us:+.1f} us")
@@ -405,6 +406,33 @@ def time_case(torch, pm, fm, case, kw, out, lse, fl):
         fh = host_times(torch, lambda: fl.flash_mla_with_kvcache(**fkw), n)
         fk = kernel_times(torch, lambda: fl.flash_mla_with_kvcache(**fkw), 200)
         print(f"  time FlashMLA {what}: host {fh:.1f} us per eager call, kernel {fk:.1f} us", flush=True)
+
+
+def breakdown(torch, kw, n):
+    """Where an eager call's host time goes: the plan key, the planned call (addresses,
+    allocation, launch) and the launches alone."""
+    from . import interface
+    args = (kw["q"], kw["k_cache"], kw["indices"], kw.get("topk_length"), kw.get("attn_sink"), kw.get("extra_k_cache"),
+            kw.get("extra_indices_in_kvcache"), kw.get("extra_topk_length"), None, kw["head_dim_v"], None,
+            kw.get("softmax_scale"), False, True, "exact")
+    key = interface._key(*args)
+    plan = interface._plans.get(key)
+    if plan is None:
+        print("  info breakdown: no plan under this key")
+        return
+    ts = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        interface._key(*args)
+        ts.append(time.perf_counter() - t0)
+    key_us = statistics.median(ts) * 1e6
+    call_us = host_times(torch, lambda: plan(*args[:8], None, None), n)
+    stream = torch.cuda.current_stream().cuda_stream
+    keep = plan(*args[:8], None, None)  # the slots now hold these live out and lse
+    launch_us = host_times(torch, lambda: plan.launcher.run(stream), n)
+    del keep
+    print(f"  info host time breakdown: plan key {key_us:.1f} us, planned call (addresses, out and lse, launch) "
+          f"{call_us:.1f} us, of which the {len(plan.launcher.entries)} launches {launch_us:.1f} us")
 
 
 # ---------------------------------------------------------------------------------------
