@@ -149,6 +149,9 @@ class _Plan:
         self.device = torch.device("cuda", spec.device)
         self.out_shape = (spec.b, spec.s_q, spec.h_q, 512)
         self.lse_shape = (spec.b, spec.s_q, spec.h_q)
+        # What the call returns, allocated as it is returned: (b, h_q, s_q) over a
+        # contiguous (b, s_q, h_q), FlashMLA's lse, with no transpose per call.
+        self.lse_view = ((spec.b, spec.h_q, spec.s_q), (spec.s_q * spec.h_q, 1, spec.h_q))
         self.no_len = dev.no_lengths.data_ptr()
         self.no_sink = dev.no_sink.data_ptr()
         self.len_bufs = len_bufs  # per-row lengths for s_q > 1 (topk_length is per batch)
@@ -161,7 +164,7 @@ class _Plan:
         if out is None:
             out = torch.empty(self.out_shape, dtype=torch.bfloat16, device=self.device)
         if lse is None:
-            lse = torch.empty(self.lse_shape, dtype=torch.float32, device=self.device)
+            lse = torch.empty_strided(*self.lse_view, dtype=torch.float32, device=self.device)
         len0, len1 = self.len_bufs
         if len0 is not None and topk_length is not None:
             len0.view(spec.b, spec.s_q).copy_(topk_length.view(spec.b, 1).expand(spec.b, spec.s_q))
@@ -281,9 +284,8 @@ def flash_mla_with_kvcache(q, k_cache, block_table, cache_seqlens, head_dim_v, t
                     _plans.clear()
                 _plans[key] = plan
     _check_sched(tile_scheduler_metadata, plan.sched_cfg)
-    out, lse = plan(q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extra_indices_in_kvcache,
-                    extra_topk_length, out, None)
-    return out, lse.transpose(1, 2)
+    return plan(q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extra_indices_in_kvcache,
+                extra_topk_length, out, None)
 
 
 def run_into(q, k_cache, indices, topk_length, attn_sink, extra_k_cache, extra_indices, extra_topk_length, out, lse,
