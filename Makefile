@@ -13,7 +13,7 @@ CUDA_ENV := CGO_ENABLED=1 \
 	CGO_CFLAGS="-I$(TOOLS)/cudadev/usr/include" \
 	CGO_LDFLAGS="-L$(TOOLS)/cudadev/usr/lib/x86_64-linux-gnu/stubs"
 
-.PHONY: all build test lint fuzz-short fuzz golden tools tools-cuda cuda-vet gpu-bin gpu-check clean-tools
+.PHONY: all build test lint python-check python-kernels fuzz-short fuzz golden tools tools-cuda cuda-vet gpu-bin gpu-check clean-tools
 
 all: build
 
@@ -29,6 +29,14 @@ lint:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 	$(GO) mod tidy -diff
+
+# python-check: the Python package's kernels are current and its CPU tests pass (CI runs it
+# from .ci/run); python-kernels regenerates the kernels after a change to the generator.
+python-check:
+	bash scripts/check-python.sh
+
+python-kernels:
+	bash python/gen.sh
 
 # The fuzz targets (package:Target). Their seed corpora are in each package's
 # testdata/fuzz/; `make test` runs the seeds as ordinary tests.

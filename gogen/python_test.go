@@ -13,16 +13,11 @@ import (
 	"time"
 )
 
-// TestPythonHostSelftest runs examples/python/mla_decode.py --selftest: its manifest
-// reading (version 5: the families' variants and warp roles included), target choice, its port of plan.Rule against the manifest's plan
-// examples, the kernels and split it chooses, argument checks and packing, grids,
-// workspace sizes and rows (0, 1, 3, the capacity, past it), the test-vector folders and
-// its comparison, on a manifest this
-// package writes for one folder's configuration (a capacity of 8, sm_120 and sm_90), and
-// that it refuses that manifest for every other folder. The GPU half (torch and
-// cuda-python) runs on the GPU machine only. python3 is on every machine of this project;
-// CI fails rather than skips without it.
-func TestPythonHostSelftest(t *testing.T) {
+// pythonPackage is the Python package that reads the manifests this package writes
+// (python/ptxgen_mla, docs/python.md); its own CPU tests run from scripts/check-python.sh.
+const pythonPackage = "../python"
+
+func python(t *testing.T) string {
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		if v := strings.ToLower(os.Getenv("CI")); v != "" && v != "0" && v != "false" {
@@ -30,25 +25,40 @@ func TestPythonHostSelftest(t *testing.T) {
 		}
 		t.Skipf("skipping: python3: %v", err)
 	}
-	script := filepath.Join("..", "examples", "python", "mla_decode.py")
-	// Read through the test binary so that go test's cache keys on the script: an
-	// edited script reruns the test.
-	if _, err := os.ReadFile(script); err != nil {
-		t.Fatal(err)
+	// Read through the test binary so that go test's cache keys on the reader: an edited
+	// reader reruns the test.
+	for _, f := range []string{"manifest.py", "plan.py", "catalog.py", "__main__.py"} {
+		if _, err := os.ReadFile(filepath.Join(pythonPackage, "ptxgen_mla", f)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	vectors := filepath.Join("..", "golden", "testdata", "vectors", "mla_decode")
-	const matching = "h16_t3_k1_100"
-	out, err := exec.Command(py, script, "flags", filepath.Join(vectors, matching)).CombinedOutput()
+	return py
+}
+
+func runPackage(t *testing.T, py string, args ...string) (string, int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, append([]string{"-m", "ptxgen_mla"}, args...)...)
+	cmd.Dir = pythonPackage
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	}
 	if err != nil {
-		t.Fatalf("mla_decode.py flags: %v\n%s", err, out)
+		t.Fatalf("python -m ptxgen_mla %v: %v", args, err)
 	}
-	flags := strings.Fields(string(out))
-	if len(flags) < 4 || flags[0] != "-kernel" || flags[1] != "mla_decode" {
-		t.Fatalf("mla_decode.py flags printed %q", out)
-	}
-	cfg := config(t, "mla_decode", append(flags[2:], "-max-tokens", "8")...)
-	targets := []string{"sm_120", "sm_90"}
-	files, err := Generate(cfg, lookupAll(targets...), Options{Manifest: "mla_decode.json",
+	return string(out), 0
+}
+
+// TestPythonPackageReadsManifest: the Python package (manifest format version 5) reads
+// a manifest this package writes for a two-segment decode with a capacity of 8 on
+// sm_120 and sm_90, reproduces every plan example with its port of plan.Rule, and
+// recognizes the configuration from the recorded command.
+func TestPythonPackageReadsManifest(t *testing.T) {
+	py := python(t)
+	cfg := config(t, "mla_decode", "-heads", "16", "-k1", "100", "-max-tokens", "8")
+	files, err := Generate(cfg, lookupAll("sm_120", "sm_90"), Options{Manifest: "mla_decode.json",
 		Command: "ptxgen gen " + strings.Join(cfg.Args(), " ") + " -targets sm_120,sm_90 -manifest mla_decode.json"})
 	if err != nil {
 		t.Fatal(err)
@@ -59,77 +69,48 @@ func TestPythonHostSelftest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	folders, err := filepath.Glob(filepath.Join(vectors, "*"))
-	if err != nil || len(folders) < 2 {
-		t.Fatalf("test-vector folders: %v %v", folders, err)
+	out, code := runPackage(t, py, "manifest", filepath.Join(dir, "mla_decode.json"))
+	want := "ok, targets sm_120, sm_90, capacity 8, "
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "plan examples reproduced; the call can use it for "+
+		"h_q=16, K0=128 in pages of 64, extra segment K1=100 in pages of 64, precision 'exact'") {
+		t.Fatalf("python -m ptxgen_mla manifest: exit %d, %q; want %q", code, out, want)
 	}
-	args := append([]string{script, "--selftest", "--manifest", filepath.Join(dir, "mla_decode.json"), "--matching", matching}, folders...)
-	out, err = exec.Command(py, args...).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "selftest: all passed") {
-		t.Fatalf("mla_decode.py --selftest: %v\n%s", err, out)
-	}
-	for _, want := range []string{"ok   " + matching + ": the manifest's configuration matches", "rows past the capacity are refused: 9 rows, want 0..8",
-		"ok   rows 0: nothing to launch", "ok   plan examples: ",
-		// 3 rows on 132 SMs split the candidates (a latency-bound launch: the small
-		// split kernel, then the combine); 8 rows on 4 SMs fill them (the direct kernel).
-		"ok   rows 3: mla_decode_h16_split_small grid (1, 3, ", "ok   rows 3: mla_combine_",
-		"ok   rows 3: mla_decode_h16_split_small's ", "ok   rows 8 on 4 SMs: mla_decode_h16 grid (1, 8, 1)",
-		// Issue 22: strides bounded by the buffers, and the Go loaders' refusals.
-		"ok   a negative q_stride_t is refused", "ok   a zero idx_stride0 over 3 rows is refused",
-		"ok   a q_stride_t past the dense one with a dense-sized q is refused", "ok   slots0 past cache0's pages are refused",
-		"ok   vectors: a FIFO for q.bf16 is refused", "ok   vectors: q.bf16 a link to /dev/zero is refused",
-		"ok   vectors: an idx file named ../idx0.i32 is refused", "ok   vectors: no valid_candidates_per_row is refused",
-		"ok   manifest: a missing block is refused", "ok   manifest: an align of '16' is refused",
-		"ok   manifest: a capacity of 10^9 is refused", "ok   manifest: a family of 0 head blocks is refused",
-		"ok   manifest: a PTX file ../x.ptx is refused", "ok   manifest: a grid bound to 'tokens' is refused",
-		"ok   a PTX file that is a link to /dev/zero is refused",
-		// Manifest version 5: each family's variant and warp roles, read and checked.
-		"ok   sm_90: the families' variants: h16 w4 1x4 t32 s2", "ok   manifest: a family without warps (version 3) is refused",
-		"ok   manifest: a warp grid past the warps is refused", "ok   manifest: warps its kernels do not launch is refused",
-		"ok   manifest: stages 0 is refused", "ok   a family with a score role reads as h64 w8 2x4 t64 s2 q4",
-		"ok   manifest: a score role past the warps is refused", "ok   manifest: roles of more warps than the CTA is refused"} {
-		if !strings.Contains(string(out), want) {
-			t.Errorf("the selftest did not report %q:\n%s", want, out)
-		}
+	if strings.Contains(out, " 0 plan examples") {
+		t.Errorf("no plan example replayed: %q", out)
 	}
 }
 
-// TestPythonHostRefuses: the Python host's commands answer a bad manifest or folder
-// with one line on stderr and exit status 2, never a traceback, and never block on a
-// FIFO (issue 22).
-func TestPythonHostRefuses(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skipf("skipping: python3: %v", err) // TestPythonHostSelftest fails for it under CI
-	}
-	script := filepath.Join("..", "examples", "python", "mla_decode.py")
-	if _, err := os.ReadFile(script); err != nil {
-		t.Fatal(err)
-	}
+// TestPythonPackageRefuses: bad manifests are one line on stderr and exit status 2,
+// never a traceback, and never block on a FIFO or read /dev/zero (issues 22, 31).
+func TestPythonPackageRefuses(t *testing.T) {
+	py := python(t)
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.json")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(dir, "m.json")
-	if err := os.WriteFile(missing, []byte(fmt.Sprintf(`{"format": "ptxgen-launch-manifest", "version": %d}`, ManifestVersion)), 0o644); err != nil {
-		t.Fatal(err)
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
+	missing := write("m.json", fmt.Sprintf(`{"format": %q, "version": %d}`, ManifestFormat, ManifestVersion))
+	deep := write("deep.json", strings.Repeat("[", 100000))
+	old := write("old.json", fmt.Sprintf(`{"format": %q, "version": %d}`, ManifestFormat, ManifestVersion-1))
 	for _, c := range []struct {
-		args []string
-		want string
+		path, want string
 	}{
-		{[]string{"--selftest", "--manifest", fifo}, "fifo.json is not a regular file"},
-		{[]string{"--selftest", "--manifest", "/dev/zero"}, "zero is not a regular file"},
-		{[]string{"--selftest", "--manifest", missing}, "manifest: missing generator"},
-		{[]string{"flags", dir}, "meta.json"},
+		{fifo, "fifo.json is not a regular file"},
+		{"/dev/zero", "zero is not a regular file"},
+		{missing, "manifest: missing generator"},
+		{deep, "JSON nested more than 64 deep"},
+		{old, fmt.Sprintf("want '%s' version %d", ManifestFormat, ManifestVersion)},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		out, err := exec.CommandContext(ctx, py, append([]string{script}, c.args...)...).CombinedOutput()
-		cancel()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "Traceback") {
-			t.Errorf("mla_decode.py %v: %v, output %q; want exit 2 and %q, no traceback", c.args, err, out, c.want)
+		out, code := runPackage(t, py, "manifest", c.path)
+		if code != 2 || !strings.Contains(out, c.want) || strings.Contains(out, "Traceback") || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("python -m ptxgen_mla manifest %s: exit %d, %q; want exit 2 and one line with %q", c.path, code, out, c.want)
 		}
 	}
 }

@@ -4,7 +4,7 @@
 // the kernel builders call it to decide what `dump -tokens T` shows and what the
 // emulator runs, the generated Go launcher calls it at every Launch, and the launch
 // manifest carries the Rule as JSON so that other hosts run the same ~30 lines
-// (examples/python/mla_decode.py does; a test holds the two to the same choices).
+// (python/ptxgen_mla/plan.py does; its tests hold the two to the same choices).
 //
 // Nothing here needs cgo or a GPU.
 package plan
