@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -260,8 +261,8 @@ func checkOp(o *Op) error {
 				return opErr(o, i, "loop bounds are i32 scalars")
 			}
 		}
-		if o.Int < 1 {
-			return opErr(o, -2, "step %d must be >= 1", o.Int)
+		if o.Int < 1 || o.Int > math.MaxInt32 {
+			return opErr(o, -2, "step %d: want 1..%d (the induction variable is an i32)", o.Int, math.MaxInt32)
 		}
 		if o.Stages < 0 || o.Stages > MaxStages {
 			return opErr(o, -2, "stages %d: want 1..%d", o.Stages, MaxStages)
@@ -311,7 +312,12 @@ func checkShape(t Type) error {
 		}
 	}
 	if t.Elems() > MaxTileElems {
-		return fmt.Errorf("tile of %d elements exceeds the limit of %d", t.Elems(), MaxTileElems)
+		// The exact product: extents of 2^20 x 2^44 wrap to 0 in an int.
+		n := big.NewInt(1)
+		for _, d := range t.Shape {
+			n.Mul(n, big.NewInt(int64(d)))
+		}
+		return fmt.Errorf("tile of %s elements exceeds the limit of %d", n, MaxTileElems)
 	}
 	return nil
 }
@@ -539,8 +545,11 @@ func verifyRoles(k *Kernel) error {
 				return fmt.Errorf("ir: kernel %s: role %s declared twice", k.Name, r.Name)
 			}
 		}
-		if r.Warps < 1 || r.First < 0 || r.First+r.Warps > k.Warps {
-			return fmt.Errorf("ir: kernel %s: role %s is warps %d..%d (first %d, %d warps); the CTA has warps 0..%d and a role at least one", k.Name, r.Name, r.First, r.First+r.Warps-1, r.First, r.Warps, k.Warps-1)
+		// k.Warps is in 1..32 here, so k.Warps-r.Warps cannot overflow where
+		// r.First+r.Warps could (a role of 2^63-1 warps wrapped and passed).
+		if r.Warps < 1 || r.First < 0 || r.Warps > k.Warps || r.First > k.Warps-r.Warps {
+			last := new(big.Int).Add(big.NewInt(int64(r.First)), big.NewInt(int64(r.Warps)-1))
+			return fmt.Errorf("ir: kernel %s: role %s is warps %d..%s (first %d, %d warps); the CTA has warps 0..%d and a role at least one", k.Name, r.Name, r.First, last, r.First, r.Warps, k.Warps-1)
 		}
 		for w := r.First; w < r.First+r.Warps; w++ {
 			if owner[w] != "" {
@@ -637,8 +646,13 @@ func verifyRows(k *Kernel) error {
 		return fmt.Errorf("ir: kernel %s: split parameter %s binds no grid dimension: bind it to the one after the rows (grid(..., %s max N))", k.Name, split.Value, split.Value)
 	}
 	for _, p := range k.Params {
-		if p.PerRow < 0 || p.Bytes < 0 || p.PerPart < 0 {
-			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes, perrow or perpart", k.Name, p.Value)
+		for _, size := range []struct {
+			attr string
+			n    int64
+		}{{"bytes", p.Bytes}, {"perrow", p.PerRow}, {"perpart", p.PerPart}} {
+			if size.n < 0 || size.n > MaxBufferBytes {
+				return fmt.Errorf("ir: kernel %s: parameter %s: %s %d, want 0..%d", k.Name, p.Value, size.attr, size.n, int64(MaxBufferBytes))
+			}
 		}
 		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)

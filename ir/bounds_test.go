@@ -1,0 +1,88 @@
+package ir
+
+import (
+	"strings"
+	"testing"
+)
+
+// boundsKernel is a small valid kernel that the cases of TestParseRefusesOutOfRange
+// change one attribute or op of.
+const boundsKernel = `kernel k(%x: ptr<f32> div 16 bytes 4096, %y: ptr<f32> div 16 bytes 4096, %n: i32, %s: i64, %alpha: f32) grid(1, 1, 1) warps 6 role mma 0 4 role load 4 2 {
+  %lo = const 0 : i32
+  %hi = const 8 : i32
+  %r = iota : tile<16xi32>
+  %o = cast %r : tile<16xi64>
+  %z = const 0 : i64
+  %acc0 = const 0.0 : tile<16xf32>
+  %acc = for %i = %lo to %hi step 1 iter(%a = %acc0) {
+    %t = load %x[%o] : tile<16xf32>
+    %u = add %a, %t : tile<16xf32>
+    yield %u
+  }
+  store %y[%o], %acc
+}
+`
+
+// TestBoundsKernelParses: the kernel the refusals start from is valid, so each
+// refusal below is the change's.
+func TestBoundsKernelParses(t *testing.T) {
+	if _, err := Parse(boundsKernel); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestParseRefusesOutOfRange: values whose arithmetic overflows, or that the lowering
+// and launchers would ignore, are refused with one error naming the value and what is
+// accepted (issue 29). Each used to pass the verifier: the roles spun the warp-grid
+// search or wrote `bar.sync 2, -32`, the tiles wrapped past 2^64 elements to 0 and
+// ran the host out of memory, the step was printed as an s32 immediate.
+func TestParseRefusesOutOfRange(t *testing.T) {
+	for _, c := range []struct{ name, from, to, want string }{
+		{"role whose warp count overflows", "role load 4 2", "role load 4 9223372036854775807",
+			"ir: kernel k: role load is warps 4..9223372036854775810 (first 4, 9223372036854775807 warps); the CTA has warps 0..5 and a role at least one"},
+		{"role whose first warp overflows", "role load 4 2", "role load 9223372036854775807 1",
+			"ir: kernel k: role load is warps 9223372036854775807..9223372036854775807 (first 9223372036854775807, 1 warps); the CTA has warps 0..5"},
+		{"role past the CTA by its first warp", "role load 4 2", "role load 1 9223372036854775807",
+			"role load is warps 1..9223372036854775807 (first 1, 9223372036854775807 warps)"},
+		{"tile whose extents multiply to 2^64", "%acc0 = const 0.0 : tile<16xf32>", "%c = const 1.0 : tile<1048576x17592186044416xf32>\n  %acc0 = const 0.0 : tile<16xf32>",
+			"result %c: tile of 18446744073709551616 elements exceeds the limit of 1048576"},
+		{"tile of 16 x 2^60", "%acc0 = const 0.0 : tile<16xf32>", "%c = const 1.0 : tile<16x1152921504606846976xf32>\n  %acc0 = const 0.0 : tile<16xf32>",
+			"result %c: tile of 18446744073709551616 elements exceeds the limit of 1048576"},
+		{"loop step past i32", "step 1", "step 4294967297",
+			"step 4294967297: want 1..2147483647 (the induction variable is an i32)"},
+		{"perrow past the buffer limit", "%y: ptr<f32> div 16 bytes 4096", "%y: ptr<f32> div 16 perrow 4611686018427387904",
+			"ir: kernel k: parameter %y: perrow 4611686018427387904, want 0..281474976710656"},
+		{"bytes past the buffer limit", "%y: ptr<f32> div 16 bytes 4096", "%y: ptr<f32> div 16 bytes 4611686018427387904",
+			"ir: kernel k: parameter %y: bytes 4611686018427387904, want 0..281474976710656"},
+		{"perpart past the buffer limit", "%y: ptr<f32> div 16 bytes 4096", "%y: ptr<f32> div 16 perpart 4611686018427387904",
+			"ir: kernel k: parameter %y: perpart 4611686018427387904, want 0..281474976710656"},
+	} {
+		src := strings.Replace(boundsKernel, c.from, c.to, 1)
+		if src == boundsKernel {
+			t.Fatalf("%s: %q is not in the kernel", c.name, c.from)
+		}
+		_, err := Parse(src)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Parse says %v, want an error with %q", c.name, err, c.want)
+		}
+		if _, err := ParseProgram(src); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: ParseProgram says %v, want an error with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestVerifyRefusesOutOfRange: the builder's kernels meet the same bounds (Finish
+// verifies), so a kernel built in Go cannot carry them past the parser.
+func TestVerifyRefusesOutOfRange(t *testing.T) {
+	b := NewBuilder("k")
+	b.SetWarps(4)
+	b.DeclareRole("r", 2, int(^uint(0)>>1))
+	if _, err := b.Finish(); err == nil || !strings.Contains(err.Error(), "role r is warps 2..9223372036854775808") {
+		t.Errorf("role overflowing the CTA: %v", err)
+	}
+	b = NewBuilder("k")
+	b.ParamRows("y", PtrTo(F32), 16, 1<<62)
+	if _, err := b.Finish(); err == nil || !strings.Contains(err.Error(), "perrow 4611686018427387904, want 0..281474976710656") {
+		t.Errorf("perrow 2^62: %v", err)
+	}
+}
