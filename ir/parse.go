@@ -175,6 +175,32 @@ func (p *parser) uses(end string) ([]*Value, error) {
 	return vs, nil
 }
 
+// yielded parses a yield's values: comma-separated, up to the first token that does
+// not continue the list (the body's "}").
+func (p *parser) yielded() ([]*Value, error) {
+	var vs []*Value
+	for {
+		if !strings.HasPrefix(p.peek(), "%") {
+			if len(vs) == 0 && p.peek() != "}" {
+				return nil, p.errf("want a value, have %q", p.peek())
+			}
+			return vs, nil
+		}
+		v, err := p.use()
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+		if p.peek() != "," {
+			return vs, nil
+		}
+		p.next()
+		if !strings.HasPrefix(p.peek(), "%") {
+			return nil, p.errf("want a value after \",\", have %q", p.peek())
+		}
+	}
+}
+
 // strided parses a pointer parameter's "strided RUN [%s x N, %s x %n / D]" after
 // the keyword.
 func (p *parser) strided(prm *Param) error {
@@ -256,7 +282,12 @@ func (p *parser) kernel() (*Kernel, error) {
 			p.next()
 			prm.Split = true
 		}
+		given := map[string]bool{}
 		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" || p.peek() == "strided" {
+			if given[p.peek()] {
+				return nil, p.errf("parameter %s: %s given twice; give each of div, bytes, perrow, perpart and strided at most once", v, p.peek())
+			}
+			given[p.peek()] = true
 			attr := p.next()
 			if attr == "strided" {
 				if err := p.strided(prm); err != nil {
@@ -347,14 +378,15 @@ func (p *parser) kernel() (*Kernel, error) {
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
-	if err := p.block(k.Body); err != nil {
+	if err := p.block(k.Body, false); err != nil {
 		return nil, err
 	}
 	return k, nil
 }
 
-// block parses ops up to and including the closing brace.
-func (p *parser) block(b *Block) error {
+// block parses ops up to and including the closing brace; a loop's body (loop) may
+// end in a yield.
+func (p *parser) block(b *Block, loop bool) error {
 	for {
 		switch p.peek() {
 		case "":
@@ -363,12 +395,18 @@ func (p *parser) block(b *Block) error {
 			p.next()
 			return nil
 		case "yield":
+			if !loop {
+				return p.errf("yield outside a loop: only a loop's body yields (its carried values)")
+			}
 			p.next()
-			vs, err := p.uses("}")
+			vs, err := p.yielded()
 			if err != nil {
 				return err
 			}
 			b.Yield = vs
+			if p.peek() != "}" {
+				return p.errf("yield ends a loop's body: want \"}\" after it, have %q", p.peek())
+			}
 			continue
 		}
 		op, err := p.op()
@@ -628,7 +666,7 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	if len(names) != len(o.Args)-2 {
 		return nil, p.errf("loop carries %d values but names %d results", len(o.Args)-2, len(names))
 	}
-	if err := p.block(o.Body); err != nil {
+	if err := p.block(o.Body, true); err != nil {
 		return nil, err
 	}
 	for i, n := range names {

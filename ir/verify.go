@@ -467,8 +467,8 @@ func Verify(k *Kernel) error {
 		if problem := identProblem(p.Value.Name); problem != "" {
 			return fmt.Errorf("ir: kernel %s: parameter name %q %s", k.Name, p.Value.Name, problem)
 		}
-		if p.Div < 0 || p.Div&(p.Div-1) != 0 {
-			return fmt.Errorf("ir: kernel %s: parameter %s: div %d must be a power of two", k.Name, p.Value, p.Div)
+		if err := verifyDiv(k, p); err != nil {
+			return err
 		}
 		if err := define(p.Value); err != nil {
 			return err
@@ -529,7 +529,37 @@ func Verify(k *Kernel) error {
 		}
 		return nil
 	}
+	if len(k.Body.Yield) > 0 {
+		return fmt.Errorf("ir: kernel %s: yield outside a loop: only a loop's body yields (its carried values)", k.Name)
+	}
 	return walk(k.Body, "")
+}
+
+// MaxPointerAlign bounds a pointer parameter's div, its alignment in bytes (what a
+// launcher can check and a host can give; the lowering uses up to 16).
+const MaxPointerAlign = 4096
+
+// verifyDiv checks a parameter's div: 0 or 1 (nothing), or a power of two that a
+// value of its type can be a multiple of; on a pointer at most MaxPointerAlign. An f32
+// has no divisor, and launchers would ignore one.
+func verifyDiv(k *Kernel, p *Param) error {
+	t := p.Value.Type
+	if p.Div <= 1 && p.Div >= 0 {
+		return nil
+	}
+	limit, what := MaxPointerAlign, "a pointer's alignment in bytes"
+	switch {
+	case t.Kind == Scalar && t.Elem == I32:
+		limit, what = 1<<30, "a divisor of the i32"
+	case t.Kind == Scalar && t.Elem == I64:
+		limit, what = 1<<62, "a divisor of the i64"
+	case t.Kind != Ptr:
+		return fmt.Errorf("ir: kernel %s: parameter %s: div %d on an %s: div is a pointer's alignment or an integer's divisor", k.Name, p.Value, p.Div, t)
+	}
+	if p.Div < 0 || p.Div > limit || p.Div&(p.Div-1) != 0 {
+		return fmt.Errorf("ir: kernel %s: parameter %s: div %d, want 0 or a power of two in 1..%d (%s)", k.Name, p.Value, p.Div, limit, what)
+	}
+	return nil
 }
 
 // verifyRoles checks the kernel's role declarations: identifiers, distinct, each a
@@ -653,6 +683,18 @@ func verifyRows(k *Kernel) error {
 			if size.n < 0 || size.n > MaxBufferBytes {
 				return fmt.Errorf("ir: kernel %s: parameter %s: %s %d, want 0..%d", k.Name, p.Value, size.attr, size.n, int64(MaxBufferBytes))
 			}
+			if size.n == 0 {
+				continue
+			}
+			t := p.Value.Type
+			if t.Kind != Ptr && size.attr == "bytes" {
+				return fmt.Errorf("ir: kernel %s: parameter %s: bytes %d on a scalar: bytes, perrow and perpart size a pointer's buffer", k.Name, p.Value, size.n)
+			}
+			// Sizes count whole elements: a launcher would otherwise take a buffer
+			// that ends inside the last one.
+			if e := int64(t.Elem.Size()); t.Kind == Ptr && size.n%e != 0 {
+				return fmt.Errorf("ir: kernel %s: parameter %s: %s %d is not a multiple of %d, the size of one %s", k.Name, p.Value, size.attr, size.n, e, t.Elem)
+			}
 		}
 		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)
@@ -684,14 +726,17 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 	if p.Run < 1 || len(p.Strides) == 0 {
 		return bad("want a run of at least 1 element and at least one stride (have run %d, %d strides)", p.Run, len(p.Strides))
 	}
+	if e := int64(p.Value.Type.Elem.Size()); p.Run > MaxBufferBytes/e {
+		return bad("run %d, want 1..%d elements (%d bytes of %s)", p.Run, MaxBufferBytes/e, int64(MaxBufferBytes), p.Value.Type.Elem)
+	}
 	for _, d := range p.Strides {
 		s := params[d.Stride]
 		if s == nil || s.Value.Type.Kind != Scalar || !s.Value.Type.Elem.IsInt() {
 			return bad("%%%s is not an integer scalar parameter", d.Stride)
 		}
 		if d.CountParam == "" {
-			if d.Count < 1 {
-				return bad("%%%s x %d: want a count of at least 1", d.Stride, d.Count)
+			if d.Count < 1 || d.Count > math.MaxInt32 {
+				return bad("%%%s x %d: want a count in 1..%d", d.Stride, d.Count, math.MaxInt32)
 			}
 			continue
 		}
@@ -699,8 +744,8 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 		if c == nil || !c.Value.Type.Equal(ScalarOf(I32)) {
 			return bad("%%%s counts %%%s, which is not an i32 parameter", d.Stride, d.CountParam)
 		}
-		if d.CountDiv < 1 || d.Count != 0 {
-			return bad("%%%s x %%%s / %d: want a divisor of at least 1", d.Stride, d.CountParam, d.CountDiv)
+		if d.CountDiv < 1 || d.CountDiv > math.MaxInt32 || d.Count != 0 {
+			return bad("%%%s x %%%s / %d: want a divisor in 1..%d", d.Stride, d.CountParam, d.CountDiv, math.MaxInt32)
 		}
 	}
 	return nil
