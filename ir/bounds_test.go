@@ -80,6 +80,8 @@ func TestParseRefusesOutOfRange(t *testing.T) {
 			"yield outside a loop: only a loop's body yields (its carried values)"},
 		{"yield before the end of a body", "    yield %u\n  }", "    yield %u\n    %w = add %u, %u : tile<16xf32>\n  }",
 			`yield ends a loop's body: want "}" after it, have "%w"`},
+		{"load whose type differs from its pointer's", "%t = load %x[%o] : tile<16xf32>\n    %u = add %a, %t : tile<16xf32>", "%t = load %x[%o] : tile<16xbf16>\n    %u = add %a, %a : tile<16xf32>",
+			"ir: %t = load %x[%o] : tile<16xbf16>: operand 0 (%x: ptr<f32>): the pointer is to f32, the load's result is bf16"},
 	} {
 		src := strings.Replace(boundsKernel, c.from, c.to, 1)
 		if src == boundsKernel {
@@ -108,5 +110,19 @@ func TestVerifyRefusesOutOfRange(t *testing.T) {
 	b.ParamRows("y", PtrTo(F32), 16, 1<<62)
 	if _, err := b.Finish(); err == nil || !strings.Contains(err.Error(), "perrow 4611686018427387904, want 0..281474976710656") {
 		t.Errorf("perrow 2^62: %v", err)
+	}
+}
+
+// TestParseRefusesEmptyText: a text with no kernel says so, not that the program's
+// name "" is no identifier.
+func TestParseRefusesEmptyText(t *testing.T) {
+	for _, src := range []string{"", "\n\n", "// only a comment\n  // and another\n"} {
+		want := "ir: parse: no kernel: the text is empty or only comments (want kernel NAME(...) or a program header)"
+		if _, err := ParseProgram(src); err == nil || err.Error() != want {
+			t.Errorf("ParseProgram(%q): %v, want %q", src, err, want)
+		}
+		if _, err := Parse(src); err == nil || err.Error() != want {
+			t.Errorf("Parse(%q): %v, want %q", src, err, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 // and the kernel is verified before it is returned.
 func Parse(src string) (*Kernel, error) {
 	p := &parser{toks: lex(src), vals: map[string]*Value{}}
+	if len(p.toks) == 0 {
+		return nil, errNoKernel
+	}
 	k, err := p.kernel()
 	if err != nil {
 		return nil, err
@@ -26,6 +30,10 @@ func Parse(src string) (*Kernel, error) {
 	}
 	return k, nil
 }
+
+// errNoKernel is the error of a text with no tokens: an empty file, or one of
+// comments only.
+var errNoKernel = errors.New("ir: parse: no kernel: the text is empty or only comments (want kernel NAME(...) or a program header)")
 
 type token struct {
 	text string

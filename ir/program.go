@@ -81,6 +81,9 @@ func programHeader(p *Program) bool {
 // (Print). The program is verified (VerifyProgram) before it is returned.
 func ParseProgram(src string) (*Program, error) {
 	p := &parser{toks: lex(src)}
+	if len(p.toks) == 0 {
+		return nil, errNoKernel
+	}
 	prog := &Program{}
 	header := p.peek() == "program"
 	if header {

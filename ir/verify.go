@@ -407,27 +407,37 @@ func checkMemory(o *Op) error {
 			return opErr(o, k, "the column bound must be an i32 scalar")
 		}
 	}
+	// The value is a store's last operand and a load's result (-1): errors about it
+	// name that, not the load's last address operand.
 	var v Type
+	value := -1
 	if o.Kind == OpStore {
-		v = o.Args[len(o.Args)-1].Type
+		value = len(o.Args) - 1
+		v = o.Args[value].Type
 		if len(o.Results) != 0 {
 			return opErr(o, -2, "store has no result")
 		}
 	} else {
+		if len(o.Results) != 1 {
+			return opErr(o, -2, "load has one result, have %d", len(o.Results))
+		}
 		v = o.Results[0].Type
 	}
 	if v.Elem == I1 && o.Kind == OpStore {
-		return opErr(o, len(o.Args)-1, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
+		return opErr(o, value, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
 	}
 	if v.Elem != p.Elem {
-		return opErr(o, len(o.Args)-1, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
+		if o.Kind == OpLoad {
+			return opErr(o, 0, "the pointer is to %s, the load's result is %s", p.Elem, v.Elem)
+		}
+		return opErr(o, value, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
 	}
 	if n == 1 {
 		if offs.Type.Kind == Scalar && v.Kind != Scalar || offs.Type.Kind == Tile && (v.Rank() != 1 || v.Shape[0] != rows) {
-			return opErr(o, len(o.Args)-1, "value %s does not match the offsets %s", v, offs.Type)
+			return opErr(o, value, "value %s does not match the offsets %s", v, offs.Type)
 		}
 	} else if v.Kind != Tile || v.Rank() != 2 || v.Shape[0] != rows {
-		return opErr(o, len(o.Args)-1, "value %s must be a rank-2 tile with %d rows", v, rows)
+		return opErr(o, value, "value %s must be a rank-2 tile with %d rows", v, rows)
 	}
 	return nil
 }
