@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,5 +125,42 @@ func TestParseRefusesEmptyText(t *testing.T) {
 		if _, err := Parse(src); err == nil || err.Error() != want {
 			t.Errorf("Parse(%q): %v, want %q", src, err, want)
 		}
+	}
+}
+
+// TestLoopNestingBounded: loops nest at most MaxLoopDepth deep; deeper is refused by
+// the parser before the kernel is built further, and by the verifier. (Printing
+// indents each level, so 40,000 nested loops took 8 GB to copy.)
+func TestLoopNestingBounded(t *testing.T) {
+	nest := func(depth int) string {
+		var b strings.Builder
+		b.WriteString("kernel k() grid(1, 1, 1) warps 1 {\n  %lo = const 0 : i32\n  %hi = const 2 : i32\n")
+		for i := range depth {
+			b.WriteString("for %i" + strconv.Itoa(i) + " = %lo to %hi step 1 {\n")
+		}
+		b.WriteString(strings.Repeat("}\n", depth))
+		b.WriteString("}\n")
+		return b.String()
+	}
+	if _, err := Parse(nest(MaxLoopDepth)); err != nil {
+		t.Errorf("%d nested loops: %v", MaxLoopDepth, err)
+	}
+	want := "loops nest 33 deep, more than the limit of 32"
+	for _, depth := range []int{MaxLoopDepth + 1, 40000} {
+		if _, err := Parse(nest(depth)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d nested loops: %v, want an error with %q", depth, err, want)
+		}
+	}
+	k, err := Parse(nest(MaxLoopDepth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner := k.Body.Ops[2]
+	for len(inner.Body.Ops) > 0 {
+		inner = inner.Body.Ops[0]
+	}
+	inner.Body.Ops = append(inner.Body.Ops, &Op{Kind: OpFor, Int: 1, Args: k.Body.Ops[2].Args[:2], Body: &Block{Args: []*Value{{Name: "deep", Type: ScalarOf(I32)}}}})
+	if err := Verify(k); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Verify of %d nested loops: %v, want an error with %q", MaxLoopDepth+1, err, want)
 	}
 }

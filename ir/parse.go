@@ -82,9 +82,10 @@ func lex(src string) []token {
 }
 
 type parser struct {
-	toks []token
-	pos  int
-	vals map[string]*Value
+	toks  []token
+	pos   int
+	vals  map[string]*Value
+	loops int // loops open around the current op
 }
 
 func (p *parser) peek() string {
@@ -674,9 +675,13 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	if len(names) != len(o.Args)-2 {
 		return nil, p.errf("loop carries %d values but names %d results", len(o.Args)-2, len(names))
 	}
+	if p.loops++; p.loops > MaxLoopDepth {
+		return nil, p.errf("loops nest %d deep, more than the limit of %d", p.loops, MaxLoopDepth)
+	}
 	if err := p.block(o.Body, true); err != nil {
 		return nil, err
 	}
+	p.loops--
 	for i, n := range names {
 		v, err := p.def(n, o.Args[2+i].Type, o)
 		if err != nil {

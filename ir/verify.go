@@ -487,8 +487,8 @@ func Verify(k *Kernel) error {
 	if err := verifyRoles(k); err != nil {
 		return err
 	}
-	var walk func(b *Block, role string) error
-	walk = func(b *Block, role string) error {
+	var walk func(b *Block, role string, depth int) error
+	walk = func(b *Block, role string, depth int) error {
 		var local []*Value
 		defer func() {
 			for _, v := range local {
@@ -513,12 +513,15 @@ func Verify(k *Kernel) error {
 				return opErr(o, -1, "is in the body of a loop on role %q but placed on %q: a loop's role places its whole body", role, o.Role)
 			}
 			if o.Body != nil {
+				if depth+1 > MaxLoopDepth {
+					return opErr(o, -2, "loops nest %d deep, more than the limit of %d", depth+1, MaxLoopDepth)
+				}
 				for _, a := range o.Body.Args {
 					if err := define(a); err != nil {
 						return err
 					}
 				}
-				if err := walk(o.Body, o.Role); err != nil {
+				if err := walk(o.Body, o.Role, depth+1); err != nil {
 					return err
 				}
 				for _, a := range o.Body.Args {
@@ -542,7 +545,7 @@ func Verify(k *Kernel) error {
 	if len(k.Body.Yield) > 0 {
 		return fmt.Errorf("ir: kernel %s: yield outside a loop: only a loop's body yields (its carried values)", k.Name)
 	}
-	return walk(k.Body, "")
+	return walk(k.Body, "", 0)
 }
 
 // MaxPointerAlign bounds a pointer parameter's div, its alignment in bytes (what a
