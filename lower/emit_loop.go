@@ -18,6 +18,9 @@ func (e *emitter) loop(o *ir.Op) error {
 		defer func() { e.roleLocked-- }()
 	}
 	body := o.Body
+	// A loop of no role runs its head and back edge on every warp: a role's region
+	// opens and closes inside its body (placeOn is a no-op inside a locked region).
+	e.placeOn("")
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
 	e.ins("mov.u32", iv, lo)
@@ -75,6 +78,10 @@ func (e *emitter) loop(o *ir.Op) error {
 			return err
 		}
 	}
+	// A body that ends on a role closes its region before the back edge, which
+	// every warp takes (left open, the other warps left the loop at the region's
+	// branch, and the code after it lost its coordinate scopes).
+	e.placeOn("")
 	switch {
 	case pl != nil:
 		// The next iteration's barrier orders this one's shared accesses; only

@@ -144,6 +144,44 @@ func (f *fn) computeRoles() {
 			f.roles.of[o.Results[i]] = r
 		}
 	})
+	// A loop of no role that places ops on roles only through a loop in its body
+	// carries what that loop computes, so its carried values take the yielded
+	// values' roles too, settled after the inner loops (innermost first).
+	var settle func(b *ir.Block)
+	settle = func(b *ir.Block) {
+		for _, o := range b.Ops {
+			if o.Kind != ir.OpFor {
+				continue
+			}
+			settle(o.Body)
+			if o.Role != "" || placesRoles(o) || !placesRolesWithin(o) {
+				continue
+			}
+			for i, y := range o.Body.Yield {
+				r := f.roles.yieldRole(y, o.Args[2+i])
+				f.roles.of[o.Body.Args[1+i]] = r
+				f.roles.of[o.Results[i]] = r
+			}
+		}
+	}
+	settle(f.k.Body)
+}
+
+// placesRolesWithin reports whether loop o, of no role, places ops on roles in its
+// body or in the body of a loop of no role there (at any depth).
+func placesRolesWithin(o *ir.Op) bool {
+	if placesRoles(o) {
+		return true
+	}
+	if o.Kind != ir.OpFor || o.Role != "" {
+		return false
+	}
+	for _, bo := range o.Body.Ops {
+		if bo.Kind == ir.OpFor && placesRolesWithin(bo) {
+			return true
+		}
+	}
+	return false
 }
 
 // yieldRole is the role computing a carried value: the yielded value's, or its

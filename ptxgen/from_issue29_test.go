@@ -71,3 +71,36 @@ func TestFromRefusesOverflowingIR(t *testing.T) {
 		}
 	}
 }
+
+// TestFromPhasedLoopEndingOnRole: issue 29's loop that places only its dot on a role
+// and stores the carried result on that role (it panicked in coordsOf) is dumped,
+// generated and run clean in the emulator.
+func TestFromPhasedLoopEndingOnRole(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, dir, "tail.ir", `kernel tail(%a: ptr<bf16> div 16 bytes 8192, %y: ptr<f32> div 16 bytes 16384) grid(1, 1, 1) warps 6 role mma 0 4 {
+  %r = iota : tile<64xi32>
+  %rows = cast %r : tile<64xi64>
+  %n = const 64 : i64
+  %arows = mul %rows, %n : tile<64xi64>
+  %z = const 0 : i64
+  %zero = const 0.0 : tile<64x64xf32> on mma
+  %lo = const 0 : i32
+  %hi = const 2 : i32
+  %acc = for %j = %lo to %hi step 1 iter(%c = %zero) {
+    %at = load %a[%arows, %z] : tile<64x64xbf16>
+    %next = dot %at, %at, %c : tile<64x64xf32> on mma
+    yield %next
+  }
+  store %y[%arows, %z], %acc on mma
+}
+`)
+	for _, args := range [][]string{
+		{"dump", "-from", path, "-target", "sm_90"},
+		{"gen", "-from", path, "-targets", "sm_90,sm_120", "-pkg", "p", "-o", filepath.Join(dir, "tail.go")},
+		{"check", "-emu", "-from", path, "-target", "sm_90"},
+	} {
+		if code, _, errOut := runCLIWithin(t, 2*time.Minute, args...); code != 0 {
+			t.Errorf("ptxgen %q: exit %d: %s", args, code, errOut)
+		}
+	}
+}

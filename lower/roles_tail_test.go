@@ -1,0 +1,159 @@
+package lower
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/target"
+)
+
+// roleTailCase is a phased loop whose only role op is its last: every warp loads
+// the chunks a_j and x_j, a role computes acc = acc + a_j x_j (and with reduce a
+// carried row sum of it), and the role stores the carried result after the loop.
+// With nested the loop runs inside an outer loop of no role that carries acc too.
+// (Issue 29: the role's region stayed open over the loop's back edge, so the other
+// warps left the loop at its first iteration, and the store after it panicked in
+// coordsOf.)
+type roleTailCase struct {
+	arch                    string
+	warps, first, roleWarps int
+	stages                  int
+	nested, reduce          bool
+}
+
+func (c roleTailCase) String() string {
+	return fmt.Sprintf("%s_w%d_mma%d+%d_s%d_nested%v_reduce%v", c.arch, c.warps, c.first, c.roleWarps, c.stages, c.nested, c.reduce)
+}
+
+// roleTailShape: m x n results, chunks of k, outer x inner iterations.
+const roleTailM, roleTailN, roleTailK = 64, 64, 32
+
+func (c roleTailCase) loops() (outer, inner int) {
+	if c.nested {
+		return 2, 3
+	}
+	return 1, 3
+}
+
+func roleTailKernel(c roleTailCase) *ir.Builder {
+	const m, n, k = roleTailM, roleTailN, roleTailK
+	outer, inner := c.loops()
+	chunks := outer * inner
+	b := ir.NewBuilder("role_tail")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, int64(2*m*k*chunks))
+	x := b.Param("x", ir.PtrTo(ir.BF16), 16, int64(2*k*n*chunks))
+	yn := m * n
+	if c.reduce {
+		yn = m
+	}
+	y := f32Param(b, "y", yn)
+	b.SetWarps(c.warps)
+	b.DeclareRole("mma", c.first, c.roleWarps)
+	arows := b.Mul(b.Cast(b.Iota(m), ir.I64), b.I64(int64(k*chunks)))
+	var acc, sum *ir.Value
+	b.OnRole("mma", func() {
+		acc = b.ConstFloat(0, ir.TileOf(ir.F32, m, n))
+		sum = b.ConstFloat(0, ir.TileOf(ir.F32, m))
+	})
+	phased := func(o *ir.Value, init []*ir.Value) []*ir.Value {
+		return b.ForStages(b.I32(0), b.I32(int64(inner)), 1, c.stages, init, func(j *ir.Value, cr []*ir.Value) []*ir.Value {
+			chunk := b.Add(b.Mul(o, b.I32(int64(inner))), j)
+			k0 := b.Cast(b.Mul(chunk, b.I32(k)), ir.I64)
+			at := b.Load2(a, arows, k0, k, nil, nil)
+			xrows := b.Mul(b.Add(b.Cast(b.Iota(k), ir.I64), k0), b.I64(n))
+			xt := b.Load2(x, xrows, b.I64(0), n, nil, nil)
+			var out []*ir.Value
+			b.OnRole("mma", func() {
+				next := b.Dot(at, xt, cr[0])
+				out = []*ir.Value{next}
+				if c.reduce {
+					out = append(out, b.Add(cr[1], b.Reduce("sum", next, 1)))
+				}
+			})
+			return out
+		})
+	}
+	init := []*ir.Value{acc}
+	if c.reduce {
+		init = append(init, sum)
+	}
+	var res []*ir.Value
+	if c.nested {
+		res = b.For(b.I32(0), b.I32(int64(outer)), 1, init, func(o *ir.Value, cr []*ir.Value) []*ir.Value {
+			return phased(o, cr)
+		})
+	} else {
+		res = phased(b.I32(0), init)
+	}
+	b.OnRole("mma", func() {
+		if c.reduce {
+			b.Store1(y, b.Cast(b.Iota(m), ir.I64), nil, res[1])
+			return
+		}
+		b.Store2(y, b.Mul(b.Cast(b.Iota(m), ir.I64), b.I64(n)), b.I64(0), nil, nil, res[0])
+	})
+	return b
+}
+
+// roleTailInputs are a and x with entries in {-1, 0, 1}, so every product and sum is
+// exact in f32, and y in float64.
+func roleTailInputs(c roleTailCase, seed uint64) (map[string][]byte, []float64) {
+	const m, n, k = roleTailM, roleTailN, roleTailK
+	outer, inner := c.loops()
+	chunks := outer * inner
+	rng := rand.New(rand.NewPCG(seed, 29))
+	trit := func(cnt int) ([]byte, []float64) {
+		raw, vals := make([]byte, 2*cnt), make([]float64, cnt)
+		for i := range vals {
+			vals[i] = float64(rng.IntN(3) - 1)
+			binary.LittleEndian.PutUint16(raw[2*i:], uint16(dtype.BF16FromF64(vals[i])))
+		}
+		return raw, vals
+	}
+	ab, av := trit(m * k * chunks)
+	xb, xv := trit(k * n * chunks)
+	acc := make([]float64, m*n)
+	sum := make([]float64, m)
+	for j := 0; j < chunks; j++ {
+		for r := 0; r < m; r++ {
+			for col := 0; col < n; col++ {
+				for l := 0; l < k; l++ {
+					acc[r*n+col] += av[r*k*chunks+j*k+l] * xv[(j*k+l)*n+col]
+				}
+				sum[r] += acc[r*n+col]
+			}
+		}
+	}
+	want := acc
+	if c.reduce {
+		want = sum
+	}
+	return map[string][]byte{"a": ab, "x": xb, "y": make([]byte, 4*len(want))}, want
+}
+
+// TestRolesPhasedLoopEndingOnRole: the loops of roleTailCase in the emulator against
+// float64, with roles of 1, 3 and 4 warps first, last or between the other warps, 1 to
+// 3 stages, nested in a loop of no role and with a reduction on the role.
+func TestRolesPhasedLoopEndingOnRole(t *testing.T) {
+	for i, c := range []roleTailCase{
+		{"sm_90", 6, 0, 4, 1, false, false}, // issue 29's reproduction
+		{"sm_90", 6, 0, 4, 2, false, false},
+		{"sm_80", 6, 2, 4, 3, false, false},
+		{"sm_120", 4, 3, 1, 1, false, false},
+		{"sm_90", 4, 1, 3, 2, false, false},
+		{"sm_90", 6, 0, 4, 1, true, false},
+		{"sm_80", 5, 1, 3, 2, true, true},
+		{"sm_90", 6, 0, 4, 3, false, true},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			seed := uint64(2900 + i)
+			bufs, want := roleTailInputs(c, seed)
+			got, _ := runUserKernelOn(t, roleTailKernel(c), target.MustLookup(c.arch), bufs, nil)
+			compare(t, "phased loop ending on its role", seed, got, want, 0, 0)
+		})
+	}
+}
