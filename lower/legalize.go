@@ -329,14 +329,20 @@ func (f *fn) insertPaddingMasks() error {
 			case ir.OpDot:
 				a, bm := o.Args[0], o.Args[1]
 				if n, p := f.logical[a][1], a.Type.Shape[1]; n < p {
+					// An operand another role computes is masked on that role,
+					// where its fragments are: the masked tile then crosses to
+					// the dot as the operand would have (staged).
 					if !zeroFilled(a) {
+						e.role = f.roles.of[a]
 						ok := e.broadcast(e.iotaLess(p, n), 0, a.Type.Shape)
 						o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, a, e.constF(0, a.Type)}}, a.Type)
 					}
 					if !zeroFilled(bm) {
+						e.role = f.roles.of[bm]
 						ok := e.broadcast(e.iotaLess(p, n), 1, bm.Type.Shape)
 						o.Args[1] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, bm, e.constF(0, bm.Type)}}, bm.Type)
 					}
+					e.role = o.Role
 				}
 			}
 			out = append(out, e.ops...)

@@ -157,3 +157,25 @@ func TestRolesPhasedLoopEndingOnRole(t *testing.T) {
 		})
 	}
 }
+
+// TestRolesPhasedLoopPaddedOperand: the phased loop of TestRolesPhasedLoop on warp
+// counts that pad P·V past 64 columns (9 warps: 64 x 144; a score role of 5 or 6
+// warps), so legalize masks the padding of the scores, which the score role computes
+// but a dot of every warp reads, in the emulator against float64. The mask is the
+// score role's op (found by FuzzCompile: as an op of no role it read the role's
+// fragments, and the layout check refused the kernel).
+func TestRolesPhasedLoopPaddedOperand(t *testing.T) {
+	const m, k, chunks = 64, 64, 3
+	for i, c := range []phasedCase{
+		{"sm_90", 9, 0, 4, 2},
+		{"sm_80", 8, 0, 6, 1},
+		{"sm_90", 8, 3, 5, 2},
+	} {
+		t.Run(fmt.Sprintf("%s_w%d_score%d+%d_s%d", c.arch, c.warps, c.first, c.scoreWarps, c.stages), func(t *testing.T) {
+			seed := uint64(2950 + i)
+			bufs, want := phasedInputs(seed, m, k, chunks)
+			got, _ := runUserKernelOn(t, phasedKernel(c, m, k, chunks), target.MustLookup(c.arch), bufs, nil)
+			compare(t, "phased loop with padded scores", seed, got, want, 1e-4, 1e-5)
+		})
+	}
+}
