@@ -3,7 +3,10 @@ package lower
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/dtype"
@@ -178,4 +181,57 @@ func TestRolesPhasedLoopPaddedOperand(t *testing.T) {
 			compare(t, "phased loop with padded scores", seed, got, want, 1e-4, 1e-5)
 		})
 	}
+}
+
+// TestRolesReadsOfOtherWarpsFragments: an op reading fragments that other warps
+// hold is refused by the roles pass, naming the value, the reader and the roles,
+// also with the pass checks on (found by FuzzCompile: the layout check refused the
+// split the reader inherited first, as a lowering bug); and fragments of no role,
+// split over every warp, read on a role of fewer warps are refused too (they were
+// read as if the role held all of them). A role of every warp reads them, and the
+// kernel matches float64.
+func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
+	src, err := os.ReadFile("../ptxgen/testdata/from/phased.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	phased := string(src)
+	// Each case with and without the pass checks (the command line runs without).
+	defer func(c bool) { CheckPasses = c }(CheckPasses)
+	scoresOnEveryWarp := strings.NewReplacer("%s = dot %at, %xt, %s0 : tile<64x64xf32> on score", "%s = dot %at, %xt, %s0 : tile<64x64xf32>")
+	for _, c := range []struct {
+		name string
+		r    *strings.Replacer
+		want string
+	}{
+		{"cast of the role's scores on every warp", strings.NewReplacer("%ps = cast %s : tile<64x64xbf16> on score", "%ps = cast %s : tile<64x64xbf16>"),
+			`roles: %s computed on role "score" is read by %ps = cast %s : tile<64x64xbf16> on every warp (no role): across roles only tiles with a shared home are visible, and this one lives in mma fragments, 2x2 warps`},
+		{"scores of every warp reduced on the role", scoresOnEveryWarp,
+			`roles: %s computed on every warp (no role) is read by %rmax = reduce max %s, 1 : tile<64xf32> on score: across roles only tiles with a shared home are visible, and this one lives in mma fragments, 4x2 warps`},
+	} {
+		k, err := ir.Parse(c.r.Replace(phased))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, check := range []bool{true, false} {
+			CheckPasses = check
+			_, err := Compile(k, target.MustLookup("sm_90"), Options{Check: check})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, checks %v: %v\nwant an error with %s", c.name, check, err, c.want)
+			}
+		}
+	}
+	CheckPasses = true
+	k, err := ir.Parse(strings.Replace(scoresOnEveryWarp.Replace(phased), "role score 0 4", "role score 0 8", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := uint64(2990)
+	bufs, want := phasedInputs(seed, 64, 64, 3)
+	raw, _ := runBytes(t, k, "sm_90", bufs)
+	got := make([]float32, len(raw)/4)
+	for i := range got {
+		got[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	compare(t, "a role of every warp reading scores of no role", seed, got, want, 1e-4, 1e-5)
 }
