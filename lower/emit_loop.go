@@ -28,6 +28,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	carried := make([]*vals, len(body.Yield))
 	for i, in := range o.Args[2:] {
 		arg := body.Args[i+1]
+		e.placeOn(e.f.valueRole(arg))
 		c, err := e.materialize(in, e.layout(arg))
 		if err != nil {
 			return fmt.Errorf("loop-carried value %s: %v", arg, err)
@@ -35,6 +36,7 @@ func (e *emitter) loop(o *ir.Op) error {
 		carried[i] = c
 		e.v[arg] = c
 	}
+	e.placeOn("")
 	// Tiles the body slices (the CTA's candidate indices) are written before the
 	// loop and read first thing in it: make them visible once, here, instead of
 	// with a barrier in every iteration.
@@ -74,6 +76,7 @@ func (e *emitter) loop(o *ir.Op) error {
 		return err
 	}
 	for i, y := range body.Yield {
+		e.placeOn(e.f.valueRole(body.Args[i+1]))
 		if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
 			return err
 		}

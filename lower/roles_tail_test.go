@@ -235,3 +235,47 @@ func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
 	}
 	compare(t, "a role of every warp reading scores of no role", seed, got, want, 1e-4, 1e-5)
 }
+
+// TestRolesPhasedLoopCarriesPerThread: a phased loop whose role carries a rank-1
+// tile held per thread (column sums of rows every warp loads), on roles of 1 and 3
+// warps that do not start at warp 0, in the emulator against float64. The role
+// holds the elements over its own threads, so the carried registers are set and
+// copied in its region (found by FuzzCompile: they were set up for every thread of
+// the CTA, and the role's ops indexed past them, an index out of range).
+func TestRolesPhasedLoopCarriesPerThread(t *testing.T) {
+	for i, c := range []struct {
+		warps, first, roleWarps, n, rows int
+	}{
+		{4, 3, 1, 64, 3},
+		{4, 1, 3, 200, 4},
+		{6, 2, 1, 40, 2},
+	} {
+		t.Run(fmt.Sprintf("w%d_sum%d+%d_n%d", c.warps, c.first, c.roleWarps, c.n), func(t *testing.T) {
+			b := ir.NewBuilder("colsums")
+			x := f32Param(b, "x", c.rows*c.n)
+			y := f32Param(b, "y", c.n)
+			b.SetWarps(c.warps)
+			b.DeclareRole("sum", c.first, c.roleWarps)
+			cols := b.Cast(b.Iota(c.n), ir.I64)
+			var zero *ir.Value
+			b.OnRole("sum", func() { zero = b.ConstFloat(0, ir.TileOf(ir.F32, c.n)) })
+			res := b.For(b.I32(0), b.I32(int64(c.rows)), 1, []*ir.Value{zero}, func(j *ir.Value, cr []*ir.Value) []*ir.Value {
+				row := b.Load1(x, b.Add(cols, b.Cast(b.Mul(j, b.I32(int64(c.n))), ir.I64)), nil)
+				var next *ir.Value
+				b.OnRole("sum", func() { next = b.Add(cr[0], row) })
+				return []*ir.Value{next}
+			})
+			b.OnRole("sum", func() { b.Store1(y, cols, nil, res[0]) })
+			seed := uint64(2970 + i)
+			rng := rand.New(rand.NewPCG(seed, 31))
+			xs := make([]float32, c.rows*c.n)
+			want := make([]float64, c.n)
+			for k := range xs {
+				xs[k] = float32(rng.IntN(17) - 8)
+				want[k%c.n] += float64(xs[k])
+			}
+			got, _ := runUserKernelOn(t, b, target.MustLookup("sm_90"), f32Buffers(map[string][]float32{"x": xs, "y": make([]float32, c.n)}), nil)
+			compare(t, "column sums carried per thread on a role", seed, got, want, 0, 0)
+		})
+	}
+}
