@@ -74,9 +74,12 @@ func checkLayoutsRoles(f *fn, roleWarps bool) error {
 			if f.isRowView(v) {
 				of = v.Def.Args[0]
 			}
+			// A row view's columns are its consumer's split (each element is its
+			// row vector's, per row): only its rows must split.
+			splitsCols := of == v
 			if want := f.warpsFor(of); roleWarps && warps != want || l.rep > 1 && l.wn != 1 {
 				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.wm, l.wn, l.copies(), want)
-			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || s[1]%(granuleN*l.wn) != 0 {
+			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || splitsCols && s[1]%(granuleN*l.wn) != 0 {
 				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
 			}
 		}

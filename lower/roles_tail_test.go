@@ -206,6 +206,8 @@ func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
 	}{
 		{"cast of the role's scores on every warp", strings.NewReplacer("%ps = cast %s : tile<64x64xbf16> on score", "%ps = cast %s : tile<64x64xbf16>"),
 			`roles: %s computed on role "score" is read by %ps = cast %s : tile<64x64xbf16> on every warp (no role): across roles only tiles with a shared home are visible, and this one lives in mma fragments, 2x2 warps`},
+		{"a broadcast of the role's row vector that nothing reads", strings.NewReplacer("  %out = mul %accfin, %hb : tile<64x64xf32>\n  store %y[%rows, %z], %out\n", "", "warps 8", "warps 9"),
+			`roles: %h computed on role "score" is read by %hb = broadcast %h, 1 : tile<64x72xf32> on every warp (no role): across roles only tiles with a shared home are visible, and this one lives in rows of mma fragments, 2x2 warps`},
 		{"scores of every warp reduced on the role", scoresOnEveryWarp,
 			`roles: %s computed on every warp (no role) is read by %rmax = reduce max %s, 1 : tile<64xf32> on score: across roles only tiles with a shared home are visible, and this one lives in mma fragments, 4x2 warps`},
 	} {
