@@ -9,11 +9,11 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
-// TestElementCopiesOfF32: a 2-D load of f32 rows known only to be 1- or 2-byte
-// aligned (no div, or div 2) is copied to shared memory element by element; each
-// copy starts from a zero of its type (found by FuzzCompile: `mov.f32 %f0, 0`, an
-// integer immediate, which the emit check refuses), and the row sums come out right
-// in the emulator.
+// TestElementCopiesOfF32: a 2-D load of f32 rows known only to be 1- or 2-byte aligned
+// (no div, or div 2) is copied to shared memory element by element; each copy starts
+// from a zero of its type (found by mutating FuzzCompile's seeds: `mov.f32 %f0, 0`, an
+// integer immediate, which the emit check refuses), and the row sums come out right in
+// the emulator.
 func TestElementCopiesOfF32(t *testing.T) {
 	const src = `kernel rowsums(%x: ptr<f32>DIV bytes 1024, %y: ptr<f32> div 16 bytes 64) grid(1, 1, 1) warps 1 {
   %r = iota : tile<16xi32>

@@ -165,8 +165,8 @@ func TestRolesPhasedLoopEndingOnRole(t *testing.T) {
 // counts that pad P·V past 64 columns (9 warps: 64 x 144; a score role of 5 or 6
 // warps), so legalize masks the padding of the scores, which the score role computes
 // but a dot of every warp reads, in the emulator against float64. The mask is the
-// score role's op (found by FuzzCompile: as an op of no role it read the role's
-// fragments, and the layout check refused the kernel).
+// score role's op (found by mutating FuzzCompile's seeds: as an op of no role it read
+// the role's fragments, and the layout check refused the kernel).
 func TestRolesPhasedLoopPaddedOperand(t *testing.T) {
 	const m, k, chunks = 64, 64, 3
 	for i, c := range []phasedCase{
@@ -183,13 +183,13 @@ func TestRolesPhasedLoopPaddedOperand(t *testing.T) {
 	}
 }
 
-// TestRolesReadsOfOtherWarpsFragments: an op reading fragments that other warps
-// hold is refused by the roles pass, naming the value, the reader and the roles,
-// also with the pass checks on (found by FuzzCompile: the layout check refused the
-// split the reader inherited first, as a lowering bug); and fragments of no role,
-// split over every warp, read on a role of fewer warps are refused too (they were
-// read as if the role held all of them). A role of every warp reads them, and the
-// kernel matches float64.
+// TestRolesReadsOfOtherWarpsFragments: an op reading fragments that other warps hold
+// is refused by the roles pass, naming the value, the reader and the roles, also with
+// the pass checks on (found by mutating FuzzCompile's seeds: the layout check refused
+// the split the reader inherited first, as a lowering bug); and fragments of no role,
+// split over every warp, read on a role of fewer warps are refused too (they were read
+// as if the role held all of them). A role of every warp reads them, and the kernel
+// matches float64.
 func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
 	src, err := os.ReadFile("../ptxgen/testdata/from/phased.ir")
 	if err != nil {
@@ -238,11 +238,11 @@ func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
 	compare(t, "a role of every warp reading scores of no role", seed, got, want, 1e-4, 1e-5)
 }
 
-// TestRolesPhasedLoopCarriesPerThread: a phased loop whose role carries a rank-1
-// tile held per thread (column sums of rows every warp loads), on roles of 1 and 3
-// warps that do not start at warp 0, in the emulator against float64. The role
-// holds the elements over its own threads, so the carried registers are set and
-// copied in its region (found by FuzzCompile: they were set up for every thread of
+// TestRolesPhasedLoopCarriesPerThread: a phased loop whose role carries a rank-1 tile
+// held per thread (column sums of rows every warp loads), on roles of 1 and 3 warps
+// that do not start at warp 0, in the emulator against float64. The role holds the
+// elements over its own threads, so the carried registers are set and copied in its
+// region (found by mutating FuzzCompile's seeds: they were set up for every thread of
 // the CTA, and the role's ops indexed past them, an index out of range).
 func TestRolesPhasedLoopCarriesPerThread(t *testing.T) {
 	for i, c := range []struct {
