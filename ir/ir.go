@@ -216,6 +216,11 @@ type Op struct {
 // MaxStages bounds a loop's pipeline depth (Op.Stages).
 const MaxStages = 4
 
+// MaxLoopDepth bounds how deep loops nest. Kernels nest a few; the bound keeps the
+// text form (each level indented) and the lowering's walks linear in the kernel's
+// size (40,000 nested loops took 8 GB to copy through the text form).
+const MaxLoopDepth = 32
+
 // Result returns the single result of op.
 func (o *Op) Result() *Value { return o.Results[0] }
 

@@ -305,8 +305,8 @@ func TestStridedRoundTrip(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{"[%sh x 2,", "[%nope x 2,", "%nope is not an integer scalar parameter"},
 		{"[%sh x 2,", "[%p x 2,", "%p is not an integer scalar parameter"},
-		{"[%sh x 2,", "[%sh x 0,", "count of at least 1"},
-		{"%rows / 1]", "%rows / 0]", "divisor of at least 1"},
+		{"[%sh x 2,", "[%sh x 0,", "want a count in 1..2147483647"},
+		{"%rows / 1]", "%rows / 0]", "want a divisor in 1..2147483647"},
 		{"%rows / 1]", "%sh / 1]", "not an i32 parameter"},
 		{"strided 64 [", "strided 0 [", "run of at least 1"},
 	} {

@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -11,6 +12,9 @@ import (
 // and the kernel is verified before it is returned.
 func Parse(src string) (*Kernel, error) {
 	p := &parser{toks: lex(src), vals: map[string]*Value{}}
+	if len(p.toks) == 0 {
+		return nil, errNoKernel
+	}
 	k, err := p.kernel()
 	if err != nil {
 		return nil, err
@@ -26,6 +30,10 @@ func Parse(src string) (*Kernel, error) {
 	}
 	return k, nil
 }
+
+// errNoKernel is the error of a text with no tokens: an empty file, or one of
+// comments only.
+var errNoKernel = errors.New("ir: parse: no kernel: the text is empty or only comments (want kernel NAME(...) or a program header)")
 
 type token struct {
 	text string
@@ -74,9 +82,10 @@ func lex(src string) []token {
 }
 
 type parser struct {
-	toks []token
-	pos  int
-	vals map[string]*Value
+	toks  []token
+	pos   int
+	vals  map[string]*Value
+	loops int // loops open around the current op
 }
 
 func (p *parser) peek() string {
@@ -175,6 +184,32 @@ func (p *parser) uses(end string) ([]*Value, error) {
 	return vs, nil
 }
 
+// yielded parses a yield's values: comma-separated, up to the first token that does
+// not continue the list (the body's "}").
+func (p *parser) yielded() ([]*Value, error) {
+	var vs []*Value
+	for {
+		if !strings.HasPrefix(p.peek(), "%") {
+			if len(vs) == 0 && p.peek() != "}" {
+				return nil, p.errf("want a value, have %q", p.peek())
+			}
+			return vs, nil
+		}
+		v, err := p.use()
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+		if p.peek() != "," {
+			return vs, nil
+		}
+		p.next()
+		if !strings.HasPrefix(p.peek(), "%") {
+			return nil, p.errf("want a value after \",\", have %q", p.peek())
+		}
+	}
+}
+
 // strided parses a pointer parameter's "strided RUN [%s x N, %s x %n / D]" after
 // the keyword.
 func (p *parser) strided(prm *Param) error {
@@ -256,7 +291,12 @@ func (p *parser) kernel() (*Kernel, error) {
 			p.next()
 			prm.Split = true
 		}
+		given := map[string]bool{}
 		for p.peek() == "div" || p.peek() == "bytes" || p.peek() == "perrow" || p.peek() == "perpart" || p.peek() == "strided" {
+			if given[p.peek()] {
+				return nil, p.errf("parameter %s: %s given twice; give each of div, bytes, perrow, perpart and strided at most once", v, p.peek())
+			}
+			given[p.peek()] = true
 			attr := p.next()
 			if attr == "strided" {
 				if err := p.strided(prm); err != nil {
@@ -347,14 +387,15 @@ func (p *parser) kernel() (*Kernel, error) {
 	if err := p.expect("{"); err != nil {
 		return nil, err
 	}
-	if err := p.block(k.Body); err != nil {
+	if err := p.block(k.Body, false); err != nil {
 		return nil, err
 	}
 	return k, nil
 }
 
-// block parses ops up to and including the closing brace.
-func (p *parser) block(b *Block) error {
+// block parses ops up to and including the closing brace; a loop's body (loop) may
+// end in a yield.
+func (p *parser) block(b *Block, loop bool) error {
 	for {
 		switch p.peek() {
 		case "":
@@ -363,12 +404,18 @@ func (p *parser) block(b *Block) error {
 			p.next()
 			return nil
 		case "yield":
+			if !loop {
+				return p.errf("yield outside a loop: only a loop's body yields (its carried values)")
+			}
 			p.next()
-			vs, err := p.uses("}")
+			vs, err := p.yielded()
 			if err != nil {
 				return err
 			}
 			b.Yield = vs
+			if p.peek() != "}" {
+				return p.errf("yield ends a loop's body: want \"}\" after it, have %q", p.peek())
+			}
 			continue
 		}
 		op, err := p.op()
@@ -628,9 +675,13 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 	if len(names) != len(o.Args)-2 {
 		return nil, p.errf("loop carries %d values but names %d results", len(o.Args)-2, len(names))
 	}
-	if err := p.block(o.Body); err != nil {
+	if p.loops++; p.loops > MaxLoopDepth {
+		return nil, p.errf("loops nest %d deep, more than the limit of %d", p.loops, MaxLoopDepth)
+	}
+	if err := p.block(o.Body, true); err != nil {
 		return nil, err
 	}
+	p.loops--
 	for i, n := range names {
 		v, err := p.def(n, o.Args[2+i].Type, o)
 		if err != nil {

@@ -31,9 +31,14 @@ import (
 // MaxSMs bounds a program's SM count.
 const MaxSMs = 1 << 16
 
-// MaxWorkspaceBytes bounds a workspace buffer's fixed and per-part sizes (256 TiB),
-// so that sizes computed from them cannot overflow.
-const MaxWorkspaceBytes = 1 << 48
+// MaxBufferBytes bounds the sizes a program declares for its buffers: a parameter's
+// bytes, perrow and perpart, a workspace buffer's fixed and per-part sizes (256 TiB,
+// past any GPU's memory), so that a size is not mistaken for a small one by
+// arithmetic that wraps.
+const MaxBufferBytes = 1 << 48
+
+// MaxWorkspaceBytes bounds a workspace buffer's fixed and per-part sizes.
+const MaxWorkspaceBytes = MaxBufferBytes
 
 // PrintProgram renders p in the text form ParseProgram reads back: a program of one
 // kernel without workspace or SM count prints as that kernel alone (Print), which
@@ -76,6 +81,9 @@ func programHeader(p *Program) bool {
 // (Print). The program is verified (VerifyProgram) before it is returned.
 func ParseProgram(src string) (*Program, error) {
 	p := &parser{toks: lex(src)}
+	if len(p.toks) == 0 {
+		return nil, errNoKernel
+	}
 	prog := &Program{}
 	header := p.peek() == "program"
 	if header {

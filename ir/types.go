@@ -6,6 +6,7 @@ package ir
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -118,10 +119,15 @@ func (t Type) Equal(u Type) bool {
 	return true
 }
 
-// Elems is the number of elements of a tile (1 for scalars).
+// Elems is the number of elements of a tile (1 for scalars). It saturates at
+// math.MaxInt rather than wrap, so a shape past the verifier's limit (MaxTileElems)
+// never counts as small.
 func (t Type) Elems() int {
 	n := 1
 	for _, d := range t.Shape {
+		if d > 0 && n > math.MaxInt/d {
+			return math.MaxInt
+		}
 		n *= d
 	}
 	return n

@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -260,8 +261,8 @@ func checkOp(o *Op) error {
 				return opErr(o, i, "loop bounds are i32 scalars")
 			}
 		}
-		if o.Int < 1 {
-			return opErr(o, -2, "step %d must be >= 1", o.Int)
+		if o.Int < 1 || o.Int > math.MaxInt32 {
+			return opErr(o, -2, "step %d: want 1..%d (the induction variable is an i32)", o.Int, math.MaxInt32)
 		}
 		if o.Stages < 0 || o.Stages > MaxStages {
 			return opErr(o, -2, "stages %d: want 1..%d", o.Stages, MaxStages)
@@ -311,7 +312,12 @@ func checkShape(t Type) error {
 		}
 	}
 	if t.Elems() > MaxTileElems {
-		return fmt.Errorf("tile of %d elements exceeds the limit of %d", t.Elems(), MaxTileElems)
+		// The exact product: extents of 2^20 x 2^44 wrap to 0 in an int.
+		n := big.NewInt(1)
+		for _, d := range t.Shape {
+			n.Mul(n, big.NewInt(int64(d)))
+		}
+		return fmt.Errorf("tile of %s elements exceeds the limit of %d", n, MaxTileElems)
 	}
 	return nil
 }
@@ -401,27 +407,37 @@ func checkMemory(o *Op) error {
 			return opErr(o, k, "the column bound must be an i32 scalar")
 		}
 	}
+	// The value is a store's last operand and a load's result (-1): errors about it
+	// name that, not the load's last address operand.
 	var v Type
+	value := -1
 	if o.Kind == OpStore {
-		v = o.Args[len(o.Args)-1].Type
+		value = len(o.Args) - 1
+		v = o.Args[value].Type
 		if len(o.Results) != 0 {
 			return opErr(o, -2, "store has no result")
 		}
 	} else {
+		if len(o.Results) != 1 {
+			return opErr(o, -2, "load has one result, have %d", len(o.Results))
+		}
 		v = o.Results[0].Type
 	}
 	if v.Elem == I1 && o.Kind == OpStore {
-		return opErr(o, len(o.Args)-1, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
+		return opErr(o, value, "i1 has no memory form (a predicate): store a u8 or i32 instead, converted with cast (0 or 1)")
 	}
 	if v.Elem != p.Elem {
-		return opErr(o, len(o.Args)-1, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
+		if o.Kind == OpLoad {
+			return opErr(o, 0, "the pointer is to %s, the load's result is %s", p.Elem, v.Elem)
+		}
+		return opErr(o, value, "element type %s does not match the pointer's %s", v.Elem, p.Elem)
 	}
 	if n == 1 {
 		if offs.Type.Kind == Scalar && v.Kind != Scalar || offs.Type.Kind == Tile && (v.Rank() != 1 || v.Shape[0] != rows) {
-			return opErr(o, len(o.Args)-1, "value %s does not match the offsets %s", v, offs.Type)
+			return opErr(o, value, "value %s does not match the offsets %s", v, offs.Type)
 		}
 	} else if v.Kind != Tile || v.Rank() != 2 || v.Shape[0] != rows {
-		return opErr(o, len(o.Args)-1, "value %s must be a rank-2 tile with %d rows", v, rows)
+		return opErr(o, value, "value %s must be a rank-2 tile with %d rows", v, rows)
 	}
 	return nil
 }
@@ -461,8 +477,8 @@ func Verify(k *Kernel) error {
 		if problem := identProblem(p.Value.Name); problem != "" {
 			return fmt.Errorf("ir: kernel %s: parameter name %q %s", k.Name, p.Value.Name, problem)
 		}
-		if p.Div < 0 || p.Div&(p.Div-1) != 0 {
-			return fmt.Errorf("ir: kernel %s: parameter %s: div %d must be a power of two", k.Name, p.Value, p.Div)
+		if err := verifyDiv(k, p); err != nil {
+			return err
 		}
 		if err := define(p.Value); err != nil {
 			return err
@@ -471,8 +487,8 @@ func Verify(k *Kernel) error {
 	if err := verifyRoles(k); err != nil {
 		return err
 	}
-	var walk func(b *Block, role string) error
-	walk = func(b *Block, role string) error {
+	var walk func(b *Block, role string, depth int) error
+	walk = func(b *Block, role string, depth int) error {
 		var local []*Value
 		defer func() {
 			for _, v := range local {
@@ -497,12 +513,15 @@ func Verify(k *Kernel) error {
 				return opErr(o, -1, "is in the body of a loop on role %q but placed on %q: a loop's role places its whole body", role, o.Role)
 			}
 			if o.Body != nil {
+				if depth+1 > MaxLoopDepth {
+					return opErr(o, -2, "loops nest %d deep, more than the limit of %d", depth+1, MaxLoopDepth)
+				}
 				for _, a := range o.Body.Args {
 					if err := define(a); err != nil {
 						return err
 					}
 				}
-				if err := walk(o.Body, o.Role); err != nil {
+				if err := walk(o.Body, o.Role, depth+1); err != nil {
 					return err
 				}
 				for _, a := range o.Body.Args {
@@ -523,7 +542,37 @@ func Verify(k *Kernel) error {
 		}
 		return nil
 	}
-	return walk(k.Body, "")
+	if len(k.Body.Yield) > 0 {
+		return fmt.Errorf("ir: kernel %s: yield outside a loop: only a loop's body yields (its carried values)", k.Name)
+	}
+	return walk(k.Body, "", 0)
+}
+
+// MaxPointerAlign bounds a pointer parameter's div, its alignment in bytes (what a
+// launcher can check and a host can give; the lowering uses up to 16).
+const MaxPointerAlign = 4096
+
+// verifyDiv checks a parameter's div: 0 or 1 (nothing), or a power of two that a
+// value of its type can be a multiple of; on a pointer at most MaxPointerAlign. An f32
+// has no divisor, and launchers would ignore one.
+func verifyDiv(k *Kernel, p *Param) error {
+	t := p.Value.Type
+	if p.Div <= 1 && p.Div >= 0 {
+		return nil
+	}
+	limit, what := MaxPointerAlign, "a pointer's alignment in bytes"
+	switch {
+	case t.Kind == Scalar && t.Elem == I32:
+		limit, what = 1<<30, "a divisor of the i32"
+	case t.Kind == Scalar && t.Elem == I64:
+		limit, what = 1<<62, "a divisor of the i64"
+	case t.Kind != Ptr:
+		return fmt.Errorf("ir: kernel %s: parameter %s: div %d on an %s: div is a pointer's alignment or an integer's divisor", k.Name, p.Value, p.Div, t)
+	}
+	if p.Div < 0 || p.Div > limit || p.Div&(p.Div-1) != 0 {
+		return fmt.Errorf("ir: kernel %s: parameter %s: div %d, want 0 or a power of two in 1..%d (%s)", k.Name, p.Value, p.Div, limit, what)
+	}
+	return nil
 }
 
 // verifyRoles checks the kernel's role declarations: identifiers, distinct, each a
@@ -539,8 +588,11 @@ func verifyRoles(k *Kernel) error {
 				return fmt.Errorf("ir: kernel %s: role %s declared twice", k.Name, r.Name)
 			}
 		}
-		if r.Warps < 1 || r.First < 0 || r.First+r.Warps > k.Warps {
-			return fmt.Errorf("ir: kernel %s: role %s is warps %d..%d (first %d, %d warps); the CTA has warps 0..%d and a role at least one", k.Name, r.Name, r.First, r.First+r.Warps-1, r.First, r.Warps, k.Warps-1)
+		// k.Warps is in 1..32 here, so k.Warps-r.Warps cannot overflow where
+		// r.First+r.Warps could (a role of 2^63-1 warps wrapped and passed).
+		if r.Warps < 1 || r.First < 0 || r.Warps > k.Warps || r.First > k.Warps-r.Warps {
+			last := new(big.Int).Add(big.NewInt(int64(r.First)), big.NewInt(int64(r.Warps)-1))
+			return fmt.Errorf("ir: kernel %s: role %s is warps %d..%s (first %d, %d warps); the CTA has warps 0..%d and a role at least one", k.Name, r.Name, r.First, last, r.First, r.Warps, k.Warps-1)
 		}
 		for w := r.First; w < r.First+r.Warps; w++ {
 			if owner[w] != "" {
@@ -637,8 +689,25 @@ func verifyRows(k *Kernel) error {
 		return fmt.Errorf("ir: kernel %s: split parameter %s binds no grid dimension: bind it to the one after the rows (grid(..., %s max N))", k.Name, split.Value, split.Value)
 	}
 	for _, p := range k.Params {
-		if p.PerRow < 0 || p.Bytes < 0 || p.PerPart < 0 {
-			return fmt.Errorf("ir: kernel %s: parameter %s has negative bytes, perrow or perpart", k.Name, p.Value)
+		for _, size := range []struct {
+			attr string
+			n    int64
+		}{{"bytes", p.Bytes}, {"perrow", p.PerRow}, {"perpart", p.PerPart}} {
+			if size.n < 0 || size.n > MaxBufferBytes {
+				return fmt.Errorf("ir: kernel %s: parameter %s: %s %d, want 0..%d", k.Name, p.Value, size.attr, size.n, int64(MaxBufferBytes))
+			}
+			if size.n == 0 {
+				continue
+			}
+			t := p.Value.Type
+			if t.Kind != Ptr && size.attr == "bytes" {
+				return fmt.Errorf("ir: kernel %s: parameter %s: bytes %d on a scalar: bytes, perrow and perpart size a pointer's buffer", k.Name, p.Value, size.n)
+			}
+			// Sizes count whole elements: a launcher would otherwise take a buffer
+			// that ends inside the last one.
+			if e := int64(t.Elem.Size()); t.Kind == Ptr && size.n%e != 0 {
+				return fmt.Errorf("ir: kernel %s: parameter %s: %s %d is not a multiple of %d, the size of one %s", k.Name, p.Value, size.attr, size.n, e, t.Elem)
+			}
 		}
 		if p.PerRow > 0 && (rows == "" || p.Value.Type.Kind != Ptr) {
 			return fmt.Errorf("ir: kernel %s: parameter %s has a per-row size but is not a pointer of a kernel whose grid is bound to its rows", k.Name, p.Value)
@@ -670,14 +739,17 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 	if p.Run < 1 || len(p.Strides) == 0 {
 		return bad("want a run of at least 1 element and at least one stride (have run %d, %d strides)", p.Run, len(p.Strides))
 	}
+	if e := int64(p.Value.Type.Elem.Size()); p.Run > MaxBufferBytes/e {
+		return bad("run %d, want 1..%d elements (%d bytes of %s)", p.Run, MaxBufferBytes/e, int64(MaxBufferBytes), p.Value.Type.Elem)
+	}
 	for _, d := range p.Strides {
 		s := params[d.Stride]
 		if s == nil || s.Value.Type.Kind != Scalar || !s.Value.Type.Elem.IsInt() {
 			return bad("%%%s is not an integer scalar parameter", d.Stride)
 		}
 		if d.CountParam == "" {
-			if d.Count < 1 {
-				return bad("%%%s x %d: want a count of at least 1", d.Stride, d.Count)
+			if d.Count < 1 || d.Count > math.MaxInt32 {
+				return bad("%%%s x %d: want a count in 1..%d", d.Stride, d.Count, math.MaxInt32)
 			}
 			continue
 		}
@@ -685,8 +757,8 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 		if c == nil || !c.Value.Type.Equal(ScalarOf(I32)) {
 			return bad("%%%s counts %%%s, which is not an i32 parameter", d.Stride, d.CountParam)
 		}
-		if d.CountDiv < 1 || d.Count != 0 {
-			return bad("%%%s x %%%s / %d: want a divisor of at least 1", d.Stride, d.CountParam, d.CountDiv)
+		if d.CountDiv < 1 || d.CountDiv > math.MaxInt32 || d.Count != 0 {
+			return bad("%%%s x %%%s / %d: want a divisor in 1..%d", d.Stride, d.CountParam, d.CountDiv, math.MaxInt32)
 		}
 	}
 	return nil

@@ -36,8 +36,14 @@ func checkRowReduced(f *fn) error {
 
 // checkLayouts checks what layout guarantees: every value has a layout that fits
 // its type and the CTA's warps, and every store stores from a layout the emitter
-// can store from.
-func checkLayouts(f *fn) error {
+// can store from. In a kernel with roles the fragments' warps are checked against
+// their roles after the roles pass (checkRoles): an op reading another role's
+// fragments inherits their split, and that pass refuses the read, naming it.
+func checkLayouts(f *fn) error { return checkLayoutsRoles(f, len(f.k.Roles) == 0) }
+
+// checkLayoutsRoles is checkLayouts, with each fragment tile's warps checked
+// against its role's where roleWarps is set.
+func checkLayoutsRoles(f *fn, roleWarps bool) error {
 	var err error
 	fail := func(format string, args ...any) {
 		if err == nil {
@@ -68,9 +74,12 @@ func checkLayouts(f *fn) error {
 			if f.isRowView(v) {
 				of = v.Def.Args[0]
 			}
-			if want := f.warpsFor(of); warps != want || l.rep > 1 && l.wn != 1 {
+			// A row view's columns are its consumer's split (each element is its
+			// row vector's, per row): only its rows must split.
+			splitsCols := of == v
+			if want := f.warpsFor(of); roleWarps && warps != want || l.rep > 1 && l.wn != 1 {
 				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.wm, l.wn, l.copies(), want)
-			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || s[1]%(granuleN*l.wn) != 0 {
+			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || splitsCols && s[1]%(granuleN*l.wn) != 0 {
 				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
 			}
 		}

@@ -78,7 +78,7 @@ func (e *emitter) loadElem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 	var guard ptx.Operand
 	if len(args) > 2 && args[2] != nil {
 		if c, ok := args[2].(ptx.Imm); ok && c == 0 {
-			e.ins("mov."+bitsSuffix(elem), r, ptx.Imm(0))
+			e.ins("mov."+bitsSuffix(elem), r, zeroOf(elem))
 			return r, nil
 		} else if !ok {
 			guard = args[2]
@@ -300,7 +300,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		}
 		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
 		x := e.reg(elem)
-		e.ins("mov."+bitsSuffix(elem), x, ptx.Imm(0))
+		e.ins("mov."+bitsSuffix(elem), x, zeroOf(elem))
 		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
 		var dst ptx.Addr
 		if l.swizzle {

@@ -18,6 +18,9 @@ func (e *emitter) loop(o *ir.Op) error {
 		defer func() { e.roleLocked-- }()
 	}
 	body := o.Body
+	// A loop of no role runs its head and back edge on every warp: a role's region
+	// opens and closes inside its body (placeOn is a no-op inside a locked region).
+	e.placeOn("")
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
 	e.ins("mov.u32", iv, lo)
@@ -25,6 +28,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	carried := make([]*vals, len(body.Yield))
 	for i, in := range o.Args[2:] {
 		arg := body.Args[i+1]
+		e.placeOn(e.f.valueRole(arg))
 		c, err := e.materialize(in, e.layout(arg))
 		if err != nil {
 			return fmt.Errorf("loop-carried value %s: %v", arg, err)
@@ -32,6 +36,7 @@ func (e *emitter) loop(o *ir.Op) error {
 		carried[i] = c
 		e.v[arg] = c
 	}
+	e.placeOn("")
 	// Tiles the body slices (the CTA's candidate indices) are written before the
 	// loop and read first thing in it: make them visible once, here, instead of
 	// with a barrier in every iteration.
@@ -71,10 +76,15 @@ func (e *emitter) loop(o *ir.Op) error {
 		return err
 	}
 	for i, y := range body.Yield {
+		e.placeOn(e.f.valueRole(body.Args[i+1]))
 		if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
 			return err
 		}
 	}
+	// A body that ends on a role closes its region before the back edge, which
+	// every warp takes (left open, the other warps left the loop at the region's
+	// branch, and the code after it lost its coordinate scopes).
+	e.placeOn("")
 	switch {
 	case pl != nil:
 		// The next iteration's barrier orders this one's shared accesses; only

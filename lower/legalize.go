@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
 )
 
@@ -170,7 +172,24 @@ func legalize(f *fn) error {
 			v.Type.Shape[d] = roundUp(n, c.gran(dimRef{v, d}))
 		}
 	}
+	for _, v := range all {
+		// Warp counts whose splits share no factor pad to their product: say so
+		// rather than lower a tile past the verifier's limit.
+		if n := v.Type.Elems(); n > ir.MaxTileElems {
+			return fmt.Errorf("%s (%s) pads to %s for the m16 x n8 granules split over %s, more than the %d elements a tile may hold: give the kernel (and its roles) warp counts that split its tiles' granules evenly, such as powers of two",
+				v, ir.TileOf(v.Type.Elem, f.logical[v]...), v.Type, f.warpCounts(), ir.MaxTileElems)
+		}
+	}
 	return f.insertPaddingMasks()
+}
+
+// warpCounts names the kernel's warps and its roles' for a message.
+func (f *fn) warpCounts() string {
+	s := fmt.Sprintf("the CTA's %d warps", f.k.Warps)
+	for _, r := range f.k.Roles {
+		s += fmt.Sprintf(", role %s's %d", r.Name, r.Warps)
+	}
+	return s
 }
 
 // padForWarps pads tiles that may live in mma fragments to whole m16 x n8 tiles
@@ -329,14 +348,20 @@ func (f *fn) insertPaddingMasks() error {
 			case ir.OpDot:
 				a, bm := o.Args[0], o.Args[1]
 				if n, p := f.logical[a][1], a.Type.Shape[1]; n < p {
+					// An operand another role computes is masked on that role,
+					// where its fragments are: the masked tile then crosses to
+					// the dot as the operand would have (staged).
 					if !zeroFilled(a) {
+						e.role = f.roles.of[a]
 						ok := e.broadcast(e.iotaLess(p, n), 0, a.Type.Shape)
 						o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, a, e.constF(0, a.Type)}}, a.Type)
 					}
 					if !zeroFilled(bm) {
+						e.role = f.roles.of[bm]
 						ok := e.broadcast(e.iotaLess(p, n), 1, bm.Type.Shape)
 						o.Args[1] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, bm, e.constF(0, bm.Type)}}, bm.Type)
 					}
+					e.role = o.Role
 				}
 			}
 			out = append(out, e.ops...)

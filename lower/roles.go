@@ -144,6 +144,44 @@ func (f *fn) computeRoles() {
 			f.roles.of[o.Results[i]] = r
 		}
 	})
+	// A loop of no role that places ops on roles only through a loop in its body
+	// carries what that loop computes, so its carried values take the yielded
+	// values' roles too, settled after the inner loops (innermost first).
+	var settle func(b *ir.Block)
+	settle = func(b *ir.Block) {
+		for _, o := range b.Ops {
+			if o.Kind != ir.OpFor {
+				continue
+			}
+			settle(o.Body)
+			if o.Role != "" || placesRoles(o) || !placesRolesWithin(o) {
+				continue
+			}
+			for i, y := range o.Body.Yield {
+				r := f.roles.yieldRole(y, o.Args[2+i])
+				f.roles.of[o.Body.Args[1+i]] = r
+				f.roles.of[o.Results[i]] = r
+			}
+		}
+	}
+	settle(f.k.Body)
+}
+
+// placesRolesWithin reports whether loop o, of no role, places ops on roles in its
+// body or in the body of a loop of no role there (at any depth).
+func placesRolesWithin(o *ir.Op) bool {
+	if placesRoles(o) {
+		return true
+	}
+	if o.Kind != ir.OpFor || o.Role != "" {
+		return false
+	}
+	for _, bo := range o.Body.Ops {
+		if bo.Kind == ir.OpFor && placesRolesWithin(bo) {
+			return true
+		}
+	}
+	return false
 }
 
 // yieldRole is the role computing a carried value: the yielded value's, or its
@@ -247,7 +285,11 @@ func assignRoles(f *fn) error {
 			}
 			for _, src := range f.crossings(a, reader, nil) {
 				if _, ok := f.sharedHome(src); !ok {
-					fail("%s computed on role %q is read by %s on role %q: across roles only tiles with a shared home are visible, and this one lives in %v", src, f.valueRole(src), o, reader, f.layouts[src])
+					on := " on " + roleDesc(reader)
+					if reader == o.Role && reader != "" {
+						on = "" // the op prints its role
+					}
+					fail("%s computed on %s is read by %s%s: across roles only tiles with a shared home are visible, and this one lives in %v", src, roleDesc(f.valueRole(src)), o, on, f.layouts[src])
 					return
 				}
 			}
@@ -304,7 +346,13 @@ func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.
 		}
 		// Scalar arithmetic is emitted outside any role's region, so every warp
 		// holds it (emit: placeOn).
-		if r == "" || r == reader || in != nil && !in[v] || f.layouts[v].kind == lScalar {
+		if r == reader || in != nil && !in[v] || f.layouts[v].kind == lScalar {
+			return
+		}
+		// A value of no role is every warp's, but registers split over the CTA's
+		// warps (fragments, their row or column vectors, per-thread elements) are
+		// not all held by a role of fewer warps.
+		if r == "" && (!f.splitInRegisters(v) || f.roleWarps(reader) == f.k.Warps) {
 			return
 		}
 		out = append(out, v)
@@ -313,9 +361,29 @@ func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.
 	return out
 }
 
+// roleDesc names role r in a message: `role "r"`, or every warp for "".
+func roleDesc(r string) string {
+	if r == "" {
+		return "every warp (no role)"
+	}
+	return fmt.Sprintf("role %q", r)
+}
+
+// splitInRegisters reports whether v lives in registers split over warps.
+func (f *fn) splitInRegisters(v *ir.Value) bool {
+	switch f.layouts[v].kind {
+	case lAcc, lRows, lCols, lThreads:
+		return true
+	}
+	return false
+}
+
 // checkRoles checks the handoffs: every ring belongs to a loop split by roles and
 // joins two roles, and every ring tile is a shared tile its producer computes.
 func checkRoles(f *fn) error {
+	if err := checkLayoutsRoles(f, true); err != nil {
+		return err
+	}
 	if f.roles == nil {
 		return nil
 	}

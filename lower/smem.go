@@ -64,6 +64,9 @@ func (f *fn) allocShared() error {
 	}
 	if f.smem > f.target.MaxSharedPerBlock && !f.measuring {
 		for _, it := range order {
+			if !it.scratch && it.ring != nil && it.size > f.target.MaxSharedPerBlock {
+				return f.ringTooLarge(it)
+			}
 			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
 				// One tile alone is too large (whole rows of a wide row softmax):
 				// say which, and the way out.
@@ -74,6 +77,27 @@ func (f *fn) allocShared() error {
 		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
 	}
 	return nil
+}
+
+// ringTooLarge is the error of a pipelined loop whose ring of slots alone exceeds
+// the target's shared memory: it names the ring and its largest tile, and the most
+// stages that would fit, estimated as the kernel's bytes less the slots dropped.
+func (f *fn) ringTooLarge(it *sharedItem) error {
+	p, limit := it.ring, f.target.MaxSharedPerBlock
+	largest, largestBytes := p.tiles[0], 0
+	for _, t := range p.tiles {
+		if h, _ := f.sharedHome(t); h.pitch*t.Type.Shape[0] > largestBytes {
+			largest, largestBytes = t, h.pitch*t.Type.Shape[0]
+		}
+	}
+	msg := fmt.Sprintf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; the pipeline ring of loop %s alone takes %d bytes (%d stages x %d bytes a slot; its largest tile, %s (%s), takes %d)",
+		f.smem, f.target, limit, p.loop.Body.Args[0], it.size, p.stages, p.slotBytes, largest, largest.Type, largestBytes)
+	for k := p.stages - 1; k >= 1; k-- {
+		if need := f.smem - (p.stages-k)*p.slotBytes; need <= limit {
+			return fmt.Errorf("%s: ask for fewer stages (stages %d needs about %d bytes)", msg, k, need)
+		}
+	}
+	return fmt.Errorf("%s: fewer stages do not fit either: load %s in smaller chunks", msg, largest)
 }
 
 // placeShared places every shared array (allocShared), swizzling the rows of the

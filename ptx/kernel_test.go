@@ -1,6 +1,9 @@
 package ptx
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // The split is the parameter bound to a grid dimension after the rows, whatever its
 // name; a parameter called split that binds nothing is an ordinary argument.
@@ -26,6 +29,29 @@ func TestSplitIsMarkedByTheGrid(t *testing.T) {
 		}
 		if got := k.GridFor(3, 5); got != c.launchFor {
 			t.Errorf("grid %q: GridFor(3, 5) = %v, want %v", c.grid, got, c.launchFor)
+		}
+	}
+}
+
+// TestMinBytesSaturates: a size whose terms overflow an int64 saturates at
+// math.MaxInt64 instead of wrapping (issue 29: 2^62 bytes per row at 4 rows wrapped
+// to 0, and a 16-byte buffer passed), so no buffer meets it.
+func TestMinBytesSaturates(t *testing.T) {
+	for _, c := range []struct {
+		p           KParam
+		rows, split int
+		want        int64
+	}{
+		{KParam{Bytes: 64, PerRow: 512}, 3, 1, 64 + 3*512},
+		{KParam{Bytes: 16, PerRow: 1024, PerPart: 8}, 4, 3, 16 + 4*1024 + 4*3*8},
+		{KParam{PerRow: 1 << 62}, 4, 1, math.MaxInt64},
+		{KParam{PerRow: 1 << 62}, 2, 1, math.MaxInt64},
+		{KParam{Bytes: math.MaxInt64, PerRow: 1}, 1, 1, math.MaxInt64},
+		{KParam{PerPart: 1 << 40}, 1 << 16, 1 << 16, math.MaxInt64},
+		{KParam{Bytes: 1 << 62, PerRow: 1 << 61, PerPart: 1 << 61}, 1, 1, math.MaxInt64},
+	} {
+		if got := c.p.MinBytes(c.rows, c.split); got != c.want {
+			t.Errorf("%+v.MinBytes(%d, %d) = %d, want %d", c.p, c.rows, c.split, got, c.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ package ptx
 import (
 	"fmt"
 	"math"
+	"math/big"
 )
 
 // Module is one PTX translation unit: a header and its kernels.
@@ -333,9 +334,21 @@ func (k *Kernel) GridFor(rows, split int) [3]int {
 }
 
 // MinBytes is the least size in bytes a pointer argument must have for a launch with
-// the given rows and split.
+// the given rows and split. A size past math.MaxInt64 saturates there, which no
+// buffer has, instead of wrapping to a small one.
 func (p KParam) MinBytes(rows, split int) int64 {
-	return p.Bytes + p.PerRow*int64(rows) + p.PerPart*int64(rows)*int64(split)
+	r := big.NewInt(int64(rows))
+	n := new(big.Int).Mul(big.NewInt(p.PerPart), r)
+	n.Mul(n, big.NewInt(int64(split)))
+	n.Add(n, new(big.Int).Mul(big.NewInt(p.PerRow), r))
+	n.Add(n, big.NewInt(p.Bytes))
+	if !n.IsInt64() {
+		if n.Sign() < 0 {
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
+	return n.Int64()
 }
 
 // OperandString renders an operand as PTX.

@@ -75,3 +75,18 @@ func TestRowsAtRunTime(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestCheckArgsHugePerRow: a kernel declaring 2^62 bytes per row needs more than any
+// buffer at 2..4 rows (issue 29: the size wrapped and a 16-byte buffer passed).
+func TestCheckArgsHugePerRow(t *testing.T) {
+	k := rowsFacts()
+	k.Params[1].PerRow = 1 << 62
+	for _, rows := range []int32{1, 2, 3, 4} {
+		args := []Arg{I32(rows), Ptr(buf(0x7f0000000000, 16)), Ptr(buf(0x7f0000100000, 256)), Ptr(buf(0x7f0000200000, 1<<20))}
+		err := CheckArgs(k, args)
+		var ae *ArgError
+		if !errors.As(err, &ae) || ae.Name != "q" || !strings.Contains(err.Error(), "buffer is 16 bytes") {
+			t.Errorf("rows %d, a 16-byte q for 2^62 bytes per row: %v, want it refused naming q", rows, err)
+		}
+	}
+}

@@ -4,7 +4,9 @@
 package layers
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,29 @@ var floors = map[string]int{
 	"ptxgen": 6, "cmd/ptxgen-gpu": 6,
 }
 
+// listImports runs go list over the module and returns each package's imports. It
+// reads stdout only: go reports on stderr what it downloads into an empty module cache
+// ("go: downloading ..."), which is no package.
+func listImports(t *testing.T, goCmd, tags string) map[string][]string {
+	t.Helper()
+	var stderr strings.Builder
+	cmd := exec.Command(goCmd, "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -tags %q: %v\n%s%s", tags, err, out, stderr.String())
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || !strings.HasPrefix(fields[0], module) {
+			t.Fatalf("go list -tags %q printed %q, which names no package of %s", tags, line, module)
+		}
+		imports[fields[0]] = fields[1:]
+	}
+	return imports
+}
+
 // TestImportFloors lists the module's packages with go list (the cuda build
 // included) and fails on an import at or above the importer's floor, and on a
 // package the table does not place.
@@ -31,13 +56,8 @@ func TestImportFloors(t *testing.T) {
 		t.Skip("no go command")
 	}
 	for _, tags := range []string{"", "cuda"} {
-		out, err := exec.Command(goCmd, "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").CombinedOutput()
-		if err != nil {
-			t.Fatalf("go list -tags %q: %v\n%s", tags, err, out)
-		}
-		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-			fields := strings.Fields(line)
-			pkg := strings.TrimPrefix(fields[0], module)
+		for path, imps := range listImports(t, goCmd, tags) {
+			pkg := strings.TrimPrefix(path, module)
 			if strings.HasPrefix(pkg, "examples/") || pkg == "internal/layers" {
 				continue
 			}
@@ -46,7 +66,7 @@ func TestImportFloors(t *testing.T) {
 				t.Errorf("package %s has no floor in layers_test.go", pkg)
 				continue
 			}
-			for _, imp := range fields[1:] {
+			for _, imp := range imps {
 				dep, ours := strings.CutPrefix(imp, module)
 				if !ours {
 					continue
@@ -55,6 +75,30 @@ func TestImportFloors(t *testing.T) {
 					t.Errorf("%s (floor %d) imports %s (floor %d)", pkg, floor, dep, f)
 				}
 			}
+		}
+	}
+}
+
+// TestListImportsIgnoresDownloadLines runs listImports through a go that first
+// reports "go: downloading ...", as go does on an empty module cache (issue 29: the
+// test read those lines as a package named "go:"): only the module's packages come back.
+func TestListImportsIgnoresDownloadLines(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	wrapper := filepath.Join(t.TempDir(), "go")
+	script := "#!/bin/sh\necho 'go: downloading github.com/google/go-cmp v0.7.0' >&2\nexec " + goCmd + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	imports := listImports(t, wrapper, "")
+	if len(imports) == 0 {
+		t.Fatal("go list through the wrapper listed no package")
+	}
+	for path := range imports {
+		if !strings.HasPrefix(path, module) {
+			t.Errorf("listImports returned %q, which is not a package of %s", path, module)
 		}
 	}
 }
