@@ -37,6 +37,10 @@ func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode only: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
 
+// VectorsUsageWithFrom is -vectors' help where the command also takes -from (ptxgen
+// check), which reads a kernel vector folder (golden.KernelVectorsFormat) there.
+const VectorsUsageWithFrom = "a vector folder to compare with: mla_decode's test vectors (meta.json, inputs, float64 outputs; its meta.json sets the configuration), or with -from a kernel vector folder (meta.json with the args, NAME.bin per buffer read, NAME.want.f64 per buffer compared; README, \"Kernels of your own\")"
+
 // Validate reports an option value out of range as a *kernels.ConfigError.
 func (o CaseOptions) Validate() error {
 	if !(o.Invalid >= 0 && o.Invalid <= 1) { // NaN too

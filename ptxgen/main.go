@@ -301,6 +301,7 @@ func check(args []string, stdout, stderr io.Writer) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	fs.Lookup("vectors").Usage = pcheck.VectorsUsageWithFrom
 	from := fs.String("from", "", fromUsage)
 	scalarArgs := fs.String("args", "", "with -from: the arguments, `name=value,...`: scalars (the rows default to the capacity, the split to its largest value) and the size in bytes of a buffer the IR does not size")
 	lower.CheckPasses = true

@@ -307,3 +307,22 @@ func TestCheckVectorsRefused(t *testing.T) {
 		}
 	}
 }
+
+// check -help describes -vectors for both its uses: mla_decode's test vectors and,
+// with -from, a kernel vector folder (it said "mla_decode only").
+func TestCheckHelpVectors(t *testing.T) {
+	code, _, errOut := runCLI("check", "-help")
+	_, usage, _ := strings.Cut(errOut, "\n  -vectors")
+	usage, _, _ = strings.Cut(usage, "\n  -")
+	if code != 0 || usage == "" {
+		t.Fatalf("exit %d, no -vectors in the help:\n%s", code, errOut)
+	}
+	for _, want := range []string{"-from", "NAME.want.f64", "mla_decode"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("-vectors help %q lacks %q", usage, want)
+		}
+	}
+	if strings.Contains(usage, "mla_decode only") {
+		t.Errorf("-vectors help %q says mla_decode only, but check -from takes it too", usage)
+	}
+}
