@@ -28,6 +28,9 @@ type buffer struct {
 	name string
 	addr uint64
 	data []byte
+	// readBy names the parameter of the running launch that only reads this buffer
+	// ("" when none): a store to it is a fault (RunKernelOpts sets it).
+	readBy string
 }
 
 // NewMemory returns an empty global memory.
