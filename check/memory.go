@@ -2,9 +2,11 @@ package check
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -221,4 +223,65 @@ func duration(s float64) string {
 		return fmt.Sprintf("about %.1f hours", s/3600)
 	}
 	return fmt.Sprintf("about %.0f minutes", s/60)
+}
+
+// hostMemory adds up the host memory a check holds, term by term, in bytes. Sums
+// saturate at math.MaxInt64: sizes from -args or the IR reach 2^63, where a plain
+// sum wraps to a small number (and makeslice panics).
+type hostMemory struct {
+	terms []memTerm
+	total int64
+}
+
+// memTerm is copies of a block of bytes, named for messages.
+type memTerm struct {
+	name          string
+	bytes, copies int64
+	source        string // where the size comes from ("" when the IR declares it)
+}
+
+func (h *hostMemory) add(name string, bytes, copies int64, source string) {
+	h.terms = append(h.terms, memTerm{name, bytes, copies, source})
+	h.total = satAdd(h.total, satMul(bytes, copies))
+}
+
+// check refuses a total over limit (0: HostMemoryLimit), naming the largest terms
+// with their sizes.
+func (h *hostMemory) check(limit int64) error {
+	source := "the limit given"
+	if limit <= 0 {
+		limit, source = HostMemoryLimit(), fmt.Sprintf("%.0f%% of this machine's memory", 100*DefaultHostFraction)
+	}
+	if h.total <= limit {
+		return nil
+	}
+	terms := slices.Clone(h.terms)
+	slices.SortStableFunc(terms, func(a, b memTerm) int { return cmp.Compare(satMul(b.bytes, b.copies), satMul(a.bytes, a.copies)) })
+	var names []string
+	for _, t := range terms[:min(3, len(terms))] {
+		s := fmt.Sprintf("%s (%d bytes x %d", t.name, t.bytes, t.copies)
+		if t.source != "" {
+			s += ", " + t.source
+		}
+		names = append(names, s+")")
+	}
+	total := humanBytes(float64(h.total))
+	if h.total == math.MaxInt64 {
+		total = "more than 8 EiB"
+	}
+	return fmt.Errorf("the check needs %s of host memory, more than the limit of %s (%s); the largest: %s",
+		total, humanBytes(float64(limit)), source, strings.Join(names, ", "))
+}
+
+// humanBytes writes a byte count in the largest binary unit it reaches.
+func humanBytes(b float64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for ; b >= 1024 && i < len(units)-1; i++ {
+		b /= 1024
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f bytes", b)
+	}
+	return fmt.Sprintf("%.1f %s", b, units[i])
 }

@@ -3,6 +3,7 @@ package golden
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -294,11 +295,16 @@ func readRegular(path string, want, limit int64) ([]byte, error) {
 	if opened, err := f.Stat(); err != nil || !os.SameFile(fi, opened) {
 		return nil, fmt.Errorf("%s changed while opened", name) // replaced, by a link perhaps
 	}
-	b, err := io.ReadAll(io.LimitReader(f, fi.Size()+1))
-	if err != nil {
+	// Exactly the size stat gave, in one allocation (io.ReadAll grows its buffer by
+	// copying, which held about twice a large file), then one byte more must be EOF.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s changed size while read", name)
+		}
 		return nil, err
 	}
-	if int64(len(b)) != fi.Size() {
+	if n, _ := f.Read(make([]byte, 1)); n != 0 {
 		return nil, fmt.Errorf("%s changed size while read", name)
 	}
 	return b, nil

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -307,5 +308,82 @@ func TestGenFrom(t *testing.T) {
 	}
 	if _, err := json.Marshal(m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// check -emu -from sizes every buffer before allocating any: a size whose copies
+// wrap past 2^63 (from -args or the IR) is refused naming the buffer, not a panic; a
+// refusal names the largest buffers and their sizes; the workspace is sized as the
+// generated launcher sizes it (capacity x largest split), so a call of fewer rows or
+// a smaller split runs, 0 rows included, and a kernel declaring more workspace than
+// that is refused before the run.
+func TestCheckFromSizes(t *testing.T) {
+	dir := t.TempDir()
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	split := filepath.Join("testdata", "from", "split.ir")
+	const huge = "6148914691236517206" // 3 x huge wraps to 2
+	hugeIR := writeFile(t, dir, "huge.ir", strings.Replace(readFile(t, scale), "%y: ptr<f32> div 4 bytes 4000", "%y: ptr<f32> div 4 bytes "+huge, 1))
+	greedy := writeFile(t, dir, "greedy.ir", strings.Replace(readFile(t, split), "%ws: ptr<f32> div 4 perrow 16, %out", "%ws: ptr<f32> div 4 perrow 32, %out", 1))
+	for _, c := range []struct {
+		args  []string
+		limit int64
+		want  []string
+	}{
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=" + huge}, 0, []string{"host memory", "y (" + huge + " bytes"}},
+		{[]string{"-from", hugeIR, "-args", "alpha=0.5,n=1000"}, 0, []string{"host memory", "y (" + huge + " bytes"}},
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,x=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: x (2000000 bytes"}},
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: y (2000000 bytes"}},
+		{[]string{"-from", greedy}, 0, []string{"workspace ws", "64 bytes", "combine", "ws", "128 bytes"}},
+	} {
+		maxHostBytes = c.limit
+		code, out, errOut := runCLI(append([]string{"check", "-emu"}, c.args...)...)
+		maxHostBytes = 0
+		ok := code == 2 && out == "" && strings.Count(errOut, "\n") == 1
+		for _, w := range c.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("check -emu %q (limit %d): exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, c.limit, code, out, errOut, c.want)
+		}
+	}
+	for _, args := range []string{"rows=3,chunks=2", "rows=1,chunks=1", "rows=0", "rows=0,chunks=3"} {
+		code, out, errOut := runCLI("check", "-emu", "-from", split, "-args", args)
+		if code != 0 || !strings.HasSuffix(out, "PASS\n") {
+			t.Errorf("split.ir -args %s: exit %d, stdout %q, stderr %q; want a clean run", args, code, out, errOut)
+		}
+	}
+}
+
+// A written buffer without NAME.bin starts as NaN in check -emu -vectors (README,
+// docs/own-kernels.md): a kernel that writes half of y fails on the other half's NaN;
+// with y.bin holding the expected tail, it passes.
+func TestCheckFromVectorsUnwrittenIsNaN(t *testing.T) {
+	seed := uint64(5)
+	r := rand.New(rand.NewPCG(seed, 0))
+	const n, written, alpha = 1000, 600, 0.5
+	x, y, want := make([]byte, 4*n), make([]byte, 4*n), make([]byte, 8*n)
+	for i := range n {
+		v := float32(r.NormFloat64())
+		binary.LittleEndian.PutUint32(x[4*i:], math.Float32bits(v))
+		w := float64(v) * alpha
+		if i >= written {
+			w = r.NormFloat64() // what y.bin holds there, unwritten by the kernel
+			binary.LittleEndian.PutUint32(y[4*i:], math.Float32bits(float32(w)))
+			w = float64(float32(w))
+		}
+		binary.LittleEndian.PutUint64(want[8*i:], math.Float64bits(w))
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "meta.json", fmt.Sprintf(`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": %v, "n": %d}}`, alpha, written))
+	writeFile(t, dir, "x.bin", string(x))
+	writeFile(t, dir, "y.want.f64", string(want))
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	code, out, _ := runCLI("check", "-emu", "-from", scale, "-vectors", dir)
+	if code != 1 || !regexp.MustCompile(fmt.Sprintf(`NaN in got +%d\n`, n-written)).MatchString(out) || !strings.Contains(out, fmt.Sprintf("[%d] got NaN", written)) {
+		t.Errorf("y written at %d of %d elements, no y.bin (seed %d): exit %d, stdout %q; want exit 1 and %d NaN from [%d]", written, n, seed, code, out, n-written, written)
+	}
+	writeFile(t, dir, "y.bin", string(y))
+	if code, out, errOut := runCLI("check", "-emu", "-from", scale, "-vectors", dir); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+		t.Errorf("the same with y.bin (seed %d): exit %d, stdout %q, stderr %q; want PASS", seed, code, out, errOut)
 	}
 }
