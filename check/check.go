@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/lower"
@@ -41,6 +42,9 @@ type Case struct {
 	// Variant is the design of the CTAs the case runs (kernels.MLAVariant.Short),
 	// "" for kernels without variants.
 	Variant string
+	// AdmittedBytes is the host memory the case was estimated to hold at its peak
+	// when it was admitted (ForConfig, ForProgram), 0 where nothing estimated it.
+	AdmittedBytes int64
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of
@@ -138,6 +142,15 @@ func u16s(b []byte) []uint16 {
 	out := make([]uint16, len(b)/2)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
+}
+
+// bf16s decodes little-endian bf16 values.
+func bf16s(b []byte) []dtype.BF16 {
+	out := make([]dtype.BF16, len(b)/2)
+	for i := range out {
+		out[i] = dtype.BF16(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return out
 }

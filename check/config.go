@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -150,13 +151,26 @@ func ForConfig(v any, target arch.Target, o CaseOptions) (*Case, error) {
 			return nil, err
 		}
 	}
+	// Again once lowered, with the emulator's own state, before any buffer exists.
+	a := &hostAdmission{v: v, target: target, limit: o.MaxHostBytes}
+	c, err := forConfig(v, target, o, a.admit)
+	if err != nil {
+		return nil, err
+	}
+	if c.AdmittedBytes == 0 {
+		c.AdmittedBytes = a.admitted
+	}
+	return c, nil
+}
+
+func forConfig(v any, target arch.Target, o CaseOptions, admit func(*lower.Compiled) error) (*Case, error) {
 	switch v := v.(type) {
 	case kernels.GEMMConfig:
-		return GEMM(v, target, o.Seed)
+		return gemmCase(v, target, o.Seed, 0, 0, admit)
 	case kernels.CopyConfig:
-		return Copy(v, target, o.Seed)
+		return copyCase(v, target, o.Seed, admit)
 	case kernels.MMALoopConfig:
-		return MMALoop(v, target, o.Seed)
+		return mmaLoopCase(v, target, o.Seed, admit)
 	case kernels.MLAConfig:
 		if o.Vectors != "" {
 			c, err := Vectors(o.Vectors, target, v, o.MaxHostBytes)
@@ -165,7 +179,7 @@ func ForConfig(v any, target arch.Target, o CaseOptions) (*Case, error) {
 			}
 			return c, nil
 		}
-		return MLAPool(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool}, int64(o.PoolGiB*(1<<30)))
+		return mlaPool(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool}, int64(o.PoolGiB*(1<<30)), admit)
 	}
 	return nil, fmt.Errorf("check: no reference for %T", v)
 }

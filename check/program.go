@@ -227,6 +227,11 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 			need.add(f.File, f.Bytes, 2, "and the outputs decoded to compare")
 		}
 	}
+	state, kernel, err := EmulatorStateBytes(c)
+	if err != nil {
+		return nil, err
+	}
+	need.add("the emulator's own state", state, 1, "kernel "+kernel)
 	if err := need.check(opts.MaxHostBytes); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -235,7 +240,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 			return nil, &kernels.UsageError{Msg: err.Error()}
 		}
 	}
-	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values,
+	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values, AdmittedBytes: need.total,
 		MaxWarpInstrs: max(MaxProgramWarpInstrs/int64(max(ctas, 1)), 1)}
 	for i, n := range bufferNames {
 		b := buffers[n]

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -308,6 +309,14 @@ func check(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Cases are admitted by the heap they hold at their peak; under a memory limit
+	// the collector keeps garbage (a case's inputs as generated, once copied) from
+	// adding to it.
+	limit := maxHostBytes
+	if limit <= 0 {
+		limit = pcheck.HostMemoryLimit()
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
 		return err

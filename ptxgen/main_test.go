@@ -84,7 +84,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"check", "-emu", "-invalid", "NaN"}, []string{"-invalid", "NaN"}},
 		{[]string{"check", "-emu", "-invalid", "1e40"}, []string{"-invalid", "1e40"}},
 		// Issue 15: the host cannot hold these checks; refused before allocating.
-		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "TiB"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "PiB"}},
 		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
 		// Inside the memory bound but far too slow for the emulator (hours).
 		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "8000", "-n", "8000", "-k", "8000"}, []string{"-m 8000", "emulator finishes", "hours", "ptxgen-gpu check -gpu"}},
