@@ -68,7 +68,11 @@
 //     retirement); Launch.NoRaceCheck turns it off;
 //   - reading a shared byte no thread of the CTA wrote is an error
 //     (Launch.AllowUninit turns it off);
-//   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
+//   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails;
+//   - with Launch.Work, the launches sharing it stop (*WorkError) when their work,
+//     in units of about an ALU warp instruction's time (InstrCost), would pass its
+//     limit: after a launch's first CTA, when its work times the CTAs would, else
+//     where it does.
 //
 // # Bank conflicts
 //

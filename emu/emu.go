@@ -33,6 +33,9 @@ type Launch struct {
 	// Conflicts, if set, receives the launch's ldmatrix bank-conflict counts (see
 	// SharedConflicts); nil counts nothing.
 	Conflicts *SharedConflicts
+	// Work, if set, counts the launch's work and bounds it with the launches that
+	// share it (see Work).
+	Work *Work
 }
 
 // SharedConflicts counts the shared-memory wavefronts that ldmatrix reads take,
@@ -153,6 +156,7 @@ func RunKernelBudget(k *ptx.Kernel, args []any, mem *Memory, maxWarpInstrs int64
 type RunOptions struct {
 	MaxWarpInstrs int64            // Launch.MaxWarpInstrs: 0 the default, negative no limit
 	Conflicts     *SharedConflicts // Launch.Conflicts: nil counts nothing
+	Work          *Work            // Launch.Work: nil counts nothing
 }
 
 // RunKernelOpts is RunKernel with the launch options o.
@@ -250,7 +254,7 @@ func RunKernelOpts(k *ptx.Kernel, args []any, mem *Memory, o RunOptions) error {
 		return err
 	}
 	l := Launch{Grid: grid, Block: k.Block, SharedBytes: k.SharedBytes, Args: args,
-		MaxWarpInstrs: o.MaxWarpInstrs, Conflicts: o.Conflicts}
+		MaxWarpInstrs: o.MaxWarpInstrs, Conflicts: o.Conflicts, Work: o.Work}
 	return p.Run(k.Name, l, mem)
 }
 
@@ -292,11 +296,25 @@ func (p *Program) Run(entry string, l Launch, mem *Memory) error {
 			l.Conflicts.Wavefronts.Add(r.wavefronts)
 		}()
 	}
+	if l.Work != nil {
+		r.workLeft = l.Work.Limit - l.Work.Used
+		start := r.workLeft
+		defer func() { l.Work.Used += start - r.workLeft }()
+	}
+	ctas := l.Grid[0] * l.Grid[1] * l.Grid[2]
 	for z := 0; z < l.Grid[2]; z++ {
 		for y := 0; y < l.Grid[1]; y++ {
 			for x := 0; x < l.Grid[0]; x++ {
 				if err := r.runCTA([3]int{x, y, z}); err != nil {
 					return err
+				}
+				if x+y+z == 0 && ctas > 1 && l.Work != nil {
+					// The first CTA's work, times the CTAs: refuse a launch that
+					// would pass the budget before running the rest of it.
+					first := l.Work.Limit - l.Work.Used - r.workLeft
+					if first > 0 && first > (l.Work.Limit-l.Work.Used)/int64(ctas) {
+						return &WorkError{Kernel: entry, Limit: l.Work.Limit, Used: l.Work.Used, FirstCTA: first, CTAs: ctas}
+					}
 				}
 			}
 		}
