@@ -34,8 +34,13 @@ type Case struct {
 	// test-vector folder (for other implementations, such as the Triton baseline).
 	WriteVectors func(dir string) error
 	// MaxWarpInstrs bounds the warp instructions of each CTA in the emulator (0:
-	// emu.DefaultMaxWarpInstrs), so that a program of one's own cannot run for hours.
+	// emu.DefaultMaxWarpInstrs).
 	MaxWarpInstrs int64
+	// MaxWork bounds the emulation work of all the case's launches together, in
+	// emu.Work units (0: no bound), so that a program of one's own cannot run for
+	// hours: a launch whose first CTA's work times its CTAs would pass it stops
+	// after that CTA.
+	MaxWork int64
 	// Conflicts, if set, receives the emulator's ldmatrix bank-conflict counts over
 	// every kernel of the case (see emu.SharedConflicts); the GPU executor ignores it.
 	Conflicts *emu.SharedConflicts

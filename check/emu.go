@@ -38,12 +38,16 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 		}
 		return a, nil
 	}
+	var work *emu.Work
+	if c.MaxWork > 0 {
+		work = &emu.Work{Limit: c.MaxWork}
+	}
 	for _, k := range c.Compiled.Kernels {
 		args, err := c.Args(k, addr)
 		if err != nil {
 			return nil, err
 		}
-		if err := emu.RunKernelOpts(k, args, mem, emu.RunOptions{MaxWarpInstrs: c.MaxWarpInstrs, Conflicts: c.Conflicts}); err != nil {
+		if err := emu.RunKernelOpts(k, args, mem, emu.RunOptions{MaxWarpInstrs: c.MaxWarpInstrs, Conflicts: c.Conflicts, Work: work}); err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}

@@ -28,16 +28,14 @@ type ProgramOptions struct {
 	Args map[string]string
 	// MaxHostBytes bounds the host memory of the case (0: HostMemoryLimit).
 	MaxHostBytes int64
+	// IR is the program c was lowered from, if known: its loops and dots bound the
+	// call's emulation work before the run (programWork).
+	IR *ir.Program
 }
 
-// Bounds of an emulated program of one's own: the CTAs of all its launches, and the
-// warp instructions they may run together (about half a minute of emulation), shared
-// out evenly as each CTA's budget, so that a kernel that loops for long fails instead
-// of hanging.
-const (
-	MaxProgramCTAs       = 1 << 16
-	MaxProgramWarpInstrs = 1 << 28
-)
+// MaxProgramCTAs bounds the CTAs of all the launches of an emulated program of one's
+// own (its work: MaxProgramWork).
+const MaxProgramCTAs = 1 << 16
 
 // programBuffer is a buffer argument of a program: every kernel that takes the name
 // shares it.
@@ -183,11 +181,19 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		return nil, bad("%v", err)
 	}
 	ctas := 0
+	ctasOf, grids := map[string]int64{}, map[string][3]int{}
 	for _, k := range c.Kernels {
 		g := k.GridFor(rows, split)
 		ctas += g[0] * g[1] * g[2]
 		if ctas > MaxProgramCTAs {
 			return nil, bad("the program launches more than %d CTAs, the most the emulator runs (ptxgen-gpu runs larger ones)", MaxProgramCTAs)
+		}
+		ctasOf[k.Name], grids[k.Name] = int64(g[0]*g[1]*g[2]), g
+	}
+	if opts.IR != nil {
+		if w := programWork(opts.IR, values, ctasOf, grids); w.units > MaxProgramWork {
+			return nil, bad("the program needs at least %d units of emulation work (%s), more than the emulator's budget of %d (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
+				w.units, w.what, int64(MaxProgramWork))
 		}
 	}
 	var kbufs []golden.KernelBuffer
@@ -241,7 +247,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		}
 	}
 	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values, AdmittedBytes: need.total,
-		MaxWarpInstrs: max(MaxProgramWarpInstrs/int64(max(ctas, 1)), 1)}
+		MaxWork: MaxProgramWork}
 	for i, n := range bufferNames {
 		b := buffers[n]
 		switch {

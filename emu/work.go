@@ -33,8 +33,12 @@ func (e *WorkError) Error() string {
 	if e.At != nil {
 		return e.At.Error()
 	}
-	return fmt.Sprintf("emu: %s: its first CTA did %d units of work, so its %d CTAs would do about %d; with the %d before them that passes the emulation budget of %d units",
-		e.Kernel, e.FirstCTA, e.CTAs, e.FirstCTA*int64(e.CTAs), e.Used, e.Limit)
+	before := ""
+	if e.Used > 0 {
+		before = fmt.Sprintf(" (%d spent before them)", e.Used)
+	}
+	return fmt.Sprintf("emu: %s: its first CTA did %d units of work, so its %d CTAs would do about %d, past the emulation budget of %d units%s",
+		e.Kernel, e.FirstCTA, e.CTAs, e.FirstCTA*int64(e.CTAs), e.Limit, before)
 }
 
 // Weights of InstrCost, in ALU warp instructions.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	pcheck "github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/gogen"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
@@ -148,11 +150,18 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return loweringError(path, err)
 	}
-	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes})
+	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes, IR: prog})
 	if err != nil {
 		return err
 	}
 	res, err := runCase(cs)
+	var we *emu.WorkError
+	if errors.As(err, &we) && we.At == nil {
+		// Refused from a launch's first CTA, before running the rest: bad usage, as
+		// the refusals before the run.
+		return &usageError{Msg: fmt.Sprintf("check -from: kernel %s: the emulator stopped after the first CTA: %s (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
+			we.Kernel, strings.TrimPrefix(we.Error(), "emu: "+we.Kernel+": "))}
+	}
 	if err != nil {
 		return &failure{err.Error()}
 	}

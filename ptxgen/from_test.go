@@ -387,3 +387,59 @@ func TestCheckFromVectorsUnwrittenIsNaN(t *testing.T) {
 		t.Errorf("the same with y.bin (seed %d): exit %d, stdout %q, stderr %q; want PASS", seed, code, out, errOut)
 	}
 }
+
+// check -emu -from refuses, exit 2, a call whose emulation would pass the budget
+// (check.MaxProgramWork), naming its work and the budget: before the run when its
+// loops and dots alone pass it, after its first CTA when that CTA's work times the
+// CTAs would (a program of 65535 rows ran 88 s before failing, "more than 4096 warp
+// instructions executed in this CTA"); the same programs with less work pass.
+func TestCheckFromBudget(t *testing.T) {
+	dir := t.TempDir()
+	loop := writeFile(t, dir, "loop.ir", "kernel k(%x: ptr<i32> bytes 4, %n: i32) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n"+
+		"  %r = for %i = %z to %n step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n")
+	dots := writeFile(t, dir, "dots.ir", `kernel dots(%a: ptr<bf16> div 16 bytes 8192, %y: ptr<f32> div 16 bytes 16384, %n: i32) grid(1, 1, 1) warps 4 {
+  %r = iota : tile<64xi32>
+  %r64 = cast %r : tile<64xi64>
+  %k = const 64 : i64
+  %rows = mul %r64, %k : tile<64xi64>
+  %z = const 0 : i64
+  %at = load %a[%rows, %z] : tile<64x64xbf16>
+  %acc0 = const 0.0 : tile<64x64xf32>
+  %lo = const 0 : i32
+  %accfin = for %j = %lo to %n step 1 iter(%acc = %acc0) {
+    %next = dot %at, %at, %acc : tile<64x64xf32>
+    yield %next
+  }
+  store %y[%rows, %z], %accfin
+}
+`)
+	var wide strings.Builder
+	wide.WriteString("kernel wide(%rows: i32, %x: ptr<f32> div 16 bytes 4096, %y: ptr<f32> div 16 bytes 4096) grid(%rows max 65535, 1, 1) warps 4 {\n  %i = iota : tile<1024xi32>\n  %t0 = load %x[%i] : tile<1024xf32>\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&wide, "  %%t%d = mul %%t%d, %%t%d : tile<1024xf32>\n", i, i-1, i-1)
+	}
+	wide.WriteString("  store %y[%i], %t40\n}\n")
+	widePath := writeFile(t, dir, "wide.ir", wide.String())
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-from", loop, "-args", "n=2000000000"}, []string{"at least 6000000000 units of emulation work", "a loop of 2000000000 iterations (%i)", "budget of 67108864"}},
+		{[]string{"-from", dots, "-args", "n=100000"}, []string{"at least", "a loop of 100000 iterations (%j) of dots of 64x64x64 (128 mma.sync each)", "budget of 67108864"}},
+		{[]string{"-from", widePath}, []string{"kernel wide", "stopped after the first CTA", "its 65535 CTAs would do about", "budget of 67108864"}},
+	} {
+		code, out, errOut := runCLI(append([]string{"check", "-emu"}, c.args...)...)
+		ok := code == 2 && out == "" && strings.Count(errOut, "\n") == 1
+		for _, w := range c.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("check -emu %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	for _, args := range [][]string{{"-from", loop, "-args", "n=1000"}, {"-from", dots, "-args", "n=3"}, {"-from", widePath, "-args", "rows=7"}} {
+		if code, out, errOut := runCLI(append([]string{"check", "-emu"}, args...)...); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+			t.Errorf("check -emu %q: exit %d, stdout %q, stderr %q; want PASS", args, code, out, errOut)
+		}
+	}
+}
