@@ -1,7 +1,6 @@
 package golden
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 )
 
 // KernelVectorsFormat names the vector folder of a kernel of one's own (ptxgen
@@ -53,9 +54,9 @@ type KernelVectors struct {
 }
 
 type kernelVectorsMeta struct {
-	Format    string                     `json:"format"`
-	Version   int                        `json:"version"`
-	Args      map[string]json.RawMessage `json:"args"`
+	Format    string                 `json:"format"`
+	Version   int                    `json:"version"`
+	Args      map[string]json.Number `json:"args"`
 	Tolerance *struct {
 		Abs *float64 `json:"abs"`
 		Rel *float64 `json:"rel"`
@@ -73,21 +74,15 @@ func LoadKernelVectorsMeta(dir string) (*KernelVectors, error) {
 		return fail("%v", err)
 	}
 	var m kernelVectorsMeta
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Decode(raw, &m); err != nil {
 		return fail("meta.json: %v", err)
 	}
 	if m.Format != KernelVectorsFormat || m.Version != KernelVectorsVersion {
 		return fail("meta.json is %q version %d, want %q version %d", m.Format, m.Version, KernelVectorsFormat, KernelVectorsVersion)
 	}
 	v := &KernelVectors{Args: map[string]string{}, Buffers: map[string][]byte{}, Want: map[string][]float64{}}
-	for name, val := range m.Args {
-		var n json.Number
-		if err := json.Unmarshal(val, &n); err != nil {
-			return fail("meta.json: args %s is %s, want a number", name, val)
-		}
-		v.Args[name] = n.String()
+	for name, n := range m.Args {
+		v.Args[name] = n.String() // a JSON number (strictjson refuses quoted ones)
 	}
 	if t := m.Tolerance; t != nil {
 		if t.Abs == nil || t.Rel == nil || !(*t.Abs >= 0) || !(*t.Rel >= 0) || math.IsInf(*t.Abs, 0) || math.IsInf(*t.Rel, 0) {

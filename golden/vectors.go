@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/mla"
 )
 
@@ -73,7 +74,7 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 		return fail("%v", err)
 	}
 	var m vectorMeta
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := strictjson.Decode(raw, &m); err != nil {
 		return fail("meta.json: %v", err)
 	}
 	if m.Kernel != "mla_decode" {

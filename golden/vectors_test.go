@@ -244,3 +244,51 @@ func TestLoadVectorsRefusesNonFinite(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadVectorsStrictJSON: meta.json is read strictly (internal/strictjson): a key
+// of another case is not taken for its field ("t" was read as T), null is not a
+// value ("sm_scale": null was 0, the default scale; "sink": null was false), and
+// numbers are not quoted.
+func TestLoadVectorsStrictJSON(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{`"T": 2`, `"t": 2`, `unknown key t: keys are case-sensitive, did you mean "T"?`},
+		{`"sink": true`, `"sink": null`, "sink is null: want true or false"},
+		{`"sm_scale": 0.04419417382415922`, `"sm_scale": null`, "sm_scale is null: want a number"},
+		{`"K": 32`, `"K": "32"`, `].K is the string "32": want an integer`},
+		{`"T": 2`, `"T": 2, "T": 2`, "T is given twice"},
+	} {
+		dir := copyVectorFolder(t, "h4_sink_edges", func(file string, b []byte) []byte {
+			if file == "meta.json" {
+				s := strings.Join(strings.Fields(string(b)), " ")
+				if !strings.Contains(s, c.from) {
+					t.Fatalf("meta.json lacks %q: %s", c.from, s)
+				}
+				return []byte(strings.Replace(s, c.from, c.to, 1))
+			}
+			return b
+		})
+		if _, err := LoadVectors(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("meta.json with %s: LoadVectors = %v, want an error containing %q", c.to, err, c.want)
+		}
+	}
+}
+
+// TestLoadKernelVectorsStrictJSON: a kernel vector folder's meta.json likewise:
+// "FORMAT" passed DisallowUnknownFields, and a quoted argument was read as a number.
+func TestLoadKernelVectorsStrictJSON(t *testing.T) {
+	for _, c := range []struct{ meta, want string }{
+		{`{"FORMAT": "ptxgen-kernel-vectors", "version": 1}`, `unknown key FORMAT: keys are case-sensitive, did you mean "format"?`},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "Args": {"n": 3}}`, `did you mean "args"?`},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"n": "1000"}}`, `args.n is the string "1000": want a number`},
+		{`{"format": "ptxgen-kernel-vectors", "version": null}`, "version is null: want an integer"},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"n": null}}`, "meta.json: json: args.n is null: want a number"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(c.meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadKernelVectorsMeta(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("meta.json %s: %v, want an error containing %q", c.meta, err, c.want)
+		}
+	}
+}

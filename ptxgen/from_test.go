@@ -192,9 +192,9 @@ func TestCheckFrom(t *testing.T) {
 		t.Fatalf("one wrong expected value at %d (seed %d): exit %d, stdout %q, stderr %q", i, seed, code, out, errOut)
 	}
 	for _, c := range []struct{ file, data, want string }{
-		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "extra": 1}`, `meta.json: json: unknown field "extra"`},
+		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "extra": 1}`, `meta.json: json: unknown key extra (the keys of the top level are: args, format, tolerance, version)`},
 		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 2}`, `meta.json is "ptxgen-kernel-vectors" version 2, want "ptxgen-kernel-vectors" version 1`},
-		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": "x", "n": 1000}}`, `meta.json: args alpha is "x", want a number`},
+		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": "x", "n": 1000}}`, `meta.json: json: args.alpha is the string "x": want a number`},
 		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "tolerance": {"abs": -1, "rel": 0}}`, "meta.json: tolerance wants finite abs >= 0 and rel >= 0"},
 		{"x.bin", "short", "x.bin has 5 bytes, want a multiple of 4 (the element size) of at least 4000 (the size the kernels declare)"},
 		{"y.want.f64", "short", "y.want.f64 has 5 bytes, want 8000"},
