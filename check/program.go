@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/golden"
@@ -127,7 +129,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		}
 		kind, ok := scalars[name]
 		if !ok {
-			return nil, bad("-args names %s, which is not a parameter (the scalars are: %s; a buffer's value is its size in bytes)", name, orNone(scalarNames))
+			return nil, bad("-args names %s, which is not a parameter (the scalars are: %s; a buffer's value is its size in bytes)", Shown(name), orNone(scalarNames))
 		}
 		v, err := parseScalar(kind, args[name])
 		if err != nil {
@@ -314,6 +316,21 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// Shown is s as an error message shows a value the user gave: as is, or quoted when
+// it holds a space, a control character or what is not UTF-8, so that the message
+// stays one line and says where the value ends.
+func Shown(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 func orNone(names []string) string {

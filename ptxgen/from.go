@@ -187,10 +187,10 @@ func parseArgs(s string) (map[string]string, error) {
 	for _, kv := range strings.Split(s, ",") {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || value == "" {
-			return nil, &kernels.ConfigError{Flag: "args", Value: s, Want: "name=value pairs separated by commas (e.g. n=1000,alpha=0.5)"}
+			return nil, &kernels.ConfigError{Flag: "args", Value: pcheck.Shown(s), Want: "name=value pairs separated by commas (e.g. n=1000,alpha=0.5)"}
 		}
 		if _, dup := values[name]; dup {
-			return nil, &kernels.ConfigError{Flag: "args", Value: s, Want: "each name once (" + name + " is given twice)"}
+			return nil, &kernels.ConfigError{Flag: "args", Value: pcheck.Shown(s), Want: "each name once (" + pcheck.Shown(name) + " is given twice)"}
 		}
 		values[name] = value
 	}

@@ -443,3 +443,19 @@ func TestCheckFromBudget(t *testing.T) {
 		}
 	}
 }
+
+// An -args value with a newline or a space (FuzzCheckFrom found "\n") is quoted in
+// the error, which stays one line.
+func TestCheckFromArgsQuoted(t *testing.T) {
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	for _, c := range []struct{ args, want string }{
+		{"\n", `-args "\n": want name=value pairs`},
+		{"alpha=1,n=2,a\nb=3", `-args names "a\nb", which is not a parameter`},
+		{"n=1,\tn=2,\tn=3", `-args "n=1,\tn=2,\tn=3": want each name once ("\tn" is given twice)`},
+	} {
+		code, out, errOut := runCLI("check", "-emu", "-from", scale, "-args", c.args)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("-args %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
