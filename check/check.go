@@ -41,6 +41,10 @@ type Case struct {
 	// hours: a launch whose first CTA's work times its CTAs would pass it stops
 	// after that CTA.
 	MaxWork int64
+	// WorkBound is the least work ForProgram found the call needs (0 where it did
+	// not look), and WorkUsed the work the emulator's last run of the case did: a
+	// run that ends with WorkUsed < WorkBound is a defect of the bound.
+	WorkBound, WorkUsed int64
 	// Conflicts, if set, receives the emulator's ldmatrix bank-conflict counts over
 	// every kernel of the case (see emu.SharedConflicts); the GPU executor ignores it.
 	Conflicts *emu.SharedConflicts

@@ -51,6 +51,9 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
 	}
+	if work != nil {
+		c.WorkUsed = work.Used
+	}
 	out := map[string][]byte{}
 	for _, n := range names {
 		out[n] = mem.Bytes(n)

@@ -33,6 +33,8 @@ type ProgramOptions struct {
 	// IR is the program c was lowered from, if known: its loops and dots bound the
 	// call's emulation work before the run (programWork).
 	IR *ir.Program
+	// MaxWork is the emulation budget in emu.Work units (0: MaxProgramWork).
+	MaxWork int64
 }
 
 // MaxProgramCTAs bounds the CTAs of all the launches of an emulated program of one's
@@ -192,11 +194,18 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		}
 		ctasOf[k.Name], grids[k.Name] = int64(g[0]*g[1]*g[2]), g
 	}
+	budget := opts.MaxWork
+	if budget <= 0 {
+		budget = MaxProgramWork
+	}
+	bound := int64(0)
 	if opts.IR != nil {
-		if w := programWork(opts.IR, values, ctasOf, grids); w.units > MaxProgramWork {
+		w := programWork(opts.IR, values, ctasOf, grids)
+		if w.units > budget {
 			return nil, bad("the program needs at least %d units of emulation work (%s), more than the emulator's budget of %d (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
-				w.units, w.what, int64(MaxProgramWork))
+				w.units, w.what, budget)
 		}
+		bound = w.units
 	}
 	var kbufs []golden.KernelBuffer
 	for _, n := range bufferNames {
@@ -249,7 +258,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		}
 	}
 	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values, AdmittedBytes: need.total,
-		MaxWork: MaxProgramWork}
+		MaxWork: budget, WorkBound: bound}
 	for i, n := range bufferNames {
 		b := buffers[n]
 		switch {

@@ -150,7 +150,7 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return loweringError(path, err)
 	}
-	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes, IR: prog})
+	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes, IR: prog, MaxWork: maxProgramWork})
 	if err != nil {
 		return err
 	}

@@ -57,13 +57,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runCase runs a check's case in the emulator, maxHostBytes bounds the host memory of
-// a case (0: half of the machine's) and maxEmulatorSeconds its estimated emulation
-// time; the CLI fuzz test replaces all three to keep an iteration short (building a
+// a case (0: half of the machine's), maxEmulatorSeconds its estimated emulation time
+// and maxProgramWork a -from program's; the fuzz tests replace them to keep an
+// iteration short (building a
 // case computes its float64 reference, whose time grows with the emulation's).
 var (
 	runCase            = func(c *pcheck.Case) (*pcheck.Result, error) { return pcheck.Run(pcheck.Emulator{}, c) }
 	maxHostBytes       int64
 	maxEmulatorSeconds float64 = pcheck.MaxEmulatorSeconds
+	maxProgramWork     int64   // check -from's emulation budget (0: pcheck.MaxProgramWork)
 )
 
 // failure is a check that ran and did not pass: exit status 1.
