@@ -41,6 +41,7 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 	var work *emu.Work
 	if c.MaxWork > 0 {
 		work = &emu.Work{Limit: c.MaxWork}
+		defer func() { c.WorkUsed = work.Used }()
 	}
 	for _, k := range c.Compiled.Kernels {
 		args, err := c.Args(k, addr)
@@ -50,9 +51,6 @@ func (Emulator) Run(c *Case) (map[string][]byte, error) {
 		if err := emu.RunKernelOpts(k, args, mem, emu.RunOptions{MaxWarpInstrs: c.MaxWarpInstrs, Conflicts: c.Conflicts, Work: work}); err != nil {
 			return nil, fmt.Errorf("%s: %w", k.Name, err)
 		}
-	}
-	if work != nil {
-		c.WorkUsed = work.Used
 	}
 	out := map[string][]byte{}
 	for _, n := range names {

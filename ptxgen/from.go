@@ -156,11 +156,18 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	}
 	res, err := runCase(cs)
 	var we *emu.WorkError
-	if errors.As(err, &we) && we.At == nil {
+	switch {
+	case errors.As(err, &we) && we.At == nil:
 		// Refused from a launch's first CTA, before running the rest: bad usage, as
 		// the refusals before the run.
 		return &usageError{Msg: fmt.Sprintf("check -from: kernel %s: the emulator stopped after the first CTA: %s (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
 			we.Kernel, strings.TrimPrefix(we.Error(), "emu: "+we.Kernel+": "))}
+	case errors.As(err, &we):
+		// Work the bound before the run could not see (a loop bound read from memory,
+		// or one that never ends): the emulator cannot check the program, which is
+		// not a failed check.
+		return &usageError{Msg: fmt.Sprintf("check -from: %s: a loop that does not end, or a program too large for the emulator: run it on a GPU (ptxgen-gpu), or give it less work",
+			strings.TrimPrefix(we.Error(), "emu: "))}
 	}
 	if err != nil {
 		return &failure{err.Error()}

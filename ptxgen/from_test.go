@@ -459,3 +459,26 @@ func TestCheckFromArgsQuoted(t *testing.T) {
 		}
 	}
 }
+
+// A run that spends the emulation budget where no bound saw it coming (a loop whose
+// bound is read from memory, here one that does not end for the seeded count) is
+// refused, exit 2: the emulator cannot check the program, which did not fail.
+func TestCheckFromBudgetSpent(t *testing.T) {
+	src := "kernel k(%c: ptr<i32> div 4 bytes 4, %x: ptr<i32> div 4 bytes 4) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n" +
+		"  %cnt = load %c[%z] : i32\n  %big = const 2000000000 : i32\n  %hi = mul %cnt, %big : i32\n" +
+		"  %r = for %i = %z to %hi step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n"
+	path := writeFile(t, t.TempDir(), "mem.ir", src)
+	defer func(w int64) { maxProgramWork = w }(maxProgramWork)
+	maxProgramWork = 1 << 16
+	for seed := 1; seed < 20; seed++ {
+		code, out, errOut := runCLI("check", "-emu", "-from", path, "-seed", fmt.Sprint(seed))
+		if code == 0 {
+			continue // the seeded count was 0
+		}
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "the emulation budget of 65536 units is spent") || !strings.Contains(errOut, "a loop that does not end, or a program too large for the emulator") {
+			t.Errorf("seed %d: exit %d, stdout %q, stderr %q; want exit 2 naming the budget", seed, code, out, errOut)
+		}
+		return
+	}
+	t.Errorf("no seed in 1..19 gave a count above 0")
+}
