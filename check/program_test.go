@@ -127,3 +127,51 @@ func TestProgramWorkDots(t *testing.T) {
 		t.Errorf("20000 iterations of 2 CTAs of dots: %v, want it refused naming the dots", err)
 	}
 }
+
+// programWork's trip counts stay lower bounds where the bounds' arithmetic wraps: an
+// i64 of 2^33+5 narrowed to i32 is 5 on the GPU, not 2^33+5, and an i32 product past
+// 2^31 is unknown; a bound that depends on an outer induction variable counts its
+// fewest iterations.
+func TestProgramWorkWraps(t *testing.T) {
+	for _, c := range []struct {
+		hi   string // ops defining %hi : i32
+		want int64  // iterations counted
+	}{
+		{"  %h64 = const 8589934597 : i64\n  %hi = cast %h64 : i32\n", 0},
+		{"  %a = const 65536 : i32\n  %hi = mul %a, %a : i32\n", 0},
+		{"  %hi = const 7 : i32\n", 7},
+		{"  %a = const 3 : i32\n  %b = const 4 : i32\n  %hi = mul %a, %b : i32\n", 12},
+	} {
+		src := "kernel k(%x: ptr<i32> bytes 4) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n" + c.hi +
+			"  %r = for %i = %z to %hi step 1 iter(%a0 = %z) {\n    %b0 = add %a0, %one : i32\n    yield %b0\n  }\n  store %x[%z], %r\n}\n"
+		prog, err := ir.ParseProgram(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := programWork(prog, nil, map[string]int64{"k": 1}, map[string][3]int{"k": {1, 1, 1}})
+		if w.units != 3*c.want {
+			t.Errorf("%q: %d units (%s), want %d: %d iterations of 3", c.hi, w.units, w.what, 3*c.want, c.want)
+		}
+	}
+	nested := `kernel k(%x: ptr<i32> bytes 4, %n: i32) grid(1, 1, 1) warps 1 {
+  %z = const 0 : i32
+  %one = const 1 : i32
+  %r = for %i = %z to %n step 1 iter(%a0 = %z) {
+    %s = for %j = %i to %n step 1 iter(%a1 = %a0) {
+      %b1 = add %a1, %one : i32
+      yield %b1
+    }
+    yield %s
+  }
+  store %x[%z], %r
+}
+`
+	prog, err := ir.ParseProgram(nested)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 outer iterations, each at least 1 inner one (j from i <= 9 to 10).
+	if w := programWork(prog, map[string]any{"n": int32(10)}, map[string]int64{"k": 1}, map[string][3]int{"k": {1, 1, 1}}); w.units != 10*(1*3+3) {
+		t.Errorf("a triangular loop nest: %d units (%s), want %d", w.units, w.what, 10*(1*3+3))
+	}
+}

@@ -104,7 +104,11 @@ func (e *scalarEval) compute(v *ir.Value) interval {
 		}
 		return interval{}
 	case ir.OpCast:
-		return e.value(o.Args[0])
+		iv := e.value(o.Args[0])
+		if v.Type.Elem == ir.I32 && (iv.lo < math.MinInt32 || iv.hi > math.MaxInt32) {
+			return interval{} // an i64 narrowed to i32 wraps
+		}
+		return iv
 	}
 	if len(o.Args) != 2 {
 		return interval{}
