@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/mla"
 )
@@ -575,23 +576,36 @@ func Median(xs []float64) float64 {
 
 // TritonRecord is one record of bench/triton_seed.py's JSON output.
 type TritonRecord struct {
-	Name     string  `json:"name"`
+	Name     *string `json:"name"` // null in the record of a run that failed before any folder
 	MedianUS float64 `json:"median_us"`
 	MinUS    float64 `json:"min_us"`
 	Iters    int     `json:"iters"`
 	OK       bool    `json:"ok"`
-	Error    string  `json:"error"`
+	Error    *string `json:"error"` // null when the folder ran
+}
+
+// ParseTriton reads triton_seed.py's results (one record per folder, with more keys
+// than the report uses), strictly: strictjson.DecodeSubset.
+func ParseTriton(b []byte) ([]TritonRecord, error) {
+	var recs []TritonRecord
+	err := strictjson.DecodeSubset(b, &recs)
+	return recs, err
 }
 
 // MergeTriton attaches the Triton baseline's timings (matched by shape name).
 func (r *Report) MergeTriton(recs []TritonRecord) {
 	by := map[string]TritonRecord{}
 	for _, t := range recs {
-		by[t.Name] = t
+		if t.Name != nil {
+			by[*t.Name] = t
+		}
 	}
 	for i, x := range r.Results {
 		if t, ok := by[x.Shape.Name]; ok {
-			r.Results[i].Triton = &Timing{MedianUS: t.MedianUS, MinUS: t.MinUS, Iters: t.Iters, OK: t.OK, Error: t.Error}
+			r.Results[i].Triton = &Timing{MedianUS: t.MedianUS, MinUS: t.MinUS, Iters: t.Iters, OK: t.OK}
+			if t.Error != nil {
+				r.Results[i].Triton.Error = *t.Error
+			}
 		}
 	}
 }
@@ -615,10 +629,12 @@ type FlashMLAResults struct {
 // (never inside a string: they follow a colon, bracket or comma directly).
 var nonFinite = regexp.MustCompile(`([:\[,]\s*)(-?Infinity|NaN)\b`)
 
-// ParseFlashMLA reads vs.py's JSON output; its non-finite numbers read as null.
+// ParseFlashMLA reads vs.py's JSON output (with more keys than the report uses),
+// strictly (strictjson.DecodeSubset); its non-finite numbers read as null, which
+// only the optional numbers take.
 func ParseFlashMLA(b []byte) (FlashMLAResults, error) {
 	var f FlashMLAResults
-	err := json.Unmarshal(nonFinite.ReplaceAll(b, []byte("${1}null")), &f)
+	err := strictjson.DecodeSubset(nonFinite.ReplaceAll(b, []byte("${1}null")), &f)
 	return f, err
 }
 

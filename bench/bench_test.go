@@ -1,12 +1,13 @@
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/target"
@@ -75,12 +76,12 @@ func sampleReport(t *testing.T) Report {
 		}
 		r.Results = append(r.Results, x)
 	}
-	r.MergeTriton([]TritonRecord{{Name: r.Results[0].Shape.Name, MedianUS: 40, OK: true}})
-	var f FlashMLAResults
+	r.MergeTriton([]TritonRecord{{Name: &r.Results[0].Shape.Name, MedianUS: 40, OK: true}})
 	doc := `{"results": [{"folder": "H64_T1_K128+512", "status": "ok", "us_events": 16.0, "check": {"ok": true}},
 		{"folder": "H64_T8_K128+512", "status": "fail", "us_events": 18.0, "check": {"ok": false, "over": 3}},
 		{"folder": "H64_T32_K128+512", "status": "skipped", "reason": "bf16 cache"}]}`
-	if err := json.Unmarshal([]byte(doc), &f); err != nil {
+	f, err := ParseFlashMLA([]byte(doc))
+	if err != nil {
 		t.Fatal(err)
 	}
 	r.MergeFlashMLA(f)
@@ -133,7 +134,7 @@ func TestReportRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != 3 || back.Results[0].Triton == nil ||
+	if err := strictjson.Decode(b, &back); err != nil || len(back.Results) != 3 || back.Results[0].Triton == nil ||
 		back.Results[0].FlashMLA == nil || back.Results[0].SM120Plan == nil || back.Results[0].PoolBytes != 200<<20 {
 		t.Errorf("json round trip: %v", err)
 	}
@@ -289,5 +290,49 @@ func TestTableBF16P(t *testing.T) {
 		if !strings.Contains(tab, want) {
 			t.Errorf("table lacks %q:\n%s", want, tab)
 		}
+	}
+}
+
+// TestParseBaselinesStrict: the baselines' results (vs.py's, triton_seed.py's) are
+// read for some of their keys, strictly: a key of another case is not taken for
+// one (encoding/json read "Results" as results), a required field is not null, and
+// the files the runs wrote (docs/flashmla-h200.json, docs/triton-h200.json, with
+// their other keys and "error": null) still parse.
+func TestParseBaselinesStrict(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{`{"Results": [{"folder": "a", "status": "ok"}]}`, `keys are case-sensitive, did you mean "results"?`},
+		{`{"results": [{"folder": "a", "Status": "ok"}]}`, `did you mean "status"?`},
+		{`{"results": [{"folder": "a", "status": null}]}`, "results[0].status is null: want a string"},
+		{`{"results": [{"folder": "a", "status": "ok", "us_events": "16.0"}]}`, `results[0].us_events is the string "16.0"`},
+	} {
+		if _, err := ParseFlashMLA([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseFlashMLA(%s) = %v, want %q", c.doc, err, c.want)
+		}
+	}
+	for _, c := range []struct{ doc, want string }{
+		{`[{"Name": "H8_T1_K128+512", "median_us": 50, "ok": true}]`, `did you mean "name"?`},
+		{`[{"name": "H8_T1_K128+512", "median_us": 50, "ok": null}]`, "[0].ok is null: want true or false"},
+		{`[{"name": "H8_T1_K128+512", "median_us": null, "ok": true}]`, "[0].median_us is null: want a number"},
+	} {
+		if _, err := ParseTriton([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseTriton(%s) = %v, want %q", c.doc, err, c.want)
+		}
+	}
+	b, err := os.ReadFile("../docs/flashmla-h200.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := ParseFlashMLA(b); err != nil || len(f.Results) == 0 {
+		t.Errorf("docs/flashmla-h200.json: %v (%d results)", err, len(f.Results))
+	}
+	if b, err = os.ReadFile("../docs/triton-h200.json"); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ParseTriton(b)
+	if err != nil || len(recs) == 0 || recs[0].Name == nil || recs[0].Error != nil || recs[0].MedianUS <= 0 {
+		t.Errorf("docs/triton-h200.json: %v (%d records, first %+v)", err, len(recs), recs)
+	}
+	if recs, err := ParseTriton([]byte(`[{"name": null, "ok": false, "error": "setup: no GPU"}]`)); err != nil || recs[0].Name != nil || *recs[0].Error != "setup: no GPU" {
+		t.Errorf("a setup failure's record (no name): %v, %+v", err, recs)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
@@ -35,6 +34,12 @@ func GEMM(cfg kernels.GEMMConfig, target arch.Target, seed uint64) (*Case, error
 // dense). golden.GenGemm fills the gaps with NaN, so a kernel that lets a byte
 // outside the logical matrix reach an output produces NaN.
 func GEMMStrided(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, ldb int) (*Case, error) {
+	return gemmCase(cfg, target, seed, lda, ldb, nil)
+}
+
+// gemmCase is GEMMStrided; admit, if set, judges the lowered program before any
+// buffer is allocated (ForConfig: the host memory).
+func gemmCase(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, ldb int, admit func(*lower.Compiled) error) (*Case, error) {
 	k, err := kernels.GEMM(cfg)
 	if err != nil {
 		return nil, err
@@ -42,6 +47,11 @@ func GEMMStrided(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, l
 	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
+	}
+	if admit != nil {
+		if err := admit(comp); err != nil {
+			return nil, err
+		}
 	}
 	gc := golden.GemmConfig{M: cfg.M, N: cfg.N, K: cfg.K, LDA: lda, LDB: ldb}
 	lda, ldb = gc.Strides()
@@ -78,11 +88,7 @@ func GEMMStrided(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, l
 	shape := []int{cfg.M, cfg.N}
 	c.Compare = func(final map[string][]byte) []golden.Report {
 		if bf16Out {
-			got := make([]dtype.BF16, cfg.M*cfg.N)
-			for i, u := range u16s(final["c"]) {
-				got[i] = dtype.BF16(u)
-			}
-			return []golden.Report{golden.Compare("c", got, want, shape, tol)}
+			return []golden.Report{golden.Compare("c", bf16s(final["c"]), want, shape, tol)}
 		}
 		return []golden.Report{golden.Compare("c", f32s(final["c"]), want, shape, tol)}
 	}
@@ -105,6 +111,12 @@ const MaxPoolBytes = 32 << 30
 // the rest of each pool is one zeroed allocation. Meant for the GPU: the
 // emulator would copy every pool twice.
 func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions, poolBytes int64) (*Case, error) {
+	return mlaPool(cfg, target, opt, poolBytes, nil)
+}
+
+// mlaPool is MLAPool; admit, if set, judges the lowered program before any input is
+// generated (ForConfig: the host memory).
+func mlaPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions, poolBytes int64, admit func(*lower.Compiled) error) (*Case, error) {
 	if poolBytes < 0 || poolBytes > MaxPoolBytes {
 		return nil, &kernels.ConfigError{Flag: "pool-gib", Value: fmt.Sprint(float64(poolBytes) / (1 << 30)), Want: fmt.Sprintf("0 (small pools) or up to %d GiB per segment", MaxPoolBytes>>30)}
 	}
@@ -122,6 +134,19 @@ func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions
 			}
 		}
 	}
+	prog, choice, design, err := kernels.MLACallDesign(cfg, target)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(prog, target)
+	if err != nil {
+		return nil, err
+	}
+	if admit != nil {
+		if err := admit(comp); err != nil {
+			return nil, err
+		}
+	}
 	in, err := golden.GenMLA(g, opt)
 	if err != nil {
 		return nil, err
@@ -137,7 +162,7 @@ func MLAPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions
 		}
 		name += fmt.Sprintf(" pool=%s pages (%.3g GiB per segment)", strings.Join(ps, "+"), float64(poolBytes)/(1<<30))
 	}
-	return mlaCase(name, cfg, g, in, nil, nil, target)
+	return mlaCaseOf(name, cfg, g, in, nil, nil, comp, choice.Split, design.Variant.Short())
 }
 
 // Vectors returns a case for a test-vector folder: its inputs and its own float64
@@ -149,7 +174,7 @@ func Vectors(dir string, target arch.Target, plan kernels.MLAConfig, maxHostByte
 	if maxHostBytes <= 0 {
 		maxHostBytes = HostMemoryLimit()
 	}
-	v, err := golden.LoadVectorsLimit(dir, maxHostBytes/2) // the executor copies them
+	v, err := golden.LoadVectorsLimit(dir, maxHostBytes/2) // read, then decoded: twice
 	if err != nil {
 		return nil, err
 	}
@@ -158,11 +183,25 @@ func Vectors(dir string, target arch.Target, plan kernels.MLAConfig, maxHostByte
 		return nil, metaFieldError(err) // before the plan's flags: these values are meta.json's
 	}
 	cfg.Split, cfg.SMs, cfg.HeadBlock, cfg.Tile, cfg.Precision = plan.Split, plan.SMs, plan.HeadBlock, plan.Tile, plan.Precision
-	name := fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), target)
-	c, err := mlaCase(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, target)
+	prog, choice, design, err := kernels.MLACallDesign(cfg, target)
 	if err != nil {
 		return nil, err
 	}
+	comp, err := lower.CompileProgram(prog, target)
+	if err != nil {
+		return nil, err
+	}
+	// The folder's own layout (pools of any size) sizes the case, not check.MLA's.
+	a := &hostAdmission{v: vectorsMemory{cfg, v.Config}, target: target, limit: maxHostBytes}
+	if err := a.admit(comp); err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("vectors %s (%s) target=%s", v.Name, describeMLA(cfg), target)
+	c, err := mlaCaseOf(name, cfg, v.Config, v.Inputs, v.Out, v.LSE, comp, choice.Split, design.Variant.Short())
+	if err != nil {
+		return nil, err
+	}
+	c.AdmittedBytes = a.admitted
 	counted := validPerRow(v.Config, v.Inputs)
 	compare := c.Compare
 	// meta.json's counts ("got") against the files' (want), exactly.
@@ -259,6 +298,13 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	if err != nil {
 		return nil, err
 	}
+	return mlaCaseOf(name, cfg, g, in, wantOut, wantLSE, comp, choice.Split, design.Variant.Short())
+}
+
+// mlaCaseOf is mlaCase for the program already lowered, comp, a call of split whose
+// design is variant (kernels.MLAVariant.Short).
+func mlaCaseOf(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.MLAInputs, wantOut, wantLSE []float64, comp *lower.Compiled, split int, variant string) (*Case, error) {
+	var err error
 	if wantOut == nil {
 		if wantOut, wantLSE, err = golden.MLADecodeParallel(g, in); err != nil {
 			return nil, err
@@ -269,29 +315,25 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	c := &Case{
 		Name:     name,
 		Compiled: comp,
-		Variant:  design.Variant.Short(),
+		Variant:  variant,
 		Buffers: map[string][]byte{
 			"q":   bytesOf(in.Q),
 			"out": poison(int64(cfg.T) * int64(cfg.H) * int64(D) * 2),
 			"lse": poison(int64(cfg.T) * int64(cfg.H) * 4),
 		},
-		Scalars: map[string]any{"rows": int32(cfg.T), "split": int32(choice.Split), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
+		Scalars: map[string]any{"rows": int32(cfg.T), "split": int32(split), "q_stride_t": int64(qt), "q_stride_h": int64(qh)},
 	}
 	if cfg.Sink {
 		c.Buffers["sink"] = bytesOf(in.Sink)
 	}
 	bindSegments(c, g, in)
-	addWorkspace(c, cfg.T*choice.Split)
+	addWorkspace(c, cfg.T*split)
 	c.EmuAbs = map[string]float64{"out": mlaSoftmaxAllowance(g, in)}
 	c.WriteVectors = func(dir string) error { return golden.WriteVectors(dir, g, in, wantOut, wantLSE) }
 	c.Compare = func(final map[string][]byte) []golden.Report {
-		got := make([]dtype.BF16, cfg.T*cfg.H*D)
-		for i, u := range u16s(final["out"]) {
-			got[i] = dtype.BF16(u)
-		}
 		outTol, lseTol := MLATolerances(cfg.Precision)
 		return []golden.Report{
-			golden.Compare("out", got, wantOut, []int{cfg.T, cfg.H, D}, outTol),
+			golden.Compare("out", bf16s(final["out"]), wantOut, []int{cfg.T, cfg.H, D}, outTol),
 			golden.Compare("lse", f32s(final["lse"]), wantLSE, []int{cfg.T, cfg.H}, lseTol),
 		}
 	}
@@ -300,6 +342,11 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 
 // Copy returns a copy case: random f32 rows, compared exactly.
 func Copy(cfg kernels.CopyConfig, target arch.Target, seed uint64) (*Case, error) {
+	return copyCase(cfg, target, seed, nil)
+}
+
+// copyCase is Copy; admit, if set, judges the lowered program first.
+func copyCase(cfg kernels.CopyConfig, target arch.Target, seed uint64, admit func(*lower.Compiled) error) (*Case, error) {
 	k, err := kernels.Copy(cfg)
 	if err != nil {
 		return nil, err
@@ -307,6 +354,11 @@ func Copy(cfg kernels.CopyConfig, target arch.Target, seed uint64) (*Case, error
 	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
+	}
+	if admit != nil {
+		if err := admit(comp); err != nil {
+			return nil, err
+		}
 	}
 	n := int(cfg.Bytes() / 8)
 	rng := rand.New(rand.NewPCG(seed, 0x636f7079))
@@ -329,6 +381,11 @@ func Copy(cfg kernels.CopyConfig, target arch.Target, seed uint64) (*Case, error
 
 // MMALoop returns an mma_loop case: every CTA's output is Iters x (A·B).
 func MMALoop(cfg kernels.MMALoopConfig, target arch.Target, seed uint64) (*Case, error) {
+	return mmaLoopCase(cfg, target, seed, nil)
+}
+
+// mmaLoopCase is MMALoop; admit, if set, judges the lowered program first.
+func mmaLoopCase(cfg kernels.MMALoopConfig, target arch.Target, seed uint64, admit func(*lower.Compiled) error) (*Case, error) {
 	k, err := kernels.MMALoop(cfg)
 	if err != nil {
 		return nil, err
@@ -336,6 +393,11 @@ func MMALoop(cfg kernels.MMALoopConfig, target arch.Target, seed uint64) (*Case,
 	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}), target)
 	if err != nil {
 		return nil, err
+	}
+	if admit != nil {
+		if err := admit(comp); err != nil {
+			return nil, err
+		}
 	}
 	gc := golden.GemmConfig{M: 128, N: 128, K: 16}
 	a, b, err := golden.GenGemm(gc, seed)

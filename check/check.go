@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/lower"
@@ -33,14 +34,26 @@ type Case struct {
 	// test-vector folder (for other implementations, such as the Triton baseline).
 	WriteVectors func(dir string) error
 	// MaxWarpInstrs bounds the warp instructions of each CTA in the emulator (0:
-	// emu.DefaultMaxWarpInstrs), so that a program of one's own cannot run for hours.
+	// emu.DefaultMaxWarpInstrs).
 	MaxWarpInstrs int64
+	// MaxWork bounds the emulation work of all the case's launches together, in
+	// emu.Work units (0: no bound), so that a program of one's own cannot run for
+	// hours: a launch whose first CTA's work times its CTAs would pass it stops
+	// after that CTA.
+	MaxWork int64
+	// WorkBound is the least work ForProgram found the call needs (0 where it did
+	// not look), and WorkUsed the work the emulator's last run of the case did: a
+	// run that ends with WorkUsed < WorkBound is a defect of the bound.
+	WorkBound, WorkUsed int64
 	// Conflicts, if set, receives the emulator's ldmatrix bank-conflict counts over
 	// every kernel of the case (see emu.SharedConflicts); the GPU executor ignores it.
 	Conflicts *emu.SharedConflicts
 	// Variant is the design of the CTAs the case runs (kernels.MLAVariant.Short),
 	// "" for kernels without variants.
 	Variant string
+	// AdmittedBytes is the host memory the case was estimated to hold at its peak
+	// when it was admitted (ForConfig, ForProgram), 0 where nothing estimated it.
+	AdmittedBytes int64
 }
 
 // Executor runs every kernel of a case in order and returns the final contents of
@@ -138,6 +151,15 @@ func u16s(b []byte) []uint16 {
 	out := make([]uint16, len(b)/2)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return out
+}
+
+// bf16s decodes little-endian bf16 values.
+func bf16s(b []byte) []dtype.BF16 {
+	out := make([]dtype.BF16, len(b)/2)
+	for i := range out {
+		out[i] = dtype.BF16(binary.LittleEndian.Uint16(b[2*i:]))
 	}
 	return out
 }

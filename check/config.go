@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/lower"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -36,6 +37,10 @@ func (o *CaseOptions) AddFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.Poison, "poison", true, "mla_decode only: point slots past len at NaN-filled pages")
 	fs.BoolVar(&o.OutOfPool, "out-of-pool", false, "mla_decode only: put the indices slots, slots+1 and INT_MAX inside every row's valid prefix (invalid like -1: never read)")
 }
+
+// VectorsUsageWithFrom is -vectors' help where the command also takes -from (ptxgen
+// check), which reads a kernel vector folder (golden.KernelVectorsFormat) there.
+const VectorsUsageWithFrom = "a vector folder to compare with: mla_decode's test vectors (meta.json, inputs, float64 outputs; its meta.json sets the configuration), or with -from a kernel vector folder (meta.json with the args, NAME.bin per buffer read, NAME.want.f64 per buffer compared; README, \"Kernels of your own\")"
 
 // Validate reports an option value out of range as a *kernels.ConfigError.
 func (o CaseOptions) Validate() error {
@@ -146,13 +151,26 @@ func ForConfig(v any, target arch.Target, o CaseOptions) (*Case, error) {
 			return nil, err
 		}
 	}
+	// Again once lowered, with the emulator's own state, before any buffer exists.
+	a := &hostAdmission{v: v, target: target, limit: o.MaxHostBytes}
+	c, err := forConfig(v, target, o, a.admit)
+	if err != nil {
+		return nil, err
+	}
+	if c.AdmittedBytes == 0 {
+		c.AdmittedBytes = a.admitted
+	}
+	return c, nil
+}
+
+func forConfig(v any, target arch.Target, o CaseOptions, admit func(*lower.Compiled) error) (*Case, error) {
 	switch v := v.(type) {
 	case kernels.GEMMConfig:
-		return GEMM(v, target, o.Seed)
+		return gemmCase(v, target, o.Seed, 0, 0, admit)
 	case kernels.CopyConfig:
-		return Copy(v, target, o.Seed)
+		return copyCase(v, target, o.Seed, admit)
 	case kernels.MMALoopConfig:
-		return MMALoop(v, target, o.Seed)
+		return mmaLoopCase(v, target, o.Seed, admit)
 	case kernels.MLAConfig:
 		if o.Vectors != "" {
 			c, err := Vectors(o.Vectors, target, v, o.MaxHostBytes)
@@ -161,7 +179,7 @@ func ForConfig(v any, target arch.Target, o CaseOptions) (*Case, error) {
 			}
 			return c, nil
 		}
-		return MLAPool(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool}, int64(o.PoolGiB*(1<<30)))
+		return mlaPool(v, target, golden.MLAGenOptions{Seed: o.Seed, InvalidFrac: o.Invalid, Poison: o.Poison, OutOfPool: o.OutOfPool}, int64(o.PoolGiB*(1<<30)), admit)
 	}
 	return nil, fmt.Errorf("check: no reference for %T", v)
 }

@@ -10,11 +10,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/golden"
+	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // ProgramOptions say how to run a program of one's own (ptxgen check -emu -from):
@@ -26,16 +30,16 @@ type ProgramOptions struct {
 	Args map[string]string
 	// MaxHostBytes bounds the host memory of the case (0: HostMemoryLimit).
 	MaxHostBytes int64
+	// IR is the program c was lowered from, if known: its loops and dots bound the
+	// call's emulation work before the run (programWork).
+	IR *ir.Program
+	// MaxWork is the emulation budget in emu.Work units (0: MaxProgramWork).
+	MaxWork int64
 }
 
-// Bounds of an emulated program of one's own: the CTAs of all its launches, and the
-// warp instructions they may run together (about half a minute of emulation), shared
-// out evenly as each CTA's budget, so that a kernel that loops for long fails instead
-// of hanging.
-const (
-	MaxProgramCTAs       = 1 << 16
-	MaxProgramWarpInstrs = 1 << 28
-)
+// MaxProgramCTAs bounds the CTAs of all the launches of an emulated program of one's
+// own (its work: MaxProgramWork).
+const MaxProgramCTAs = 1 << 16
 
 // programBuffer is a buffer argument of a program: every kernel that takes the name
 // shares it.
@@ -45,11 +49,13 @@ type programBuffer struct {
 	minBytes int64
 	sized    bool // some kernel declares a size
 	written  bool
+	source   string // where minBytes comes from, for messages: "" (the IR), "-args"
 }
 
 // ForProgram builds the case of a compiled program of one's own. Its kernels run in
 // order on one memory; kernels share an argument by name, and parameters named like
-// a workspace buffer get that buffer (Bytes + PerPart x rows x split, poisoned). The
+// a workspace buffer get that buffer, sized as the generated launcher allocates it
+// (programWorkspace: for the capacity and the largest split, poisoned). The
 // rows of the call default to the capacity and the split to its largest value; every
 // other scalar comes from opts.Args or the folder's meta.json. Without a folder, read
 // buffers get seeded values (floats in [-1, 1), integers in [0, 64), bytes anything)
@@ -125,7 +131,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		}
 		kind, ok := scalars[name]
 		if !ok {
-			return nil, bad("-args names %s, which is not a parameter (the scalars are: %s; a buffer's value is its size in bytes)", name, orNone(scalarNames))
+			return nil, bad("-args names %s, which is not a parameter (the scalars are: %s; a buffer's value is its size in bytes)", Shown(name), orNone(scalarNames))
 		}
 		v, err := parseScalar(kind, args[name])
 		if err != nil {
@@ -164,7 +170,7 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 	for _, k := range c.Kernels {
 		for _, p := range k.Params {
 			if b := buffers[p.Name]; b != nil {
-				b.minBytes = max(b.minBytes, p.MinBytes(rows, split))
+				b.minBytes = max(b.minBytes, paramBytes(p, rows, split))
 			}
 		}
 	}
@@ -172,30 +178,34 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		if b := buffers[n]; size < b.minBytes {
 			return nil, bad("argument %s = %d bytes, less than the %d the kernels declare", n, size, b.minBytes)
 		}
-		buffers[n].minBytes, buffers[n].sized = size, true
+		buffers[n].minBytes, buffers[n].sized, buffers[n].source = size, true, "-args"
+	}
+	workspaces, err := programWorkspace(c)
+	if err != nil {
+		return nil, bad("%v", err)
 	}
 	ctas := 0
+	ctasOf, grids := map[string]int64{}, map[string][3]int{}
 	for _, k := range c.Kernels {
 		g := k.GridFor(rows, split)
 		ctas += g[0] * g[1] * g[2]
 		if ctas > MaxProgramCTAs {
 			return nil, bad("the program launches more than %d CTAs, the most the emulator runs (ptxgen-gpu runs larger ones)", MaxProgramCTAs)
 		}
+		ctasOf[k.Name], grids[k.Name] = int64(g[0]*g[1]*g[2]), g
 	}
-	limit := opts.MaxHostBytes
-	if limit <= 0 {
-		limit = HostMemoryLimit()
+	budget := opts.MaxWork
+	if budget <= 0 {
+		budget = MaxProgramWork
 	}
-	// The case, the emulator's copy and the final contents: three of each buffer.
-	total, largest, largestName := int64(0), int64(0), ""
-	count := func(name string, n int64) error {
-		if total += 3 * n; n < 0 || total < 0 || total > limit {
-			return bad("the program's buffers need more than %s of host memory (the limit); the largest is %s", gib(float64(limit)), largestName)
+	bound := int64(0)
+	if opts.IR != nil {
+		w := programWork(opts.IR, values, ctasOf, grids)
+		if w.units > budget {
+			return nil, bad("the program needs at least %d units of emulation work (%s), more than the emulator's budget of %d (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
+				w.units, w.what, budget)
 		}
-		if n > largest {
-			largest, largestName = n, name
-		}
-		return nil
+		bound = w.units
 	}
 	var kbufs []golden.KernelBuffer
 	for _, n := range bufferNames {
@@ -203,23 +213,52 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 		if !b.sized && !vectorFile(opts.Vectors, n) {
 			return nil, bad("buffer parameter %s has no size in the IR: give its size in bytes with -args %s=BYTES (or bytes N in the IR, or a %s.bin in -vectors)", n, n, n)
 		}
-		if err := count(n, b.minBytes); err != nil {
-			return nil, err
-		}
 		kbufs = append(kbufs, golden.KernelBuffer{Name: n, ElemSize: elemSize(b.elem), MinBytes: b.minBytes, Written: b.written})
 	}
-	for _, w := range c.Workspace {
-		if err := count(w.Name, w.BytesFor(rows*split)); err != nil {
-			return nil, err
-		}
-	}
+	var files []golden.VectorFile
 	if vec != nil {
-		if err := vec.LoadArrays(opts.Vectors, kbufs, limit/3); err != nil {
+		if files, err = vec.Files(opts.Vectors, kbufs); err != nil {
 			return nil, &kernels.UsageError{Msg: err.Error()}
 		}
 	}
-	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values,
-		MaxWarpInstrs: max(MaxProgramWarpInstrs/int64(max(ctas, 1)), 1)}
+	// Every copy the check holds, before any is allocated: each buffer in the case
+	// and in the emulator's memory; an expected output as read and the buffer decoded
+	// to compare with it (float64 both).
+	var need hostMemory
+	for _, n := range bufferNames {
+		b := buffers[n]
+		size, source := max(b.minBytes, 1), b.source
+		for _, f := range files {
+			if f.Buffer.Name == n && !f.Want {
+				size, source = f.Bytes, f.File
+				buffers[n].minBytes = size
+			}
+		}
+		need.add(n, size, 2, source)
+	}
+	for _, w := range workspaces {
+		need.add(w.Name, w.Bytes, 2, "workspace")
+	}
+	for _, f := range files {
+		if f.Want {
+			need.add(f.File, f.Bytes, 2, "and the outputs decoded to compare")
+		}
+	}
+	state, kernel, err := EmulatorStateBytes(c)
+	if err != nil {
+		return nil, err
+	}
+	need.add("the emulator's own state", state, 1, "kernel "+kernel)
+	if err := need.check(opts.MaxHostBytes); err != nil {
+		return nil, bad("%v", err)
+	}
+	if vec != nil {
+		if err := vec.Read(opts.Vectors, files); err != nil {
+			return nil, &kernels.UsageError{Msg: err.Error()}
+		}
+	}
+	cs := &Case{Name: c.Program, Compiled: c, Buffers: map[string][]byte{}, Scalars: values, AdmittedBytes: need.total,
+		MaxWork: budget, WorkBound: bound}
 	for i, n := range bufferNames {
 		b := buffers[n]
 		switch {
@@ -231,7 +270,9 @@ func ForProgram(c *lower.Compiled, opts ProgramOptions) (*Case, error) {
 			cs.Buffers[n] = seeded(b.elem, max(b.minBytes, 1), opts.Seed, uint64(i))
 		}
 	}
-	addWorkspace(cs, rows*split)
+	for _, w := range workspaces {
+		cs.Buffers[w.Name] = poison(w.Bytes)
+	}
 	if vec == nil {
 		cs.Name = fmt.Sprintf("%s on seeded inputs (seed %d", c.Program, opts.Seed)
 		if rowsName != "" {
@@ -284,6 +325,21 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// Shown is s as an error message shows a value the user gave: as is, or quoted when
+// it holds a space, a control character or what is not UTF-8, so that the message
+// stays one line and says where the value ends.
+func Shown(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return strconv.Quote(s)
+		}
+	}
+	if s == "" {
+		return `""`
+	}
+	return s
 }
 
 func orNone(names []string) string {
@@ -402,4 +458,78 @@ func defaultTolerance(elem string) golden.Tolerance {
 		return golden.Tolerance{Abs: 0x1p-9, Rel: 0x1p-3}
 	}
 	return golden.Tolerance{}
+}
+
+// paramBytes is p.MinBytes(rows, split) saturating at math.MaxInt64: the IR's sizes
+// are large enough for the product to wrap.
+func paramBytes(p ptx.KParam, rows, split int) int64 {
+	return satAdd(p.Bytes, satAdd(satMul(p.PerRow, int64(rows)), satMul(satMul(p.PerPart, int64(rows)), int64(split))))
+}
+
+// sizedWorkspace is a workspace buffer with the size the launcher allocates.
+type sizedWorkspace struct {
+	Name  string
+	Bytes int64
+	Why   string // how the size follows from the declaration, for messages
+}
+
+// programWorkspace sizes c's workspace buffers as the generated launcher allocates
+// them (ptxgen gen -from): bytes plus perpart for each (row, chunk) pair of the
+// largest launch, the capacity times the largest split of a split kernel, whatever
+// the call's rows and split. A combine, which reads every chunk of a row but has no
+// split of its own, declares its reach per row (perrow = perpart x the largest split)
+// or fixed (bytes); every kernel's declaration at its capacity (and largest split)
+// must fit the buffer, or the program could not run at its capacity: refused here,
+// before a run.
+func programWorkspace(c *lower.Compiled) ([]sizedWorkspace, error) {
+	parts := int64(0)
+	for _, k := range c.Kernels {
+		if k.SplitParamIndex() >= 0 {
+			parts = max(parts, satMul(int64(k.MaxRows()), int64(k.MaxSplit())))
+		}
+	}
+	var out []sizedWorkspace
+	for _, w := range c.Workspace {
+		sw := sizedWorkspace{Name: w.Name, Bytes: w.Bytes, Why: fmt.Sprintf("bytes %d", w.Bytes)}
+		if w.PerPart > 0 {
+			sw.Bytes = satAdd(w.Bytes, satMul(w.PerPart, parts))
+			sw.Why = fmt.Sprintf("bytes %d + perpart %d x %d parts, the capacity x the largest split", w.Bytes, w.PerPart, parts)
+		}
+		if sw.Bytes > ir.MaxWorkspaceBytes {
+			return nil, fmt.Errorf("workspace %s: %d bytes (%s), more than %d", w.Name, sw.Bytes, sw.Why, int64(ir.MaxWorkspaceBytes))
+		}
+		for _, k := range c.Kernels {
+			for _, p := range k.Params {
+				if p.Name != w.Name {
+					continue
+				}
+				rows, split := k.MaxRows(), 1
+				if k.SplitParamIndex() >= 0 {
+					split = k.MaxSplit()
+				}
+				if need := paramBytes(p, rows, split); need > sw.Bytes {
+					return nil, fmt.Errorf("workspace %s is %d bytes (%s), but kernel %s declares %d bytes of its parameter %s at %d rows and split %d (bytes %d + perrow %d + perpart %d): declare at most the workspace (a combine: perrow = perpart x the largest split)",
+						w.Name, sw.Bytes, sw.Why, k.Name, need, p.Name, rows, split, p.Bytes, p.PerRow, p.PerPart)
+				}
+			}
+		}
+		out = append(out, sw)
+	}
+	return out, nil
+}
+
+// satAdd and satMul are a+b and a*b for sizes (a, b >= 0), saturating at
+// math.MaxInt64 instead of wrapping.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func satMul(a, b int64) int64 {
+	if a != 0 && b > math.MaxInt64/a {
+		return math.MaxInt64
+	}
+	return a * b
 }

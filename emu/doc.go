@@ -15,7 +15,9 @@
 // Load decodes a module once into a Program whose Run can be called many times (and
 // concurrently, with distinct Memory values). RunKernel launches a *ptx.Kernel with
 // its own grid, block and shared size after checking the arguments against its
-// parameter facts, and fails if a buffer the kernel does not declare Written changed.
+// parameter facts, and faults on a store to a buffer that a parameter the kernel does
+// not declare Written points at (as it happens, naming the instruction: no copy of the
+// buffer is kept to compare after the launch).
 // Errors are *Error (runtime) or *DecodeError (unsupported PTX); both name the
 // instruction and its line in Module.Print, which is the line in a shipped .ptx file.
 //
@@ -66,7 +68,11 @@
 //     retirement); Launch.NoRaceCheck turns it off;
 //   - reading a shared byte no thread of the CTA wrote is an error
 //     (Launch.AllowUninit turns it off);
-//   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails.
+//   - a CTA that runs more than Launch.MaxWarpInstrs warp instructions fails;
+//   - with Launch.Work, the launches sharing it stop (*WorkError) when their work,
+//     in units of about an ALU warp instruction's time (InstrCost), would pass its
+//     limit: after a launch's first CTA, when its work times the CTAs would, else
+//     where it does.
 //
 // # Bank conflicts
 //

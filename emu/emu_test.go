@@ -3,6 +3,8 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ptx"
@@ -594,7 +596,42 @@ func TestRunKernel(t *testing.T) {
 	clear(mem.Bytes("out"))
 	// Swapping the buffers makes the kernel write through a read-only parameter.
 	k.Params[0].Written, k.Params[1].Written = true, false
-	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "read-only parameter pout changed")
+	wantErr(t, RunKernel(k, []any{in, out, int32(32)}, mem), "st.global.u32", "store to buffer \"out\" of read-only parameter pout")
+	// Storing the values the buffer already holds (pin and pout both at in) is as
+	// wrong (ld.global.nc may read it stale on the GPU); comparing contents after the
+	// launch missed it.
+	if err := RunKernel(k, []any{in, in, int32(32)}, mem); err == nil || !strings.Contains(err.Error(), "of read-only parameter pout") {
+		t.Errorf("a store of unchanged values through a read-only parameter: %v, want it reported", err)
+	}
+}
+
+// TestRunKernelCopiesNoReadOnlyBuffer: RunKernel once kept a copy of every buffer a
+// kernel only reads, to compare after the launch, which doubled the memory of a large
+// input; a store is now refused as it happens instead.
+func TestRunKernelCopiesNoReadOnlyBuffer(t *testing.T) {
+	src := kernel(".param .u64 pin, .param .u64 pout, .param .s32 n", `
+	ld.param.u64 %rd0, [pin];
+	ld.param.u64 %rd1, [pout];
+	ld.global.u32 %r1, [%rd0];
+	st.global.u32 [%rd1], %r1;`)
+	const inBytes = 16 << 20
+	k := &ptx.Kernel{Module: parse(t, src), Name: "k", Grid: [3]int{1, 1, 1}, Block: 32, Params: []ptx.KParam{
+		{Name: "pin", Kind: "ptr", Elem: "u32", Bytes: inBytes, Align: 16},
+		{Name: "pout", Kind: "ptr", Elem: "u32", Bytes: 4, Align: 16, Written: true},
+		{Name: "n", Kind: "i32"},
+	}}
+	mem := NewMemory()
+	in := mem.Alloc("in", make([]byte, inBytes))
+	out := mem.Alloc("out", make([]byte, 4))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := RunKernel(k, []any{in, out, int32(1)}, mem); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got >= inBytes {
+		t.Errorf("a launch reading a %d-byte buffer allocated %d bytes, want less than the buffer", inBytes, got)
+	}
 }
 
 // TestRegisterIndexLeadingZeros: ptxas reads %x07 as %x7 of a .reg range, and so

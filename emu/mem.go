@@ -36,8 +36,9 @@ func writeLE(p []byte, n int, v uint64) {
 
 // ---- access checks ----
 
-// global returns the n bytes at addr after the alignment and bounds checks.
-func (c *cta) global(w *warp, in *instr, lane int, addr uint64, n, align int) ([]byte, error) {
+// global returns the n bytes at addr after the alignment and bounds checks, and,
+// for a store, the check that no parameter declared read-only points at them.
+func (c *cta) global(w *warp, in *instr, lane int, addr uint64, n, align int, store bool) ([]byte, error) {
 	if addr%uint64(align) != 0 {
 		return nil, w.memFault(in, lane, "global", addr, "misaligned %d-byte access (needs %d-byte alignment)", n, align)
 	}
@@ -47,6 +48,9 @@ func (c *cta) global(w *warp, in *instr, lane int, addr uint64, n, align int) ([
 			return nil, w.memFault(in, lane, "global", addr, "%d-byte access out of bounds: %s", n, c.mem.describe(addr))
 		}
 		c.gcache = b
+	}
+	if store && b.readBy != "" {
+		return nil, w.memFault(in, lane, "global", addr, "store to buffer %q of read-only parameter %s (the kernel is not declared to write it)", b.name, b.readBy)
 	}
 	o := addr - b.addr
 	return b.data[o : o+uint64(n) : o+uint64(n)], nil
@@ -385,7 +389,7 @@ func (d *decoder) ldst(in *instr, m *mods) (execFn, error) {
 		if sp == "shared" {
 			return c.shared(w, in, lane, addr, size, size, !isLd)
 		}
-		return c.global(w, in, lane, addr, size, size)
+		return c.global(w, in, lane, addr, size, size, !isLd)
 	}
 	if isLd {
 		return func(w *warp, mask uint32) error {
@@ -578,7 +582,7 @@ func (d *decoder) cpAsync(in *instr, m *mods) (execFn, error) {
 			op := &q.ops[len(q.ops)-1]
 			if ss > 0 {
 				src := S[l] + uint64(soff)
-				p, err := c.global(w, in, l, src, ss, n)
+				p, err := c.global(w, in, l, src, ss, n, false)
 				if err != nil {
 					q.ops = q.ops[:len(q.ops)-1]
 					return err

@@ -3,6 +3,8 @@ package emu
 import (
 	"fmt"
 	"sort"
+
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // Address layout of the emulated device. Global buffers live above 4 GiB so that a
@@ -28,6 +30,9 @@ type buffer struct {
 	name string
 	addr uint64
 	data []byte
+	// readBy names the parameter of the running launch that only reads this buffer
+	// ("" when none): a store to it is a fault (RunKernelOpts sets it).
+	readBy string
 }
 
 // NewMemory returns an empty global memory.
@@ -105,4 +110,41 @@ func (m *Memory) describe(addr uint64) string {
 		return "no buffer is allocated"
 	}
 	return s
+}
+
+// decodeBytesPerInstr bounds what decoding allocates per instruction of a module
+// (measured: about 160 bytes kept and 900 allocated in all, for the mla_decode module).
+const decodeBytesPerInstr = 1024
+
+// LaunchBytes is about the most host memory RunKernel holds to launch k, beside the
+// buffers: the decoded module (every function of it, as RunKernel decodes it) and
+// one CTA's state, which is reused CTA after CTA: shared memory, the race checker's
+// record of each byte's last write (12 bytes) and of each warp's last read of it (16
+// bytes per warp), the cp.async bookkeeping, and every lane's registers. check adds
+// it when it admits a run by its memory.
+func LaunchBytes(k *ptx.Kernel) (int64, error) {
+	p, err := Load(k.Module)
+	if err != nil {
+		return 0, err
+	}
+	fp, ok := p.funcs[k.Name]
+	if !ok {
+		return 0, fmt.Errorf("emu: no kernel %q in the module", k.Name)
+	}
+	instrs := int64(0)
+	for _, f := range p.funcs {
+		instrs += int64(len(f.code))
+	}
+	size := int64(fp.static + k.SharedBytes)
+	nw := int64(k.Block+31) / 32
+	cta := size * (1 + 12 + 16*nw) // smem, write shadows, read records
+	if fp.usesAsync {
+		// pending tags and bits; each thread's queue of 32-byte operations, at most
+		// one per 4 bytes of shared memory in flight, doubled as a slice grows.
+		cta += 8*(size+3)/4 + 8*(size+63)/64 + 64*int64(k.Block) + 2*32*(size+3)/4
+	}
+	regs := nw * (int64(fp.nslots)*32*8 + int64(fp.npred)*4 + nw*4 + 256)
+	bars := int64(16 * nw * 4)
+	const slack = 1 << 20 // the launch's small allocations and the allocator's rounding
+	return decodeBytesPerInstr*instrs + cta + regs + bars + slack, nil
 }

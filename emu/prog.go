@@ -29,6 +29,7 @@ type fprog struct {
 type instr struct {
 	guard int32 // predicate index, -1 for none
 	neg   bool
+	cost  int32 // InstrCost, for Launch.Work
 	exec  func(w *warp, mask uint32) error
 	pc    int // index in fprog.code
 	src   *ptx.Instr
@@ -206,6 +207,7 @@ func decodeFunc(mod *ptx.Module, f *ptx.Func, lines *lineMap) (*fprog, error) {
 		in := &fp.code[n]
 		n++
 		in.src, in.fp, in.guard, in.pc = src, fp, -1, n-1
+		in.cost = int32(InstrCost(src.Op))
 		if src.Guard != "" {
 			g, ok := d.preds[canonReg(src.Guard)]
 			if !ok {
@@ -518,6 +520,8 @@ type runner struct {
 	// ldmatrix matrices and wavefronts counted for Launch.Conflicts, added to it
 	// once when the launch ends rather than atomically per instruction.
 	matrices, wavefronts int64
+	// workLeft is what Launch.Work leaves this launch, counted down per instruction.
+	workLeft int64
 }
 
 func newRunner(fp *fprog, l *Launch, mem *Memory, params []uint64) *runner {
@@ -795,6 +799,12 @@ func (w *warp) run() error {
 		}
 		if err := in.exec(w, mask); err != nil {
 			return err
+		}
+		if wk := w.c.r.l.Work; wk != nil {
+			if w.c.r.workLeft -= int64(in.cost); w.c.r.workLeft < 0 {
+				e := w.fault(in, -1, "the emulation budget of %d units is spent (%d of them before this launch)", wk.Limit, wk.Used)
+				return &WorkError{Kernel: e.Kernel, Limit: wk.Limit, Used: wk.Used, At: e}
+			}
 		}
 		if limit > 0 {
 			w.c.steps++

@@ -1,10 +1,10 @@
 package gogen
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -248,9 +248,7 @@ func (k ManifestKernel) Facts() ptx.Kernel {
 // ParseManifest reads a manifest, refusing other formats and versions.
 func ParseManifest(data []byte) (*Manifest, error) {
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Decode(data, &m); err != nil {
 		return nil, fmt.Errorf("gogen: manifest: %w", err)
 	}
 	if m.Format != ManifestFormat || m.Version != ManifestVersion {

@@ -1,6 +1,7 @@
 package gogen
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -172,6 +173,19 @@ func TestParseManifestRefuses(t *testing.T) {
 	} {
 		if _, err := ParseManifest([]byte(bad)); err == nil {
 			t.Errorf("ParseManifest(%s) accepted it", bad)
+		}
+	}
+	// Strictly (internal/strictjson): a key of another case was taken for the field,
+	// null for zero, a short grid padded with zeros.
+	v := fmt.Sprint(ManifestVersion)
+	for _, c := range []struct{ doc, want string }{
+		{`{"Format": "ptxgen-launch-manifest", "version": ` + v + `}`, `unknown key Format: keys are case-sensitive, did you mean "format"?`},
+		{`{"format": "ptxgen-launch-manifest", "version": ` + v + `, "capacity": null}`, "capacity is null: want an integer"},
+		{`{"format": "ptxgen-launch-manifest", "version": ` + v + `, "capacity": "4"}`, `capacity is the string "4"`},
+		{`{"format": "ptxgen-launch-manifest", "version": ` + v + `, "targets": [{"kernels": [{"grid": [{"value": 1}]}]}]}`, "targets[0].kernels[0].grid has 1 elements: want exactly 3"},
+	} {
+		if _, err := ParseManifest([]byte(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseManifest(%s) = %v, want %q", c.doc, err, c.want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/mla"
 )
 
@@ -203,7 +204,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./golden -update to create it)", err)
 			}
 			var want goldenCase
-			if err := json.Unmarshal(raw, &want); err != nil {
+			if err := strictjson.Decode(raw, &want); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(want, g); d != "" {

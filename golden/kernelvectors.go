@@ -1,7 +1,6 @@
 package golden
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 )
 
 // KernelVectorsFormat names the vector folder of a kernel of one's own (ptxgen
@@ -53,9 +54,9 @@ type KernelVectors struct {
 }
 
 type kernelVectorsMeta struct {
-	Format    string                     `json:"format"`
-	Version   int                        `json:"version"`
-	Args      map[string]json.RawMessage `json:"args"`
+	Format    string                 `json:"format"`
+	Version   int                    `json:"version"`
+	Args      map[string]json.Number `json:"args"`
 	Tolerance *struct {
 		Abs *float64 `json:"abs"`
 		Rel *float64 `json:"rel"`
@@ -73,21 +74,15 @@ func LoadKernelVectorsMeta(dir string) (*KernelVectors, error) {
 		return fail("%v", err)
 	}
 	var m kernelVectorsMeta
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Decode(raw, &m); err != nil {
 		return fail("meta.json: %v", err)
 	}
 	if m.Format != KernelVectorsFormat || m.Version != KernelVectorsVersion {
 		return fail("meta.json is %q version %d, want %q version %d", m.Format, m.Version, KernelVectorsFormat, KernelVectorsVersion)
 	}
 	v := &KernelVectors{Args: map[string]string{}, Buffers: map[string][]byte{}, Want: map[string][]float64{}}
-	for name, val := range m.Args {
-		var n json.Number
-		if err := json.Unmarshal(val, &n); err != nil {
-			return fail("meta.json: args %s is %s, want a number", name, val)
-		}
-		v.Args[name] = n.String()
+	for name, n := range m.Args {
+		v.Args[name] = n.String() // a JSON number (strictjson refuses quoted ones)
 	}
 	if t := m.Tolerance; t != nil {
 		if t.Abs == nil || t.Rel == nil || !(*t.Abs >= 0) || !(*t.Rel >= 0) || math.IsInf(*t.Abs, 0) || math.IsInf(*t.Rel, 0) {
@@ -98,30 +93,26 @@ func LoadKernelVectorsMeta(dir string) (*KernelVectors, error) {
 	return v, nil
 }
 
-// LoadArrays reads the folder's arrays for buffers, refusing before reading any a
-// folder whose files total more than maxBytes, files that are not regular files of
-// the folder, sizes that do not fit the buffer, and a folder without any expected
-// output.
-func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes int64) error {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("load vectors %s: %s", dir, fmt.Sprintf(format, args...))
+// VectorFile is one array of a kernel vector folder: NAME.bin (the initial
+// contents of Buffer) or NAME.want.f64 (its expected final contents), with the
+// bytes it holds.
+type VectorFile struct {
+	Buffer KernelBuffer
+	File   string // the file's name in the folder
+	Bytes  int64
+	Want   bool
+}
+
+// Files lists the folder's arrays for buffers and their sizes, reading none of
+// them, so that a caller can refuse what the host cannot hold before reading:
+// it refuses files that are not regular files of the folder, sizes that do not fit
+// the buffer, and a folder without any expected output.
+func (v *KernelVectors) Files(dir string, buffers []KernelBuffer) ([]VectorFile, error) {
+	fail := func(format string, args ...any) ([]VectorFile, error) {
+		return nil, fmt.Errorf("load vectors %s: %s", dir, fmt.Sprintf(format, args...))
 	}
-	// Sizes first, so that nothing is read past maxBytes.
-	type file struct {
-		path string
-		buf  KernelBuffer
-		size int64
-		want bool
-	}
-	var files []file
-	total := int64(0)
-	add := func(f file) error {
-		if total += f.size; total > maxBytes || total < 0 {
-			return fmt.Errorf("its files need more than %d bytes of memory (the limit)", maxBytes)
-		}
-		files = append(files, f)
-		return nil
-	}
+	var files []VectorFile
+	hasWant := false
 	for _, b := range buffers {
 		size := b.MinBytes
 		// Lstat: a link is not a file of the folder (it may lead anywhere).
@@ -138,12 +129,9 @@ func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes 
 			return fail("%s.bin has %d bytes, want a multiple of %d (the element size) of at least %d (the size the kernels declare)", b.Name, fi.Size(), b.ElemSize, b.MinBytes)
 		default:
 			size = fi.Size()
-			if err := add(file{path: b.Name + ".bin", buf: b, size: size}); err != nil {
-				return fail("%v", err)
-			}
+			files = append(files, VectorFile{Buffer: b, File: b.Name + ".bin", Bytes: size})
 		}
-		want := filepath.Join(dir, b.Name+".want.f64")
-		fi, err = os.Lstat(want)
+		fi, err = os.Lstat(filepath.Join(dir, b.Name+".want.f64"))
 		if err != nil {
 			continue
 		}
@@ -154,25 +142,32 @@ func (v *KernelVectors) LoadArrays(dir string, buffers []KernelBuffer, maxBytes 
 			return fail("%s.want.f64: the kernels do not write %s", b.Name, b.Name)
 		}
 		n := (size + b.ElemSize - 1) / b.ElemSize
-		if err := add(file{path: b.Name + ".want.f64", buf: b, size: 8 * n, want: true}); err != nil {
-			return fail("%v", err)
+		if n > math.MaxInt64/8 {
+			return fail("%s.want.f64: %d elements of 8 bytes do not fit in memory", b.Name, n)
 		}
-	}
-	hasWant := false
-	for _, f := range files {
-		data, err := readRegular(filepath.Join(dir, f.path), f.size, f.size)
-		if err != nil {
-			return fail("%v", err)
-		}
-		if f.want {
-			v.Want[f.buf.Name] = float64s(data)
-			hasWant = true
-		} else {
-			v.Buffers[f.buf.Name] = data
-		}
+		files = append(files, VectorFile{Buffer: b, File: b.Name + ".want.f64", Bytes: 8 * n, Want: true})
+		hasWant = true
 	}
 	if !hasWant {
 		return fail("no NAME.want.f64 file: give the expected contents of at least one written buffer")
+	}
+	return files, nil
+}
+
+// Read reads the files Files listed, each only if it still has the size listed,
+// into v.Buffers (NAME.bin, the bytes as read) and v.Want (NAME.want.f64, one
+// float64 per element).
+func (v *KernelVectors) Read(dir string, files []VectorFile) error {
+	for _, f := range files {
+		data, err := readRegular(filepath.Join(dir, f.File), f.Bytes, f.Bytes)
+		if err != nil {
+			return fmt.Errorf("load vectors %s: %v", dir, err)
+		}
+		if f.Want {
+			v.Want[f.Buffer.Name] = float64s(data)
+		} else {
+			v.Buffers[f.Buffer.Name] = data
+		}
 	}
 	return nil
 }

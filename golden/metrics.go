@@ -132,10 +132,15 @@ func Compare[T Real](name string, got []T, want []float64, shape []int, tol Tole
 		r.Problem = fmt.Sprintf("len(got) = %d, want %d", len(got), len(want))
 		return r
 	}
-	g := toF64(got)
+	// got in chunks as float64: a whole copy would take 8 bytes per element, more
+	// than the check's other copies of a large output.
+	var chunk []float64
 	var dot, gg, ww, dd float64
 	for i, w := range want {
-		v := g[i]
+		if i%compareChunk == 0 {
+			chunk = toF64Into(chunk, got[i:min(i+compareChunk, len(got))])
+		}
+		v := chunk[i%compareChunk]
 		bad := false
 		switch {
 		case math.IsNaN(v):
@@ -190,22 +195,27 @@ func Compare[T Real](name string, got []T, want []float64, shape []int, tol Tole
 	return r
 }
 
-func toF64[T Real](x []T) []float64 {
+// compareChunk is how many elements Compare converts at a time.
+const compareChunk = 4096
+
+// toF64Into converts x to float64 in buf (grown as needed; a []float64 is returned
+// as is).
+func toF64Into[T Real](buf []float64, x []T) []float64 {
 	switch v := any(x).(type) {
 	case []float64:
 		return v
 	case []float32:
-		out := make([]float64, len(v))
-		for i, f := range v {
-			out[i] = float64(f)
+		buf = buf[:0]
+		for _, f := range v {
+			buf = append(buf, float64(f))
 		}
-		return out
+		return buf
 	case []dtype.BF16:
-		out := make([]float64, len(v))
-		for i, b := range v {
-			out[i] = b.F64()
+		buf = buf[:0]
+		for _, b := range v {
+			buf = append(buf, b.F64())
 		}
-		return out
+		return buf
 	}
 	panic("unreachable")
 }

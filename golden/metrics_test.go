@@ -2,6 +2,7 @@ package golden
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -77,5 +78,27 @@ func TestCompareRelL2(t *testing.T) {
 	}
 	if r := Compare("out", got, want, nil, Tolerance{Abs: 1}); !r.OK() || strings.Contains(r.String(), "rel L2") {
 		t.Errorf("unchecked rel L2 failed or printed:\n%s", r)
+	}
+}
+
+// TestCompareCopiesNoOutput: Compare converts got to float64 in chunks; a whole copy
+// took 8 bytes per element, more than the check's other copies of a large output.
+func TestCompareCopiesNoOutput(t *testing.T) {
+	const n = 1 << 20
+	got, want := make([]float32, n), make([]float64, n)
+	for i := range got {
+		got[i] = float32(i%1000) + 0.5
+		want[i] = float64(got[i])
+	}
+	got[n-1] = 7 // one mismatch, found past the first chunks
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r := Compare("x", got, want, nil, Tolerance{})
+	runtime.ReadMemStats(&after)
+	if r.Bad != 1 || len(r.Mismatches) != 1 || r.Mismatches[0].Index[0] != n-1 {
+		t.Errorf("one mismatch at %d: %s", n-1, r)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("Compare of %d float32 allocated %d bytes, want under 1 MiB (no float64 copy)", n, alloc)
 	}
 }

@@ -266,7 +266,17 @@ func MLADecode(c MLAConfig, in *MLAInputs) (out, lse []float64, err error) {
 	qst, qsh := c.QStrides()
 	out = make([]float64, c.T*c.H*D)
 	lse = make([]float64, c.T*c.H)
-	var kv []float64 // the row's valid K/V vectors, n x D, loaded once for all heads
+	// The row's valid K/V vectors, n x D, loaded once for all heads, in one buffer
+	// for the fullest row (append's growth held up to twice that).
+	most := 0
+	for t := 0; t < c.T; t++ {
+		n := 0
+		for s := range c.Segments {
+			n += len(c.Candidates(in, s, t))
+		}
+		most = max(most, n)
+	}
+	kv := make([]float64, 0, most*D)
 	logits := []float64{}
 	q := make([]float64, D)
 	for t := 0; t < c.T; t++ {

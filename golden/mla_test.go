@@ -3,6 +3,7 @@ package golden
 import (
 	"encoding/binary"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -342,5 +343,23 @@ func TestMLALargePoolSlots(t *testing.T) {
 	c.Layouts[0].PageStride = 2 * 584
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "want <= 2^31-1") {
 		t.Errorf("2^31 slots: Validate() = %v, want the int32 limit", err)
+	}
+}
+
+// TestMLADecodeHoldsOneRowOfVectors: the reference loads a row's valid K/V vectors
+// once (8 bytes per element) into one buffer sized for the fullest row; growing it
+// by append allocated about twice that, which the check's memory estimate (8 x K x D
+// per worker) did not count.
+func TestMLADecodeHoldsOneRowOfVectors(t *testing.T) {
+	const k, seed = 2048, 3
+	c := NewMLAConfig(mla.Shape{T: 2, H: 2, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS}, segment(k, 64, 64*584, 2*k/64+4, 0, false))
+	in := mustGen(t, c, MLAGenOptions{Seed: seed})
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	mustDecode(t, c, in, seed)
+	runtime.ReadMemStats(&after)
+	rowVectors := uint64(8 * k * c.D())
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > rowVectors+rowVectors/4 {
+		t.Errorf("MLADecode of %d candidates of %d allocated %d bytes, want at most 1.25 x the %d of one row's vectors (seed %d)", k, c.D(), alloc, rowVectors, seed)
 	}
 }

@@ -3,6 +3,7 @@ package golden
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/ptxgen/ptxgen/dtype"
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 	"github.com/ptxgen/ptxgen/mla"
 )
 
@@ -72,7 +74,7 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 		return fail("%v", err)
 	}
 	var m vectorMeta
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := strictjson.Decode(raw, &m); err != nil {
 		return fail("meta.json: %v", err)
 	}
 	if m.Kernel != "mla_decode" {
@@ -168,7 +170,35 @@ func LoadVectorsLimit(dir string, maxBytes int64) (*Vectors, error) {
 	}
 	v.Out = float64s(files["out_ref.f64"])
 	v.LSE = float64s(files["lse_ref.f64"])
+	if err := checkReference(v, m.ValidPerRow); err != nil {
+		return fail("%v", err)
+	}
 	return v, nil
+}
+
+// checkReference refuses reference outputs that no correct kernel can match, so that
+// the folder is blamed rather than the kernel: a NaN or an infinity in out_ref, and in
+// lse_ref anything but a finite number for a row with valid candidates and +Inf for a
+// row without (what the reference gives there; valid counts from meta.json).
+func checkReference(v *Vectors, validPerRow []int) error {
+	c := v.Config
+	D := c.D()
+	for i, x := range v.Out {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("out_ref.f64 element %d ([%d %d %d] of [T H D]) is %v: want a finite number", i, i/(c.H*D), i/D%c.H, i%D, x)
+		}
+	}
+	for i, x := range v.LSE {
+		row := i / c.H
+		at := fmt.Sprintf("lse_ref.f64 element %d ([%d %d] of [T H])", i, row, i%c.H)
+		switch {
+		case validPerRow[row] == 0 && !math.IsInf(x, 1):
+			return fmt.Errorf("%s is %v: want +Inf (row %d has no valid candidate, valid_candidates_per_row)", at, x, row)
+		case validPerRow[row] > 0 && (math.IsNaN(x) || math.IsInf(x, 0)):
+			return fmt.Errorf("%s is %v: want a finite number (+Inf only in a row without valid candidates; row %d has %d, valid_candidates_per_row)", at, x, row, validPerRow[row])
+		}
+	}
+	return nil
 }
 
 // check refuses what MLAConfig.Validate refuses, naming meta.json's fields (T,
@@ -266,11 +296,16 @@ func readRegular(path string, want, limit int64) ([]byte, error) {
 	if opened, err := f.Stat(); err != nil || !os.SameFile(fi, opened) {
 		return nil, fmt.Errorf("%s changed while opened", name) // replaced, by a link perhaps
 	}
-	b, err := io.ReadAll(io.LimitReader(f, fi.Size()+1))
-	if err != nil {
+	// Exactly the size stat gave, in one allocation (io.ReadAll grows its buffer by
+	// copying, which held about twice a large file), then one byte more must be EOF.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s changed size while read", name)
+		}
 		return nil, err
 	}
-	if int64(len(b)) != fi.Size() {
+	if n, _ := f.Read(make([]byte, 1)); n != 0 {
 		return nil, fmt.Errorf("%s changed size while read", name)
 	}
 	return b, nil

@@ -1,7 +1,9 @@
 package golden
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +77,7 @@ func TestReferenceMatchesVectors(t *testing.T) {
 // FIFO and a file of the wrong size are refused before anything large is read.
 func TestLoadVectorsRefuses(t *testing.T) {
 	meta := func(t, k int, cache string) string {
-		return fmt.Sprintf(`{"kernel":"mla_decode","T":%d,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":%d,"page_size":1,"page_stride":2,"pages":1,"cache":%q,"idx":"i"}],"valid_candidates_per_row":[0]}`, t, k, cache)
+		return fmt.Sprintf(`{"kernel":"mla_decode","T":%d,"H":1,"nope":1,"rope":0,"cache":"bf16","segments":[{"K":%d,"page_size":1,"page_stride":2,"pages":1,"cache":%q,"idx":"i"}],"valid_candidates_per_row":[1]}`, t, k, cache)
 	}
 	for _, c := range []struct {
 		name, meta, want string
@@ -168,6 +170,125 @@ func TestLoadVectorsRefusesLinks(t *testing.T) {
 		}
 		if _, err := LoadVectors(dir); err == nil || !strings.Contains(err.Error(), name+" is a symbolic link") {
 			t.Errorf("%s a link out of the folder: LoadVectors = %v, want it refused", name, err)
+		}
+	}
+}
+
+// copyVectorFolder copies a shared vector folder to a temporary one, with edit applied
+// to each file's bytes by name.
+func copyVectorFolder(t *testing.T, name string, edit func(file string, b []byte) []byte) string {
+	t.Helper()
+	src := filepath.Join(vectorsDir, name)
+	dir := t.TempDir()
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), edit(e.Name(), b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestLoadVectorsRefusesNonFinite: a NaN or an infinity in the reference outputs is
+// refused at load naming the file and the element (it used to fail the kernel's
+// comparison, blaming the kernel), except lse's +Inf for a row without a valid
+// candidate, which is what the reference gives there.
+func TestLoadVectorsRefusesNonFinite(t *testing.T) {
+	const folder = "h8_swa_only_empty_row" // row 1 has no valid candidate
+	v, err := LoadVectors(filepath.Join(vectorsDir, folder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, full := -1, -1
+	for row, n := range v.ValidPerRow {
+		if n == 0 && empty < 0 {
+			empty = row
+		}
+		if n > 0 && full < 0 {
+			full = row
+		}
+	}
+	if empty < 0 || full < 0 || !math.IsInf(v.LSE[empty*v.Config.H], 1) {
+		t.Fatalf("%s: want a row without valid candidates (lse +Inf) and one with: counts %v", folder, v.ValidPerRow)
+	}
+	H, D := v.Config.H, v.Config.D()
+	outAt := (full*H+1)*D + 3 // row full, head 1, element 3
+	for _, c := range []struct {
+		file  string
+		index int
+		value float64
+		want  string
+	}{
+		{"out_ref.f64", outAt, math.NaN(), fmt.Sprintf("out_ref.f64 element %d ([%d 1 3] of [T H D]) is NaN: want a finite number", outAt, full)},
+		{"out_ref.f64", outAt, math.Inf(1), fmt.Sprintf("out_ref.f64 element %d ([%d 1 3] of [T H D]) is +Inf: want a finite number", outAt, full)},
+		{"lse_ref.f64", full*H + 2, math.NaN(), fmt.Sprintf("lse_ref.f64 element %d ([%d 2] of [T H]) is NaN", full*H+2, full)},
+		{"lse_ref.f64", full*H + 2, math.Inf(-1), fmt.Sprintf("lse_ref.f64 element %d ([%d 2] of [T H]) is -Inf", full*H+2, full)},
+		{"lse_ref.f64", full*H + 2, math.Inf(1), fmt.Sprintf("lse_ref.f64 element %d ([%d 2] of [T H]) is +Inf: want a finite number (+Inf only in a row without valid candidates; row %d has", full*H+2, full, full)},
+		{"lse_ref.f64", empty * H, 0.5, fmt.Sprintf("lse_ref.f64 element %d ([%d 0] of [T H]) is 0.5: want +Inf (row %d has no valid candidate", empty*H, empty, empty)},
+	} {
+		dir := copyVectorFolder(t, folder, func(file string, b []byte) []byte {
+			if file == c.file {
+				binary.LittleEndian.PutUint64(b[8*c.index:], math.Float64bits(c.value))
+			}
+			return b
+		})
+		if _, err := LoadVectors(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s[%d] = %v: LoadVectors = %v, want an error containing %q", c.file, c.index, c.value, err, c.want)
+		}
+	}
+}
+
+// TestLoadVectorsStrictJSON: meta.json is read strictly (internal/strictjson): a key
+// of another case is not taken for its field ("t" was read as T), null is not a
+// value ("sm_scale": null was 0, the default scale; "sink": null was false), and
+// numbers are not quoted.
+func TestLoadVectorsStrictJSON(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{`"T": 2`, `"t": 2`, `unknown key t: keys are case-sensitive, did you mean "T"?`},
+		{`"sink": true`, `"sink": null`, "sink is null: want true or false"},
+		{`"sm_scale": 0.04419417382415922`, `"sm_scale": null`, "sm_scale is null: want a number"},
+		{`"K": 32`, `"K": "32"`, `].K is the string "32": want an integer`},
+		{`"T": 2`, `"T": 2, "T": 2`, "T is given twice"},
+	} {
+		dir := copyVectorFolder(t, "h4_sink_edges", func(file string, b []byte) []byte {
+			if file == "meta.json" {
+				s := strings.Join(strings.Fields(string(b)), " ")
+				if !strings.Contains(s, c.from) {
+					t.Fatalf("meta.json lacks %q: %s", c.from, s)
+				}
+				return []byte(strings.Replace(s, c.from, c.to, 1))
+			}
+			return b
+		})
+		if _, err := LoadVectors(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("meta.json with %s: LoadVectors = %v, want an error containing %q", c.to, err, c.want)
+		}
+	}
+}
+
+// TestLoadKernelVectorsStrictJSON: a kernel vector folder's meta.json likewise:
+// "FORMAT" passed DisallowUnknownFields, and a quoted argument was read as a number.
+func TestLoadKernelVectorsStrictJSON(t *testing.T) {
+	for _, c := range []struct{ meta, want string }{
+		{`{"FORMAT": "ptxgen-kernel-vectors", "version": 1}`, `unknown key FORMAT: keys are case-sensitive, did you mean "format"?`},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "Args": {"n": 3}}`, `did you mean "args"?`},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"n": "1000"}}`, `args.n is the string "1000": want a number`},
+		{`{"format": "ptxgen-kernel-vectors", "version": null}`, "version is null: want an integer"},
+		{`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"n": null}}`, "meta.json: json: args.n is null: want a number"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "meta.json"), []byte(c.meta), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadKernelVectorsMeta(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("meta.json %s: %v, want an error containing %q", c.meta, err, c.want)
 		}
 	}
 }

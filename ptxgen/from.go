@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	pcheck "github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/gogen"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
@@ -177,11 +179,25 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return loweringError(path, err)
 	}
-	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes})
+	cs, err := pcheck.ForProgram(c, pcheck.ProgramOptions{Seed: opts.Seed, Vectors: opts.Vectors, Args: values, MaxHostBytes: maxHostBytes, IR: prog, MaxWork: maxProgramWork})
 	if err != nil {
 		return err
 	}
 	res, err := runCase(cs)
+	var we *emu.WorkError
+	switch {
+	case errors.As(err, &we) && we.At == nil:
+		// Refused from a launch's first CTA, before running the rest: bad usage, as
+		// the refusals before the run.
+		return &usageError{Msg: fmt.Sprintf("check -from: kernel %s: the emulator stopped after the first CTA: %s (at most about half a minute; a unit is about one ALU warp instruction): run it on a GPU (ptxgen-gpu), or give it less work",
+			we.Kernel, strings.TrimPrefix(we.Error(), "emu: "+we.Kernel+": "))}
+	case errors.As(err, &we):
+		// Work the bound before the run could not see (a loop bound read from memory,
+		// or one that never ends): the emulator cannot check the program, which is
+		// not a failed check.
+		return &usageError{Msg: fmt.Sprintf("check -from: %s: a loop that does not end, or a program too large for the emulator: run it on a GPU (ptxgen-gpu), or give it less work",
+			strings.TrimPrefix(we.Error(), "emu: "))}
+	}
 	if err != nil {
 		return &failure{err.Error()}
 	}
@@ -207,10 +223,10 @@ func parseArgs(s string) (map[string]string, error) {
 	for _, kv := range strings.Split(s, ",") {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || value == "" {
-			return nil, &kernels.ConfigError{Flag: "args", Value: s, Want: "name=value pairs separated by commas (e.g. n=1000,alpha=0.5)"}
+			return nil, &kernels.ConfigError{Flag: "args", Value: pcheck.Shown(s), Want: "name=value pairs separated by commas (e.g. n=1000,alpha=0.5)"}
 		}
 		if _, dup := values[name]; dup {
-			return nil, &kernels.ConfigError{Flag: "args", Value: s, Want: "each name once (" + name + " is given twice)"}
+			return nil, &kernels.ConfigError{Flag: "args", Value: pcheck.Shown(s), Want: "each name once (" + pcheck.Shown(name) + " is given twice)"}
 		}
 		values[name] = value
 	}

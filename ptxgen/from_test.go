@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -191,9 +192,9 @@ func TestCheckFrom(t *testing.T) {
 		t.Fatalf("one wrong expected value at %d (seed %d): exit %d, stdout %q, stderr %q", i, seed, code, out, errOut)
 	}
 	for _, c := range []struct{ file, data, want string }{
-		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "extra": 1}`, `meta.json: json: unknown field "extra"`},
+		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "extra": 1}`, `meta.json: json: unknown key extra (the keys of the top level are: args, format, tolerance, version)`},
 		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 2}`, `meta.json is "ptxgen-kernel-vectors" version 2, want "ptxgen-kernel-vectors" version 1`},
-		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": "x", "n": 1000}}`, `meta.json: args alpha is "x", want a number`},
+		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": "x", "n": 1000}}`, `meta.json: json: args.alpha is the string "x": want a number`},
 		{"meta.json", `{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": 1, "n": 1000}, "tolerance": {"abs": -1, "rel": 0}}`, "meta.json: tolerance wants finite abs >= 0 and rel >= 0"},
 		{"x.bin", "short", "x.bin has 5 bytes, want a multiple of 4 (the element size) of at least 4000 (the size the kernels declare)"},
 		{"y.want.f64", "short", "y.want.f64 has 5 bytes, want 8000"},
@@ -417,4 +418,176 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// check -emu -from sizes every buffer before allocating any: a size whose copies
+// wrap past 2^63 (from -args or the IR) is refused naming the buffer, not a panic; a
+// refusal names the largest buffers and their sizes; the workspace is sized as the
+// generated launcher sizes it (capacity x largest split), so a call of fewer rows or
+// a smaller split runs, 0 rows included, and a kernel declaring more workspace than
+// that is refused before the run.
+func TestCheckFromSizes(t *testing.T) {
+	dir := t.TempDir()
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	split := filepath.Join("testdata", "from", "split.ir")
+	const huge = "6148914691236517206" // 3 x huge wraps to 2
+	hugeIR := writeFile(t, dir, "huge.ir", strings.Replace(readFile(t, scale), "%y: ptr<f32> div 4 bytes 4000", "%y: ptr<f32> div 4 bytes "+huge, 1))
+	greedy := writeFile(t, dir, "greedy.ir", strings.Replace(readFile(t, split), "%ws: ptr<f32> div 4 perrow 16, %out", "%ws: ptr<f32> div 4 perrow 32, %out", 1))
+	for _, c := range []struct {
+		args  []string
+		limit int64
+		want  []string
+	}{
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=" + huge}, 0, []string{"host memory", "y (" + huge + " bytes"}},
+		{[]string{"-from", hugeIR, "-args", "alpha=0.5,n=1000"}, 0, []string{"host memory", "y (" + huge + " bytes"}},
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,x=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: x (2000000 bytes"}},
+		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: y (2000000 bytes"}},
+		{[]string{"-from", greedy}, 0, []string{"workspace ws", "64 bytes", "combine", "ws", "128 bytes"}},
+	} {
+		maxHostBytes = c.limit
+		code, out, errOut := runCLI(append([]string{"check", "-emu"}, c.args...)...)
+		maxHostBytes = 0
+		ok := code == 2 && out == "" && strings.Count(errOut, "\n") == 1
+		for _, w := range c.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("check -emu %q (limit %d): exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, c.limit, code, out, errOut, c.want)
+		}
+	}
+	for _, args := range []string{"rows=3,chunks=2", "rows=1,chunks=1", "rows=0", "rows=0,chunks=3"} {
+		code, out, errOut := runCLI("check", "-emu", "-from", split, "-args", args)
+		if code != 0 || !strings.HasSuffix(out, "PASS\n") {
+			t.Errorf("split.ir -args %s: exit %d, stdout %q, stderr %q; want a clean run", args, code, out, errOut)
+		}
+	}
+}
+
+// A written buffer without NAME.bin starts as NaN in check -emu -vectors (README,
+// docs/own-kernels.md): a kernel that writes half of y fails on the other half's NaN;
+// with y.bin holding the expected tail, it passes.
+func TestCheckFromVectorsUnwrittenIsNaN(t *testing.T) {
+	seed := uint64(5)
+	r := rand.New(rand.NewPCG(seed, 0))
+	const n, written, alpha = 1000, 600, 0.5
+	x, y, want := make([]byte, 4*n), make([]byte, 4*n), make([]byte, 8*n)
+	for i := range n {
+		v := float32(r.NormFloat64())
+		binary.LittleEndian.PutUint32(x[4*i:], math.Float32bits(v))
+		w := float64(v) * alpha
+		if i >= written {
+			w = r.NormFloat64() // what y.bin holds there, unwritten by the kernel
+			binary.LittleEndian.PutUint32(y[4*i:], math.Float32bits(float32(w)))
+			w = float64(float32(w))
+		}
+		binary.LittleEndian.PutUint64(want[8*i:], math.Float64bits(w))
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "meta.json", fmt.Sprintf(`{"format": "ptxgen-kernel-vectors", "version": 1, "args": {"alpha": %v, "n": %d}}`, alpha, written))
+	writeFile(t, dir, "x.bin", string(x))
+	writeFile(t, dir, "y.want.f64", string(want))
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	code, out, _ := runCLI("check", "-emu", "-from", scale, "-vectors", dir)
+	if code != 1 || !regexp.MustCompile(fmt.Sprintf(`NaN in got +%d\n`, n-written)).MatchString(out) || !strings.Contains(out, fmt.Sprintf("[%d] got NaN", written)) {
+		t.Errorf("y written at %d of %d elements, no y.bin (seed %d): exit %d, stdout %q; want exit 1 and %d NaN from [%d]", written, n, seed, code, out, n-written, written)
+	}
+	writeFile(t, dir, "y.bin", string(y))
+	if code, out, errOut := runCLI("check", "-emu", "-from", scale, "-vectors", dir); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+		t.Errorf("the same with y.bin (seed %d): exit %d, stdout %q, stderr %q; want PASS", seed, code, out, errOut)
+	}
+}
+
+// check -emu -from refuses, exit 2, a call whose emulation would pass the budget
+// (check.MaxProgramWork), naming its work and the budget: before the run when its
+// loops and dots alone pass it, after its first CTA when that CTA's work times the
+// CTAs would (a program of 65535 rows ran 88 s before failing, "more than 4096 warp
+// instructions executed in this CTA"); the same programs with less work pass.
+func TestCheckFromBudget(t *testing.T) {
+	dir := t.TempDir()
+	loop := writeFile(t, dir, "loop.ir", "kernel k(%x: ptr<i32> bytes 4, %n: i32) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n"+
+		"  %r = for %i = %z to %n step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n")
+	dots := writeFile(t, dir, "dots.ir", `kernel dots(%a: ptr<bf16> div 16 bytes 8192, %y: ptr<f32> div 16 bytes 16384, %n: i32) grid(1, 1, 1) warps 4 {
+  %r = iota : tile<64xi32>
+  %r64 = cast %r : tile<64xi64>
+  %k = const 64 : i64
+  %rows = mul %r64, %k : tile<64xi64>
+  %z = const 0 : i64
+  %at = load %a[%rows, %z] : tile<64x64xbf16>
+  %acc0 = const 0.0 : tile<64x64xf32>
+  %lo = const 0 : i32
+  %accfin = for %j = %lo to %n step 1 iter(%acc = %acc0) {
+    %next = dot %at, %at, %acc : tile<64x64xf32>
+    yield %next
+  }
+  store %y[%rows, %z], %accfin
+}
+`)
+	var wide strings.Builder
+	wide.WriteString("kernel wide(%rows: i32, %x: ptr<f32> div 16 bytes 4096, %y: ptr<f32> div 16 bytes 4096) grid(%rows max 65535, 1, 1) warps 4 {\n  %i = iota : tile<1024xi32>\n  %t0 = load %x[%i] : tile<1024xf32>\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&wide, "  %%t%d = mul %%t%d, %%t%d : tile<1024xf32>\n", i, i-1, i-1)
+	}
+	wide.WriteString("  store %y[%i], %t40\n}\n")
+	widePath := writeFile(t, dir, "wide.ir", wide.String())
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-from", loop, "-args", "n=2000000000"}, []string{"at least 6000000000 units of emulation work", "a loop of 2000000000 iterations (%i)", "budget of 67108864"}},
+		{[]string{"-from", dots, "-args", "n=100000"}, []string{"at least", "a loop of 100000 iterations (%j) of dots of 64x64x64 (128 mma.sync each)", "budget of 67108864"}},
+		{[]string{"-from", widePath}, []string{"kernel wide", "stopped after the first CTA", "its 65535 CTAs would do about", "budget of 67108864"}},
+	} {
+		code, out, errOut := runCLI(append([]string{"check", "-emu"}, c.args...)...)
+		ok := code == 2 && out == "" && strings.Count(errOut, "\n") == 1
+		for _, w := range c.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("check -emu %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	for _, args := range [][]string{{"-from", loop, "-args", "n=1000"}, {"-from", dots, "-args", "n=3"}, {"-from", widePath, "-args", "rows=7"}} {
+		if code, out, errOut := runCLI(append([]string{"check", "-emu"}, args...)...); code != 0 || !strings.HasSuffix(out, "PASS\n") {
+			t.Errorf("check -emu %q: exit %d, stdout %q, stderr %q; want PASS", args, code, out, errOut)
+		}
+	}
+}
+
+// An -args value with a newline or a space (FuzzCheckFrom found "\n") is quoted in
+// the error, which stays one line.
+func TestCheckFromArgsQuoted(t *testing.T) {
+	scale := filepath.Join("testdata", "from", "scale.ir")
+	for _, c := range []struct{ args, want string }{
+		{"\n", `-args "\n": want name=value pairs`},
+		{"alpha=1,n=2,a\nb=3", `-args names "a\nb", which is not a parameter`},
+		{"n=1,\tn=2,\tn=3", `-args "n=1,\tn=2,\tn=3": want each name once ("\tn" is given twice)`},
+	} {
+		code, out, errOut := runCLI("check", "-emu", "-from", scale, "-args", c.args)
+		if code != 2 || out != "" || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("-args %q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// A run that spends the emulation budget where no bound saw it coming (a loop whose
+// bound is read from memory, here one that does not end for the seeded count) is
+// refused, exit 2: the emulator cannot check the program, which did not fail.
+func TestCheckFromBudgetSpent(t *testing.T) {
+	src := "kernel k(%c: ptr<i32> div 4 bytes 4, %x: ptr<i32> div 4 bytes 4) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n" +
+		"  %cnt = load %c[%z] : i32\n  %big = const 2000000000 : i32\n  %hi = mul %cnt, %big : i32\n" +
+		"  %r = for %i = %z to %hi step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n"
+	path := writeFile(t, t.TempDir(), "mem.ir", src)
+	defer func(w int64) { maxProgramWork = w }(maxProgramWork)
+	maxProgramWork = 1 << 16
+	for seed := 1; seed < 20; seed++ {
+		code, out, errOut := runCLI("check", "-emu", "-from", path, "-seed", fmt.Sprint(seed))
+		if code == 0 {
+			continue // the seeded count was 0
+		}
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "the emulation budget of 65536 units is spent") || !strings.Contains(errOut, "a loop that does not end, or a program too large for the emulator") {
+			t.Errorf("seed %d: exit %d, stdout %q, stderr %q; want exit 2 naming the budget", seed, code, out, errOut)
+		}
+		return
+	}
+	t.Errorf("no seed in 1..19 gave a count above 0")
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -56,13 +57,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runCase runs a check's case in the emulator, maxHostBytes bounds the host memory of
-// a case (0: half of the machine's) and maxEmulatorSeconds its estimated emulation
-// time; the CLI fuzz test replaces all three to keep an iteration short (building a
+// a case (0: half of the machine's), maxEmulatorSeconds its estimated emulation time
+// and maxProgramWork a -from program's; the fuzz tests replace them to keep an
+// iteration short (building a
 // case computes its float64 reference, whose time grows with the emulation's).
 var (
 	runCase            = func(c *pcheck.Case) (*pcheck.Result, error) { return pcheck.Run(pcheck.Emulator{}, c) }
 	maxHostBytes       int64
 	maxEmulatorSeconds float64 = pcheck.MaxEmulatorSeconds
+	maxProgramWork     int64   // check -from's emulation budget (0: pcheck.MaxProgramWork)
 )
 
 // failure is a check that ran and did not pass: exit status 1.
@@ -305,12 +308,21 @@ func check(args []string, stdout, stderr io.Writer) error {
 	useGPU := fs.Bool("gpu", false, "run on the GPU: only in the cuda build, ptxgen-gpu")
 	var opts pcheck.CaseOptions
 	opts.AddFlags(fs.FlagSet)
+	fs.Lookup("vectors").Usage = pcheck.VectorsUsageWithFrom
 	from := fs.String("from", "", fromUsage)
 	scalarArgs := fs.String("args", "", "with -from: the arguments, `name=value,...`: scalars (the rows default to the capacity, the split to its largest value) and the size in bytes of a buffer the IR does not size")
 	lower.CheckPasses = true
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// Cases are admitted by the heap they hold at their peak; under a memory limit
+	// the collector keeps garbage (a case's inputs as generated, once copied) from
+	// adding to it.
+	limit := maxHostBytes
+	if limit <= 0 {
+		limit = pcheck.HostMemoryLimit()
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
 	t, err := fs.Resolve(*fs.Target)
 	if err != nil {
 		return err

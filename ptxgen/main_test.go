@@ -84,7 +84,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"check", "-emu", "-invalid", "NaN"}, []string{"-invalid", "NaN"}},
 		{[]string{"check", "-emu", "-invalid", "1e40"}, []string{"-invalid", "1e40"}},
 		// Issue 15: the host cannot hold these checks; refused before allocating.
-		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "TiB"}},
+		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "16777216", "-n", "8388480", "-k", "16777216"}, []string{"-m 16777216", "host memory", "PiB"}},
 		{[]string{"check", "-emu", "-tokens", "65535", "-k0", "1048576", "-page0", "1"}, []string{"-tokens 65535", "host memory", "-tokens x -k0"}},
 		// Inside the memory bound but far too slow for the emulator (hours).
 		{[]string{"check", "-emu", "-kernel", "gemm", "-m", "8000", "-n", "8000", "-k", "8000"}, []string{"-m 8000", "emulator finishes", "hours", "ptxgen-gpu check -gpu"}},
@@ -305,5 +305,24 @@ func TestCheckVectorsRefused(t *testing.T) {
 				t.Errorf("%s: stderr %q names %s, a flag the user did not give", c.name, errOut, flag)
 			}
 		}
+	}
+}
+
+// check -help describes -vectors for both its uses: mla_decode's test vectors and,
+// with -from, a kernel vector folder (it said "mla_decode only").
+func TestCheckHelpVectors(t *testing.T) {
+	code, _, errOut := runCLI("check", "-help")
+	_, usage, _ := strings.Cut(errOut, "\n  -vectors")
+	usage, _, _ = strings.Cut(usage, "\n  -")
+	if code != 0 || usage == "" {
+		t.Fatalf("exit %d, no -vectors in the help:\n%s", code, errOut)
+	}
+	for _, want := range []string{"-from", "NAME.want.f64", "mla_decode"} {
+		if !strings.Contains(usage, want) {
+			t.Errorf("-vectors help %q lacks %q", usage, want)
+		}
+	}
+	if strings.Contains(usage, "mla_decode only") {
+		t.Errorf("-vectors help %q says mla_decode only, but check -from takes it too", usage)
 	}
 }

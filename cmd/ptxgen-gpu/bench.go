@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -175,7 +174,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *triton != "" {
 		b, err := os.ReadFile(*triton)
 		if err == nil {
-			err = json.Unmarshal(b, &tritonRecs)
+			tritonRecs, err = bench.ParseTriton(b)
 		}
 		if err != nil {
 			return &usageError{Msg: fmt.Sprintf("-triton %s: %v", *triton, err)}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/bench"
+	"github.com/ptxgen/ptxgen/internal/strictjson"
 )
 
 func runCLI(open opener, args ...string) (int, string, string) {
@@ -145,7 +145,7 @@ func TestBenchPlumbing(t *testing.T) {
 		}
 	}
 	var rep bench.Report
-	if b, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || json.Unmarshal(b, &rep) != nil || len(rep.Results) != 1 {
+	if b, err := os.ReadFile(filepath.Join(dir, "r.json")); err != nil || strictjson.Decode(b, &rep) != nil || len(rep.Results) != 1 {
 		t.Fatalf("r.json: %v", err)
 	}
 	// The emulator device has 1 MB of L2: at least 3 MB of pool.
