@@ -170,7 +170,9 @@ func insertSync(f *fn) error {
 				// complete and visible first (so the settle precedes the branch).
 				// Other roles' hazards are theirs: a role exit outside a split loop
 				// settled them, and inside one the ring orders what crosses.
-				if s.hazardState.any() {
+				// A region that touches no shared memory (register constants) needs
+				// none of it: what is pending stays pending for every warp after it.
+				if s.hazardState.any() && f.regionTouchesShared(fnc.Body[at+1:]) {
 					s.flushAll()
 				}
 				s.allState, s.role = s.hazardState, ev.role
@@ -403,6 +405,22 @@ func (s *syncState) barrier() {
 	clear(s.waited)
 	clear(s.plainPending)
 	clear(s.readSince)
+}
+
+// regionTouchesShared reports whether the region starting at body[0] accesses
+// shared memory.
+func (f *fn) regionTouchesShared(body []ptx.Stmt) bool {
+	for _, st := range body {
+		c, ok := st.(*ptx.Comment)
+		switch ev, isPoint := f.syncPoints[c]; {
+		case !ok || !isPoint:
+		case ev.kind == syncRoleExit:
+			return false
+		case ev.kind != syncRoleEnter:
+			return true
+		}
+	}
+	return false
 }
 
 // regionsIn lists the roles with a region in the loop whose body starts at body[0].
