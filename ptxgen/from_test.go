@@ -420,12 +420,13 @@ func grepLines(s, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// check -emu -from sizes every buffer before allocating any: a size whose copies
-// wrap past 2^63 (from -args or the IR) is refused naming the buffer, not a panic; a
-// refusal names the largest buffers and their sizes; the workspace is sized as the
-// generated launcher sizes it (capacity x largest split), so a call of fewer rows or
-// a smaller split runs, 0 rows included, and a kernel declaring more workspace than
-// that is refused before the run.
+// check -emu -from sizes every buffer before allocating any: a size from -args whose
+// copies wrap past 2^63 is refused naming the buffer, not a panic (the same size
+// declared in the IR is past ir.MaxBufferBytes, refused as the IR is read, naming the
+// parameter and the accepted range); a refusal names the largest buffers and their
+// sizes; the workspace is sized as the generated launcher sizes it (capacity x largest
+// split), so a call of fewer rows or a smaller split runs, 0 rows included, and a
+// kernel declaring more workspace than that is refused before the run.
 func TestCheckFromSizes(t *testing.T) {
 	dir := t.TempDir()
 	scale := filepath.Join("testdata", "from", "scale.ir")
@@ -439,7 +440,7 @@ func TestCheckFromSizes(t *testing.T) {
 		want  []string
 	}{
 		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=" + huge}, 0, []string{"host memory", "y (" + huge + " bytes"}},
-		{[]string{"-from", hugeIR, "-args", "alpha=0.5,n=1000"}, 0, []string{"host memory", "y (" + huge + " bytes"}},
+		{[]string{"-from", hugeIR, "-args", "alpha=0.5,n=1000"}, 0, []string{"-from " + hugeIR + ": ir: kernel scale: parameter %y: bytes " + huge + ", want 0..281474976710656"}},
 		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,x=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: x (2000000 bytes"}},
 		{[]string{"-from", scale, "-args", "alpha=0.5,n=1000,y=2000000"}, 1 << 20, []string{"limit of 1.0 MiB", "the largest: y (2000000 bytes"}},
 		{[]string{"-from", greedy}, 0, []string{"workspace ws", "64 bytes", "combine", "ws", "128 bytes"}},

@@ -49,20 +49,28 @@ func Parse(path, command string) ([]Entry, error) {
 }
 
 // ShellWords splits a command line into words as sh does, with '...' and "..." quoting
-// (no escapes, no expansions).
+// and bash's $'...' with its escapes \n, \t, \\ and \' (no other escapes, no
+// expansions), so a page can write an argument holding a newline as a shell would take it.
 func ShellWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord := false
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ' ':
+		switch c := s[i]; {
+		case c == ' ':
 			if inWord {
 				words = append(words, cur.String())
 				cur.Reset()
 				inWord = false
 			}
-		case '\'', '"':
+		case c == '$' && i+1 < len(s) && s[i+1] == '\'':
+			end, err := ansiC(s, i+2, &cur)
+			if err != nil {
+				return nil, err
+			}
+			i = end
+			inWord = true
+		case c == '\'' || c == '"':
 			end := strings.IndexByte(s[i+1:], c)
 			if end < 0 {
 				return nil, fmt.Errorf("unterminated %c in %q", c, s)
@@ -81,16 +89,46 @@ func ShellWords(s string) ([]string, error) {
 	return words, nil
 }
 
+// ansiC writes the text of a $'...' quote starting at s[i] (after its $') to cur and
+// returns the index of its closing quote.
+func ansiC(s string, i int, cur *strings.Builder) (int, error) {
+	for ; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\'':
+			return i, nil
+		case '\\':
+			if i+1 == len(s) {
+				return 0, fmt.Errorf("unterminated $' in %q", s)
+			}
+			i++
+			switch e := s[i]; e {
+			case 'n':
+				cur.WriteByte('\n')
+			case 't':
+				cur.WriteByte('\t')
+			case '\\', '\'':
+				cur.WriteByte(e)
+			default:
+				return 0, fmt.Errorf("escape \\%c in $'...' of %q: want \\n, \\t, \\\\ or \\'", e, s)
+			}
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return 0, fmt.Errorf("unterminated $' in %q", s)
+}
+
 // machineDependent are the parts of messages that depend on the machine that prints
-// them: the host-memory limit is half of its memory.
-var machineDependent = regexp.MustCompile(`the limit is [0-9.]+ [KMGT]iB`)
+// them: the host-memory limit is half of its memory ("the limit is 11.8 GiB" of a
+// configuration flag's refusal, "more than the limit of 11.8 GiB" of check -from's).
+var machineDependent = regexp.MustCompile(`the limit (?:is|of) [0-9.]+ [KMGT]iB`)
 
 // Printed reports whether the page's text of an entry documents got, the first line
 // printed: the text is got, maybe followed by a remark in parentheses or after a
 // semicolon, once the machine-dependent parts of both are set aside.
 func (e Entry) Printed(got string) bool {
-	text := machineDependent.ReplaceAllString(e.Text, "the limit is N")
-	got = machineDependent.ReplaceAllString(got, "the limit is N")
+	text := machineDependent.ReplaceAllString(e.Text, "the limit N")
+	got = machineDependent.ReplaceAllString(got, "the limit N")
 	rest, ok := strings.CutPrefix(text, got)
 	return ok && got != "" && (rest == "" || strings.HasPrefix(rest, " (") || strings.HasPrefix(rest, "; "))
 }

@@ -42,4 +42,32 @@ func TestParse(t *testing.T) {
 	if !limit.Printed("ptxgen: too big, the limit is 61.2 GiB (50% of this machine's memory)") {
 		t.Errorf("the host-memory limit is not set aside")
 	}
+	limitOf := Entry{Text: "ptxgen: check -from: needs 8 EiB, more than the limit of 11.8 GiB (50% of this machine's memory); the largest: y"}
+	if !limitOf.Printed("ptxgen: check -from: needs 8 EiB, more than the limit of 3.9 GiB (50% of this machine's memory); the largest: y") || limitOf.Printed("ptxgen: check -from: needs 8 EiB, more than the limit of 3.9 GiB (50% of this machine's memory); the largest: x") {
+		t.Errorf("check -from's host-memory limit is not set aside, or more than it is")
+	}
+}
+
+// TestShellWords: quotes as sh takes them, bash's $'...' with its escapes included (a
+// page writes an -args value holding a newline so).
+func TestShellWords(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`ptxgen dump -from ''`, []string{"ptxgen", "dump", "-from", ""}},
+		{`ptxgen gen -precision "" -o 'a b'`, []string{"ptxgen", "gen", "-precision", "", "-o", "a b"}},
+		{`ptxgen check -args $'alpha=1,n=1,a\nb=2'`, []string{"ptxgen", "check", "-args", "alpha=1,n=1,a\nb=2"}},
+		{`x $'a\tb\\c\'d'e $5`, []string{"x", "a\tb\\c'de", "$5"}},
+	} {
+		got, err := ShellWords(c.in)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("ShellWords(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{`a 'b`, `a $'b`, `a $'b\`, `a $'\x'`} {
+		if got, err := ShellWords(in); err == nil {
+			t.Errorf("ShellWords(%q) = %q, want an error", in, got)
+		}
+	}
 }
