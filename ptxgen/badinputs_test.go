@@ -20,7 +20,7 @@ const badInputsDoc = "../docs/bad-inputs.md"
 
 // slowDocEntries are documented commands the test does not run, and why.
 var slowDocEntries = map[string]string{
-	"check -emu -from loop.ir": "runs 2^28 warp instructions in the emulator before it stops (45 s on the development machine)",
+	"check -emu -from loop.ir":                       "runs 2^28 warp instructions in the emulator before it stops (45 s on the development machine)",
 	"check -emu -kernel gemm -m 1 -n 8388480 -k 200": "runs 4 to 5 minutes at 6.4 GiB (check.TestHostEstimate* hold the estimate)",
 }
 
