@@ -41,7 +41,7 @@ python-kernels:
 # The fuzz targets (package:Target). Their seed corpora are in each package's
 # testdata/fuzz/; `make test` runs the seeds as ordinary tests.
 # Each with the executions fuzz-short gives it: about 5-10 s on CI's 2 cores.
-FUZZ_TARGETS = ir:FuzzParse:200000x lower:FuzzCompile:60000x ptx:FuzzParse:200000x golden:FuzzLoadVectors:4000x ptxgen:FuzzCLI:2000x ptxgen:FuzzCheckFrom:3000x cmd/ptxgen-gpu:FuzzCLI:3000x
+FUZZ_TARGETS = ir:FuzzParse:200000x lower:FuzzCompile:60000x ptx:FuzzParse:200000x golden:FuzzLoadVectors:4000x ptxgen:FuzzCLI:2000x ptxgen:FuzzCheckFrom:2000x cmd/ptxgen-gpu:FuzzCLI:3000x
 
 # fuzz-short fuzzes each target for its count of executions (FUZZTIME overrides it;
 # CI runs it from .ci/run); a failure leaves the input under the package's
