@@ -498,16 +498,9 @@ func TestCheckFromVectorsUnwrittenIsNaN(t *testing.T) {
 	}
 }
 
-// check -emu -from refuses, exit 2, a call whose emulation would pass the budget
-// (check.MaxProgramWork), naming its work and the budget: before the run when its
-// loops and dots alone pass it, after its first CTA when that CTA's work times the
-// CTAs would (a program of 65535 rows ran 88 s before failing, "more than 4096 warp
-// instructions executed in this CTA"); the same programs with less work pass.
-func TestCheckFromBudget(t *testing.T) {
-	dir := t.TempDir()
-	loop := writeFile(t, dir, "loop.ir", "kernel k(%x: ptr<i32> bytes 4, %n: i32) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n"+
-		"  %r = for %i = %z to %n step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n")
-	dots := writeFile(t, dir, "dots.ir", `kernel dots(%a: ptr<bf16> div 16 bytes 8192, %y: ptr<f32> div 16 bytes 16384, %n: i32) grid(1, 1, 1) warps 4 {
+// dotsIR is one CTA of 4 warps multiplying a 64x64 bf16 tile by itself into a carried
+// accumulator %n times (docs/bad-inputs.md's dots.ir).
+const dotsIR = `kernel dots(%a: ptr<bf16> div 16 bytes 8192, %y: ptr<f32> div 16 bytes 16384, %n: i32) grid(1, 1, 1) warps 4 {
   %r = iota : tile<64xi32>
   %r64 = cast %r : tile<64xi64>
   %k = const 64 : i64
@@ -522,14 +515,37 @@ func TestCheckFromBudget(t *testing.T) {
   }
   store %y[%rows, %z], %accfin
 }
-`)
+`
+
+// wideIR is %rows CTAs (at most 65535) of 40 multiplies of a tile<1024xf32>
+// (docs/bad-inputs.md's wide.ir).
+func wideIR() string {
 	var wide strings.Builder
 	wide.WriteString("kernel wide(%rows: i32, %x: ptr<f32> div 16 bytes 4096, %y: ptr<f32> div 16 bytes 4096) grid(%rows max 65535, 1, 1) warps 4 {\n  %i = iota : tile<1024xi32>\n  %t0 = load %x[%i] : tile<1024xf32>\n")
 	for i := 1; i <= 40; i++ {
 		fmt.Fprintf(&wide, "  %%t%d = mul %%t%d, %%t%d : tile<1024xf32>\n", i, i-1, i-1)
 	}
 	wide.WriteString("  store %y[%i], %t40\n}\n")
-	widePath := writeFile(t, dir, "wide.ir", wide.String())
+	return wide.String()
+}
+
+// memLoopIR is a loop whose bound is read from memory, c[0] x 2000000000: no bound sees
+// its work coming (docs/bad-inputs.md's memloop.ir).
+const memLoopIR = "kernel k(%c: ptr<i32> div 4 bytes 4, %x: ptr<i32> div 4 bytes 4) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n" +
+	"  %cnt = load %c[%z] : i32\n  %big = const 2000000000 : i32\n  %hi = mul %cnt, %big : i32\n" +
+	"  %r = for %i = %z to %hi step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n"
+
+// check -emu -from refuses, exit 2, a call whose emulation would pass the budget
+// (check.MaxProgramWork), naming its work and the budget: before the run when its
+// loops and dots alone pass it, after its first CTA when that CTA's work times the
+// CTAs would (a program of 65535 rows ran 88 s before failing, "more than 4096 warp
+// instructions executed in this CTA"); the same programs with less work pass.
+func TestCheckFromBudget(t *testing.T) {
+	dir := t.TempDir()
+	loop := writeFile(t, dir, "loop.ir", "kernel k(%x: ptr<i32> bytes 4, %n: i32) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n"+
+		"  %r = for %i = %z to %n step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n")
+	dots := writeFile(t, dir, "dots.ir", dotsIR)
+	widePath := writeFile(t, dir, "wide.ir", wideIR())
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -574,10 +590,7 @@ func TestCheckFromArgsQuoted(t *testing.T) {
 // bound is read from memory, here one that does not end for the seeded count) is
 // refused, exit 2: the emulator cannot check the program, which did not fail.
 func TestCheckFromBudgetSpent(t *testing.T) {
-	src := "kernel k(%c: ptr<i32> div 4 bytes 4, %x: ptr<i32> div 4 bytes 4) grid(1, 1, 1) warps 1 {\n  %z = const 0 : i32\n  %one = const 1 : i32\n" +
-		"  %cnt = load %c[%z] : i32\n  %big = const 2000000000 : i32\n  %hi = mul %cnt, %big : i32\n" +
-		"  %r = for %i = %z to %hi step 1 iter(%a = %z) {\n    %b = add %a, %one : i32\n    yield %b\n  }\n  store %x[%z], %r\n}\n"
-	path := writeFile(t, t.TempDir(), "mem.ir", src)
+	path := writeFile(t, t.TempDir(), "mem.ir", memLoopIR)
 	defer func(w int64) { maxProgramWork = w }(maxProgramWork)
 	maxProgramWork = 1 << 16
 	for seed := 1; seed < 20; seed++ {
