@@ -7,53 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ptxgen/ptxgen/internal/memtest"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/mla"
 )
-
-// peakHeapBytes runs f and returns the most heap it held above what was live before
-// it: HeapAlloc sampled every 100 µs with the collector running at each 1% of growth,
-// so that garbage does not count (the check's CLI sets a memory limit, under which
-// the collector keeps garbage from piling up). A sample can miss a short peak, never
-// add one, so the figure is at most the true peak of live data plus 1%.
-func peakHeapBytes(f func()) float64 {
-	old := debug.SetGCPercent(1)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	peak.Store(base)
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		var m runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return float64(peak.Load() - base)
-}
 
 // measuredCheck builds the case of cfg and runs it in the emulator, returning the
 // heap it held at its peak and what HostBytes and EmulatorStateBytes estimate.
@@ -184,3 +144,6 @@ func TestProgramHostBytesCoversMeasured(t *testing.T) {
 		}
 	}
 }
+
+// peakHeapBytes is memtest.PeakHeapBytes in the float64 the estimates are compared in.
+func peakHeapBytes(f func()) float64 { return float64(memtest.PeakHeapBytes(f)) }

@@ -2,49 +2,11 @@ package emu
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
-	"sync/atomic"
 	"testing"
-	"time"
 
+	"github.com/ptxgen/ptxgen/internal/memtest"
 	"github.com/ptxgen/ptxgen/ptx"
 )
-
-// peakHeap runs f and returns the most heap it held above what was live before, with
-// the collector running at each 1% of growth so that garbage hardly counts; samples
-// every 100 µs can miss a short peak, never add one.
-func peakHeap(f func()) int64 {
-	old := debug.SetGCPercent(1)
-	defer debug.SetGCPercent(old)
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	var peak atomic.Uint64
-	peak.Store(base)
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		var m runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
-			}
-			time.Sleep(100 * time.Microsecond)
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return int64(peak.Load() - base)
-}
 
 // TestLaunchBytesCoversMeasured: LaunchBytes, which check adds to the buffers when it
 // admits a run by its memory, is at least what a launch holds, measured for CTAs of
@@ -69,7 +31,7 @@ func TestLaunchBytesCoversMeasured(t *testing.T) {
 				t.Fatal(err)
 			}
 			var runErr error
-			peak := peakHeap(func() { runErr = RunKernel(k, nil, NewMemory()) })
+			peak := memtest.PeakHeapBytes(func() { runErr = RunKernel(k, nil, NewMemory()) })
 			if runErr != nil {
 				t.Fatal(runErr)
 			}

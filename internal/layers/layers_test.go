@@ -15,7 +15,7 @@ const module = "github.com/ptxgen/ptxgen/"
 
 // floors ranks the packages: a package may import only packages of lower floors.
 var floors = map[string]int{
-	"dtype": 0, "target": 0, "mla": 0, "internal/doccheck": 0, "internal/strictjson": 0,
+	"dtype": 0, "target": 0, "mla": 0, "internal/doccheck": 0, "internal/strictjson": 0, "internal/memtest": 0,
 	"ptx": 1, "ir": 1,
 	"plan": 2, "emu": 2, "golden": 2,
 	"lower": 3, "runtime": 3,
