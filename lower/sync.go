@@ -390,7 +390,7 @@ func (s *syncState) flushAll() {
 // shared memory since, that barrier again (closeRoles): once a warp has arrived at
 // a named barrier of fewer threads than the CTA, compute-sanitizer's racecheck
 // orders its later accesses before other warps' only through its next arrival at
-// one, not through a CTA barrier alone (runs 52-55, issue 29's hazards;
+// one, not through a CTA barrier alone (runs 52-57, issue 29's hazards;
 // scripts/proto/named_barrier_race.cu). PTX orders them by the CTA barrier; the
 // kernels keep to racecheck's rule so that the tool users run reports nothing,
 // and the emulator holds them to it (emu's cta.reaches).
