@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -133,14 +136,16 @@ func TestGenKeepsFilesOfAnotherConsumer(t *testing.T) {
 // past a file-size limit, as on a full disk) leaves every file of the previous run as
 // it was, and no temporary file behind: it used to leave the old launcher embedding a
 // truncated PTX file.
+//
+// The limit is set in a child process (this test binary, run again): in the test
+// process it would also cut the test framework's own log files short.
 func TestGenFailureKeepsOldFiles(t *testing.T) {
-	dir := t.TempDir()
-	gen := func(m string) (int, string) {
-		code, _, errOut := runCLI("gen", "-kernel", "gemm", "-m", m, "-n", "16", "-k", "16", "-targets", "sm_120,sm_90",
-			"-pkg", "k", "-o", filepath.Join(dir, "k.go"), "-manifest", filepath.Join(dir, "k.json"))
-		return code, errOut
+	if limit := os.Getenv(fsizeChildEnv); limit != "" {
+		genUnderFileSizeLimit(limit, os.Getenv(fsizeDirEnv))
+		return
 	}
-	if code, errOut := gen("16"); code != 0 {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(gemmGenArgs(dir, "16")...); code != 0 {
 		t.Fatalf("first gen: exit %d: %s", code, errOut)
 	}
 	before := snapshot(t, dir)
@@ -148,26 +153,48 @@ func TestGenFailureKeepsOldFiles(t *testing.T) {
 	for _, data := range before {
 		smallest = min(smallest, len(data))
 	}
-	// Writes past the limit fail with EFBIG (SIGXFSZ ignored) instead of killing the test.
-	signal.Ignore(syscall.SIGXFSZ)
-	defer signal.Reset(syscall.SIGXFSZ)
-	var old syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Skip("no RLIMIT_FSIZE:", err)
-	}
-	limited := old
-	limited.Cur = uint64(smallest / 2)
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limited); err != nil {
-		t.Skip("cannot lower RLIMIT_FSIZE:", err)
-	}
-	code, errOut := gen("32")
-	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old); err != nil {
-		t.Fatal(err)
-	}
-	if code != 2 || !strings.Contains(errOut, "file too large") {
-		t.Errorf("gen past the file-size limit: exit %d, stderr %q; want 2 and the write error", code, errOut)
+	child := exec.Command(os.Args[0], "-test.run=^TestGenFailureKeepsOldFiles$")
+	child.Env = append(os.Environ(), fsizeChildEnv+"="+strconv.Itoa(smallest/2), fsizeDirEnv+"="+dir)
+	out, err := child.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(string(out), "file too large") {
+		t.Errorf("gen past a file-size limit of %d bytes: %v, output %q; want exit 2 and the write error", smallest/2, err, out)
 	}
 	sameFiles(t, before, snapshot(t, dir))
+}
+
+const (
+	fsizeChildEnv = "PTXGEN_TEST_FSIZE_LIMIT"
+	fsizeDirEnv   = "PTXGEN_TEST_FSIZE_DIR"
+)
+
+func gemmGenArgs(dir, m string) []string {
+	return []string{"gen", "-kernel", "gemm", "-m", m, "-n", "16", "-k", "16", "-targets", "sm_120,sm_90",
+		"-pkg", "k", "-o", filepath.Join(dir, "k.go"), "-manifest", filepath.Join(dir, "k.json")}
+}
+
+// genUnderFileSizeLimit is the child's side: it regenerates dir's kernel with a larger
+// M under a file-size limit of limit bytes and exits with gen's code, its stderr on
+// the child's stderr (a pipe, which the limit does not cover).
+func genUnderFileSizeLimit(limit, dir string) {
+	n, err := strconv.ParseUint(limit, 10, 64)
+	if err != nil || dir == "" {
+		fmt.Fprintf(os.Stderr, "bad %s=%q or %s=%q\n", fsizeChildEnv, limit, fsizeDirEnv, dir)
+		os.Exit(3)
+	}
+	// Writes past the limit fail with EFBIG (SIGXFSZ ignored) instead of killing the child.
+	signal.Ignore(syscall.SIGXFSZ)
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &rl); err != nil {
+		fmt.Fprintln(os.Stderr, "no RLIMIT_FSIZE:", err)
+		os.Exit(3)
+	}
+	rl.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &rl); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot lower RLIMIT_FSIZE:", err)
+		os.Exit(3)
+	}
+	os.Exit(run(gemmGenArgs(dir, "32"), io.Discard, os.Stderr))
 }
 
 // TestGenNeverWritesThroughASwappedLink: a process that swaps one of gen's PTX files
