@@ -451,6 +451,16 @@ func (b *Builder) Dot(a, bm, acc *Value) *Value {
 	return b.emit(&Op{Kind: OpDot, Args: []*Value{a, bm, acc}}, acc.Type)
 }
 
+// ScheduledDot is Dot with its schedule stated (DotSchedule): the lowering computes
+// it exactly so, or refuses the kernel naming the clause.
+func (b *Builder) ScheduledDot(a, bm, acc *Value, s DotSchedule) *Value {
+	v := b.Dot(a, bm, acc)
+	if v.Def != nil && v.Def.Kind == OpDot {
+		v.Def.Dot = &s
+	}
+	return v
+}
+
 // Slice returns the n elements of a rank-1 tile x from position start (a scalar
 // i32 that may vary at run time) on. Positions past the end of x are not
 // checked at run time: the caller keeps start+n within x.

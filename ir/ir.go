@@ -1,5 +1,11 @@
 package ir
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // Kernel is one GPU kernel: typed parameters, a launch grid, a CTA size in warps,
 // and a body.
 type Kernel struct {
@@ -211,6 +217,79 @@ type Op struct {
 	// Role places the op on the warps of the kernel's role of that name ("" = every
 	// warp). The body of a loop placed on a role runs on that role.
 	Role string
+	// Dot is a dot's schedule (OpDot): how its result is spread over the warps that
+	// compute it. nil leaves every choice to the lowering, which states what it chose
+	// in the kernel lower.Schedule returns.
+	Dot *DotSchedule
+}
+
+// DotSchedule is a dot's schedule clauses: `warps RxC [replicate N] [splitk N]
+// [atom NAME]` in the text form, after the operands. Warps decides the split and
+// the rest follow it: a dot with Warps set is computed exactly as stated.
+type DotSchedule struct {
+	// Warps is the result's grid of warp groups: Warps[0] row groups x Warps[1]
+	// column groups, each a block of the result's m16n8 tiles (`warps RxC`).
+	Warps [2]int
+	// Replicate is how many warps hold each element of the result (`replicate N`;
+	// 0 and 1: one). A replicated result has whole rows per warp (Warps[1] = 1), so
+	// reductions along its rows stay inside the warp.
+	Replicate int
+	// SplitK splits the reduction over the Replicate warps that hold each element,
+	// whose partial sums are then all-reduced through shared memory (`splitk N`, N =
+	// Replicate). 0: each of them computes the whole sum.
+	SplitK int
+	// Atom is the tensor-core instruction shape the dot is built from (`atom NAME`;
+	// "" is the target's default, today always m16n8k16).
+	Atom string
+}
+
+// DotAtoms are the instruction shapes a DotSchedule's Atom may name.
+var DotAtoms = []string{"m16n8k16"}
+
+// WarpCount is the number of warps the schedule spreads the dot over.
+func (s DotSchedule) WarpCount() int { return s.Warps[0] * s.Warps[1] * max(s.Replicate, 1) }
+
+// String is the clauses' text form (without a leading space).
+func (s DotSchedule) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "warps %dx%d", s.Warps[0], s.Warps[1])
+	if s.Replicate > 1 {
+		fmt.Fprintf(&b, " replicate %d", s.Replicate)
+	}
+	if s.SplitK > 0 {
+		fmt.Fprintf(&b, " splitk %d", s.SplitK)
+	}
+	if s.Atom != "" {
+		b.WriteString(" atom " + s.Atom)
+	}
+	return b.String()
+}
+
+// MaxDotWarps bounds each of a dot schedule's counts (a CTA has at most 32 warps).
+const MaxDotWarps = 32
+
+// check reports what is wrong with the clauses on their own (the warps they must
+// cover are the kernel's, checked by Verify).
+func (s DotSchedule) check() error {
+	if s.Warps[0] < 1 || s.Warps[1] < 1 || s.Warps[0] > MaxDotWarps || s.Warps[1] > MaxDotWarps {
+		return fmt.Errorf("warps %dx%d: want RxC with R and C in 1..%d", s.Warps[0], s.Warps[1], MaxDotWarps)
+	}
+	if s.Replicate < 0 || s.Replicate > MaxDotWarps {
+		return fmt.Errorf("replicate %d: want 1..%d", s.Replicate, MaxDotWarps)
+	}
+	if s.Replicate > 1 && s.Warps[1] != 1 {
+		return fmt.Errorf("warps %dx%d replicate %d: a replicated result has whole rows per warp, want warps %dx1", s.Warps[0], s.Warps[1], s.Replicate, s.Warps[0])
+	}
+	if s.SplitK != 0 && s.Replicate < 2 {
+		return fmt.Errorf("splitk %d: the reduction is split over the warps that hold each element: state replicate %d too", s.SplitK, s.SplitK)
+	}
+	if s.SplitK != 0 && s.SplitK != s.Replicate {
+		return fmt.Errorf("splitk %d: the reduction is split over the %d warps that hold each element (replicate %d), want splitk %d", s.SplitK, s.Replicate, s.Replicate, s.Replicate)
+	}
+	if s.Atom != "" && !slices.Contains(DotAtoms, s.Atom) {
+		return fmt.Errorf("atom %q: want one of %s", s.Atom, strings.Join(DotAtoms, ", "))
+	}
+	return nil
 }
 
 // MaxStages bounds a loop's pipeline depth (Op.Stages).

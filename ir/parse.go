@@ -496,6 +496,10 @@ func (p *parser) op() (*Op, error) {
 		err = p.memory(o)
 	case OpFor:
 		return p.loop(o, names, start)
+	case OpDot:
+		if o.Args, err = p.dotOperands(); err == nil {
+			o.Dot, err = p.dotSchedule()
+		}
 	default:
 		o.Args, err = p.uses(":")
 	}
@@ -694,6 +698,80 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 		return nil, p.errf("%v", err)
 	}
 	return o, nil
+}
+
+// dotOperands reads a dot's three comma-separated operands.
+func (p *parser) dotOperands() ([]*Value, error) {
+	var vs []*Value
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			if err := p.expect(","); err != nil {
+				return nil, err
+			}
+		}
+		v, err := p.use()
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+// dotSchedule reads a dot's optional schedule clauses (DotSchedule), each at most
+// once, in any order; replicate, splitk and atom refine warps, so they need it.
+func (p *parser) dotSchedule() (*DotSchedule, error) {
+	var s DotSchedule
+	seen := map[string]bool{}
+	for {
+		kw := p.peek()
+		switch kw {
+		case "warps", "replicate", "splitk", "atom":
+		default:
+			if len(seen) == 0 {
+				return nil, nil
+			}
+			if !seen["warps"] {
+				return nil, p.errf("dot schedule without warps RxC: replicate, splitk and atom refine the warp grid, so a schedule states it")
+			}
+			if err := s.check(); err != nil {
+				return nil, p.errf("dot schedule: %v", err)
+			}
+			return &s, nil
+		}
+		if seen[kw] {
+			return nil, p.errf("dot schedule states %s twice", kw)
+		}
+		seen[kw] = true
+		p.next()
+		switch kw {
+		case "warps":
+			grid := p.next()
+			r, c, ok := strings.Cut(grid, "x")
+			wm, err1 := strconv.Atoi(r)
+			wn, err2 := strconv.Atoi(c)
+			if !ok || err1 != nil || err2 != nil {
+				p.pos--
+				return nil, p.errf("warps %q: want RxC, two counts such as 2x4", grid)
+			}
+			s.Warps = [2]int{wm, wn}
+		case "replicate", "splitk":
+			n, err := p.int()
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 || n > MaxDotWarps {
+				return nil, p.errf("%s %d: want 1..%d", kw, n, MaxDotWarps)
+			}
+			if kw == "replicate" {
+				s.Replicate = int(n)
+			} else {
+				s.SplitK = int(n)
+			}
+		case "atom":
+			s.Atom = p.next()
+		}
+	}
 }
 
 // role reads an op's optional placement, "on NAME" (Op.Role); Verify checks that

@@ -190,6 +190,11 @@ func opHeadline(o *Op) string {
 		}
 		b.WriteString(roleSuffix(o) + " {")
 		return b.String()
+	case OpDot:
+		b.WriteString(" " + valueList(a))
+		if o.Dot != nil {
+			b.WriteString(" " + o.Dot.String())
+		}
 	default:
 		if len(a) > 0 {
 			b.WriteString(" " + valueList(a))

@@ -45,6 +45,14 @@ func checkOp(o *Op) error {
 		}
 		return nil
 	}
+	if o.Dot != nil {
+		if o.Kind != OpDot {
+			return opErr(o, -2, "has a dot schedule (%s), which only a dot takes", o.Dot)
+		}
+		if err := o.Dot.check(); err != nil {
+			return opErr(o, -2, "%v", err)
+		}
+	}
 	for i, a := range o.Args {
 		if a.Type.Kind == Tile {
 			if err := checkShape(a.Type); err != nil {
@@ -512,6 +520,9 @@ func Verify(k *Kernel) error {
 			if role != "" && o.Role != role {
 				return opErr(o, -1, "is in the body of a loop on role %q but placed on %q: a loop's role places its whole body", role, o.Role)
 			}
+			if err := verifyDotWarps(k, o); err != nil {
+				return err
+			}
 			if o.Body != nil {
 				if depth+1 > MaxLoopDepth {
 					return opErr(o, -2, "loops nest %d deep, more than the limit of %d", depth+1, MaxLoopDepth)
@@ -760,6 +771,22 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 		if d.CountDiv < 1 || d.CountDiv > math.MaxInt32 || d.Count != 0 {
 			return bad("%%%s x %%%s / %d: want a divisor in 1..%d", d.Stride, d.CountParam, d.CountDiv, math.MaxInt32)
 		}
+	}
+	return nil
+}
+
+// verifyDotWarps checks that a dot's schedule spreads it over exactly the warps
+// that run it: its role's, or the kernel's.
+func verifyDotWarps(k *Kernel, o *Op) error {
+	if o.Dot == nil {
+		return nil
+	}
+	warps, who := k.Warps, "the kernel's"
+	if r, ok := k.Role(o.Role); ok {
+		warps, who = r.Warps, "role "+r.Name+"'s"
+	}
+	if n := o.Dot.WarpCount(); n != warps {
+		return opErr(o, -2, "schedule %s spreads it over %d warps; it runs on %s %d", o.Dot, n, who, warps)
 	}
 	return nil
 }
