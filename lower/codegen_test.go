@@ -23,7 +23,6 @@ var update = flag.Bool("update", false, "rewrite the .ptx files of lower/testdat
 //	// CHECK: s         s occurs, after the previous CHECK's match (in order)
 //	// CHECK-NOT: s     s occurs nowhere in the PTX
 //	// CHECK-COUNT: n s s occurs exactly n times
-//	// WARP-GRID: v WMxWN  the dot whose result is %v is split WM x WN (Options.warpGrids)
 //
 // s is a plain substring. Beside each case, NAME.ptx holds the PTX it is
 // matched against (reviewable; rewritten with -update, compared otherwise).
@@ -46,7 +45,7 @@ func TestCodegen(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			res, err := Compile(k, target.MustLookup(c.target), Options{Check: true, warpGrids: c.warpGrids})
+			res, err := Compile(k, target.MustLookup(c.target), Options{Check: true})
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
@@ -73,9 +72,8 @@ func TestCodegen(t *testing.T) {
 }
 
 type codegenCase struct {
-	target    string
-	checks    []codegenCheck
-	warpGrids map[string][2]int
+	target string
+	checks []codegenCheck
 }
 
 type codegenCheck struct {
@@ -102,16 +100,6 @@ func parseCodegenCase(src string) (*codegenCase, error) {
 		switch kind {
 		case "TARGET":
 			c.target = arg
-		case "WARP-GRID":
-			var name string
-			var g [2]int
-			if n, err := fmt.Sscanf(arg, "%%%s %dx%d", &name, &g[0], &g[1]); err != nil || n != 3 {
-				return nil, fmt.Errorf("line %d: WARP-GRID wants %%value WMxWN, got %q", i+1, arg)
-			}
-			if c.warpGrids == nil {
-				c.warpGrids = map[string][2]int{}
-			}
-			c.warpGrids[name] = g
 		case "CHECK", "CHECK-NOT":
 			c.checks = append(c.checks, codegenCheck{kind: kind, text: arg, line: i + 1})
 		case "CHECK-COUNT":

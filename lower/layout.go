@@ -347,47 +347,15 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		return src, nil
 	case ir.OpDot:
 		a, b, c := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Args[2]]
-		mt := r.Type.Shape[0] / granuleM
-		warps := f.warpsFor(r)
-		wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, warps)
+		var out layout
+		var err error
+		if o.Dot != nil {
+			out, err = f.statedDotLayout(o)
+		} else {
+			out, err = f.chosenDotLayout(o)
+		}
 		if err != nil {
 			return layout{}, err
-		}
-		if f.rowReduced[r] {
-			wm, wn = fewestBytesGrid(o, mt, r.Type.Shape[1]/granuleN, warps, wm, wn)
-		} else if !f.aHeldFor(o, wm) {
-			wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
-		}
-		if g, ok := f.warpGrids[r.Name]; ok {
-			if wm, wn = g[0], g[1]; wm*wn != warps || mt%wm != 0 || r.Type.Shape[1]/granuleN%wn != 0 {
-				return layout{}, fmt.Errorf("forced warp grid %dx%d does not split %dx%d mma tiles over %d warps", wm, wn, mt, r.Type.Shape[1]/granuleN, warps)
-			}
-		}
-		out := layout{kind: lAcc, wm: wm, wn: wn}
-		if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.replicationFits() {
-			// A tile whose rows are reduced (softmax scores) is held whole by every
-			// warp of its row group: the reductions then stay inside the warp, and the
-			// result feeds the next dot from registers, with no shared-memory exchange
-			// of P and no cross-warp max or sum. In a latency-bound launch each warp
-			// computes it all (redundant mma.sync, which decode leaves idle, and no
-			// barrier); otherwise each warp computes its share of the reduction and
-			// the partial sums are all-reduced through shared memory (one barrier).
-			rwm := largestDivisor(mt, warps)
-			rep := warps / rwm
-			whole := layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
-			switch {
-			case f.latencyBound():
-				wm, out = rwm, whole
-			case !f.noSplitK && f.splittable(o, rep):
-				wm, out = rwm, whole
-				f.splitK[o] = rep
-				if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {
-					f.splitPartial[c] = true
-				}
-			case c == whole:
-				// Accumulating onto a replicated tile: computed whole, like it.
-				wm, out = rwm, whole
-			}
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
@@ -486,6 +454,106 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 	return res, nil
 }
 
+// chosenDotLayout is the split of a dot that states no schedule (ir.DotSchedule):
+// rows first, then by operand traffic or, for a tile whose rows are reduced, by
+// the bytes its warps read, replicated where that keeps reductions in the warp.
+func (f *fn) chosenDotLayout(o *ir.Op) (layout, error) {
+	r, c := o.Result(), f.layouts[o.Args[2]]
+	mt := r.Type.Shape[0] / granuleM
+	warps := f.warpsFor(r)
+	wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, warps)
+	if err != nil {
+		return layout{}, err
+	}
+	if f.rowReduced[r] {
+		wm, wn = fewestBytesGrid(o, mt, r.Type.Shape[1]/granuleN, warps, wm, wn)
+	} else if !f.aHeldFor(o, wm) {
+		wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
+	}
+	out := layout{kind: lAcc, wm: wm, wn: wn}
+	if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.replicationFits() {
+		// A tile whose rows are reduced (softmax scores) is held whole by every
+		// warp of its row group: the reductions then stay inside the warp, and the
+		// result feeds the next dot from registers, with no shared-memory exchange
+		// of P and no cross-warp max or sum. In a latency-bound launch each warp
+		// computes it all (redundant mma.sync, which decode leaves idle, and no
+		// barrier); otherwise each warp computes its share of the reduction and
+		// the partial sums are all-reduced through shared memory (one barrier).
+		rwm := largestDivisor(mt, warps)
+		rep := warps / rwm
+		whole := layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+		switch {
+		case f.latencyBound():
+			out = whole
+		case !f.noSplitK && f.splittable(o, rep):
+			out = whole
+			f.splitDot(o, rep)
+		case c == whole:
+			// Accumulating onto a replicated tile: computed whole, like it.
+			out = whole
+		}
+	}
+	return out, nil
+}
+
+// splitDot records that dot o's reduction is split over the parts warps holding
+// each element of its result; an accumulator that is itself a split dot's result
+// then stays a per-warp partial sum.
+func (f *fn) splitDot(o *ir.Op, parts int) {
+	f.splitK[o] = parts
+	if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {
+		f.splitPartial[c] = true
+	}
+}
+
+// statedDotLayout is the split a dot's schedule states, or an error naming the
+// clause that cannot be honoured and what would be.
+func (f *fn) statedDotLayout(o *ir.Op) (layout, error) {
+	s, r := *o.Dot, o.Result()
+	mt, nt := r.Type.Shape[0]/granuleM, r.Type.Shape[1]/granuleN
+	rep := max(s.Replicate, 1)
+	if warps := f.warpsFor(r); s.WarpCount() != warps {
+		return layout{}, fmt.Errorf("schedule %s spreads the dot over %d warps; it runs on %d", s, s.WarpCount(), warps)
+	}
+	if mt%s.Warps[0] != 0 || nt%s.Warps[1] != 0 {
+		return layout{}, fmt.Errorf("schedule %s: warps %dx%d does not split the result's %dx%d mma tiles (m16 x n8); grids that do: %s",
+			s, s.Warps[0], s.Warps[1], mt, nt, strings.Join(gridsSplitting(mt, nt, s.WarpCount()/rep, rep), ", "))
+	}
+	if s.Atom != "" && s.Atom != "m16n8k16" {
+		return layout{}, fmt.Errorf("schedule %s: atom %s is not built; m16n8k16 is", s, s.Atom)
+	}
+	out := layout{kind: lAcc, wm: s.Warps[0], wn: s.Warps[1], rep: rep}
+	if rep == 1 {
+		out.rep = 0
+	}
+	if s.SplitK > 0 {
+		if why := f.unsplittable(o, s.SplitK); why != "" {
+			return layout{}, fmt.Errorf("schedule %s: splitk %d: %s", s, s.SplitK, why)
+		}
+		f.splitDot(o, s.SplitK)
+	}
+	return out, nil
+}
+
+// gridsSplitting lists the warp grids RxC (with replicate rep) that split mt x nt
+// mma tiles over warps.
+func gridsSplitting(mt, nt, warps, rep int) []string {
+	var fit []string
+	for wn := 1; wn <= warps; wn++ {
+		if warps%wn == 0 && nt%wn == 0 && mt%(warps/wn) == 0 && (rep == 1 || wn == 1) {
+			g := fmt.Sprintf("warps %dx%d", warps/wn, wn)
+			if rep > 1 {
+				g += fmt.Sprintf(" replicate %d", rep)
+			}
+			fit = append(fit, g)
+		}
+	}
+	if len(fit) == 0 {
+		return []string{"none"}
+	}
+	return fit
+}
+
 // reduceSource is the split a reduction reads its operand in: the operand's own
 // when it is in mma fragments; for a recomputed or shared tile, the split
 // chooseWarpGrid gives its padded extents (legalize padded them so that one
@@ -513,23 +581,39 @@ func (f *fn) reduceSource(o *ir.Op) (layout, error) {
 // starts at its own k offset), and it starts a chain (a zero accumulator, which
 // every warp may add) or continues one (the accumulator is a split dot's result
 // that nothing else uses, so it is still a per-warp partial sum).
-func (f *fn) splittable(o *ir.Op, parts int) bool {
+func (f *fn) splittable(o *ir.Op, parts int) bool { return f.unsplittable(o, parts) == "" }
+
+// unsplittable says why dot o's reduction cannot be split over parts warps ("" if
+// it can).
+func (f *fn) unsplittable(o *ir.Op, parts int) string {
 	a, c := o.Args[0], o.Args[2]
-	if ks := a.Type.Shape[1] / granuleK; ks%parts != 0 || a.Type.Elem.Size() != 2 {
-		return false
+	if ks := a.Type.Shape[1] / granuleK; ks%parts != 0 {
+		return fmt.Sprintf("A's %d k16 steps do not divide by %d", ks, parts)
+	}
+	if a.Type.Elem.Size() != 2 {
+		return fmt.Sprintf("A is %s, not bf16 or f16", a.Type.Elem)
 	}
 	if al := f.layouts[a]; !(al.kind == lShared && !al.trans) && al.kind != lExpr {
-		return false
+		return fmt.Sprintf("A is in %v; a split reads it from shared memory (untransposed) or recomputes it", al)
 	}
 	switch d := c.Def; {
 	case d == nil:
-		return false
+		return "the accumulator is a loop-carried value or a parameter; a split starts from zeros or from a dot split alike"
 	case d.Kind == ir.OpConst:
-		return d.Float == 0 && d.Int == 0
+		if d.Float != 0 || d.Int != 0 {
+			return "the accumulator is a nonzero constant; a split starts from zeros or from a dot split alike"
+		}
+		return ""
 	case d.Kind == ir.OpDot:
-		return f.splitK[d] == parts && f.uses[c] == 1
+		if f.splitK[d] != parts {
+			return fmt.Sprintf("the accumulator %s is a dot not split over %d warps", c, parts)
+		}
+		if f.uses[c] != 1 {
+			return fmt.Sprintf("the accumulator %s is read elsewhere too, and a split leaves it a per-warp partial sum", c)
+		}
+		return ""
 	}
-	return false
+	return fmt.Sprintf("the accumulator %s is computed by %s; a split starts from zeros or from a dot split alike", c, c.Def.Kind)
 }
 
 // latencyBound reports whether the launch is about one wave of CTAs (the launch

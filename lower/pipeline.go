@@ -47,9 +47,8 @@ type fn struct {
 	roles *roleInfo
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
-	// warpGrids forces the wm x wn split of the dots whose results have these
-	// names (Options.warpGrids; tests only).
-	warpGrids map[string][2]int
+	// dotOrder is the kernel's dots in text order, before any pass (Schedule).
+	dotOrder []*ir.Op
 	// splitK maps each dot whose reduction is split across the warps of its row
 	// group to that warp count (layout); splitPartial marks the split dots'
 	// results that only feed the next split dot's accumulator, so they stay
@@ -127,14 +126,6 @@ type Options struct {
 	// Precedes says a later one reads what this one writes. On targets with grid
 	// dependency control they let the later kernel launch early (see ptx.Kernel.Programmatic).
 	Follows, Precedes bool
-	// warpGrids forces the warp split (wm, wn) of the dots whose results are
-	// named here. Tests only: chooseWarpGrid always gives a tile of mt m16 rows
-	// gcd(mt, warps) row groups, so every tile of one row extent has the same
-	// row groups, and a row vector meeting a tile split over other row groups
-	// (issue 21's P·V split by columns while q·k keeps 4 row groups) cannot
-	// arise from IR alone yet. The tests of that path (relayout_test.go, the
-	// codegen directive WARP-GRID) use it.
-	warpGrids map[string][2]int
 }
 
 // Result is a compiled kernel, or a pass dump when Options.After was set.
@@ -191,8 +182,13 @@ func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
-	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes, warpGrids: opt.warpGrids}
+	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	walkOps(kc.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot {
+			f.dotOrder = append(f.dotOrder, o)
+		}
+	})
 	return f, nil
 }
 

@@ -20,10 +20,9 @@ import (
 // 64 candidates (online softmax: the running row max m and sum l carried, the
 // accumulator o rescaled by alpha = exp2(m_old - m) every tile), 8 warps.
 // q·k's scores [rows x 64] are split 4x2 (4 row groups: chooseWarpGrid's rule,
-// rows per warp first); the P·V dot, named "pv", is forced to 2x4 (Options
-// .warpGrids), the split issue 21's 64-head CTA gives it (P·V by columns, V read
-// by fewer row groups). No IR reaches that split yet: chooseWarpGrid gives every
-// tile of one row extent gcd(mt, warps) row groups. So alpha (4 row groups) meets
+// rows per warp first); the P·V dot, named "pv", states its schedule, warps 2x4,
+// the split issue 21's 64-head CTA gives it (P·V by columns, V read by fewer row
+// groups), which the lowering would not choose here. So alpha (4 row groups) meets
 // the accumulator (2) in o * broadcast(alpha) inside the loop, and 1/l meets the
 // final o after it: both are read through a shared home.
 // With divide, the final o is divided by the loop's l itself (a loop result,
@@ -56,7 +55,7 @@ func flashTile(rows, tiles, dk, dv int, divide bool, stages int) *ir.Builder {
 		p := b.Exp2(b.Sub(s, b.Broadcast(m, 1, rows, 64)))
 		alpha := b.Exp2(b.Sub(st[0], m))
 		l := b.Add(b.Mul(st[1], alpha), b.Reduce("sum", p, 1))
-		o := b.Name(b.Dot(b.Cast(p, ir.BF16), vt, b.Mul(st[2], b.Broadcast(alpha, 1, rows, dv))), "pv")
+		o := b.Name(b.ScheduledDot(b.Cast(p, ir.BF16), vt, b.Mul(st[2], b.Broadcast(alpha, 1, rows, dv)), ir.DotSchedule{Warps: [2]int{2, 4}}), "pv")
 		return []*ir.Value{m, l, o}
 	})
 	var out *ir.Value
@@ -68,9 +67,6 @@ func flashTile(rows, tiles, dk, dv int, divide bool, stages int) *ir.Builder {
 	b.Store2(y, b.Mul(b.Cast(b.Iota(rows), ir.I64), b.I64(int64(dv))), b.I64(0), nil, nil, out)
 	return b
 }
-
-// pvByColumns is the forced split of flashTile's P·V dot.
-var pvByColumns = map[string][2]int{"pv": {2, 4}}
 
 // flashInputs are flashTile's q, k and v, random bf16 from seed, and its float64
 // output: softmax(q·kᵀ over base 2) · v.
@@ -90,7 +86,7 @@ func compileFlash(t *testing.T, rows, tiles, dk, dv int, divide bool, stages int
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true, warpGrids: pvByColumns})
+	res, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +158,7 @@ func TestRowVectorPlantedBugs(t *testing.T) {
 	qb, kb, vb, _ := flashInputs(seed, rows, tiles, dk, dv)
 	for _, plant := range []string{"barrier", "writer"} {
 		t.Run(plant, func(t *testing.T) {
-			f := compileTo(t, k, "sm_90", "sync", Options{warpGrids: pvByColumns})
+			f := compileTo(t, k, "sm_90", "sync", Options{})
 			body := f.out.Module.Funcs[0].Body
 			stage := -1
 			for i, s := range body {
@@ -219,7 +215,7 @@ func TestRowVectorReduceResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true, warpGrids: pvByColumns})
+	res, err := Compile(k, target.MustLookup("sm_90"), Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +249,7 @@ func TestRowVectorCarriedRefused(t *testing.T) {
 		s := b.Dot(qt, b.Trans(qt), b.ConstFloat(0, ir.TileOf(ir.F32, rows, rows)))
 		m := b.Max(st[0], b.Reduce("max", s, 1))
 		p := b.Cast(b.Exp2(b.Sub(s, b.Broadcast(m, 1, rows, rows))), ir.BF16)
-		o := b.Name(b.Dot(p, vt, b.Mul(st[1], b.Broadcast(st[0], 1, rows, dv))), "pv")
+		o := b.ScheduledDot(p, vt, b.Mul(st[1], b.Broadcast(st[0], 1, rows, dv)), ir.DotSchedule{Warps: [2]int{2, 4}})
 		return []*ir.Value{m, o}
 	})
 	b.Store2(y, offs, b.I64(0), nil, nil, res[1])
@@ -261,7 +257,7 @@ func TestRowVectorCarriedRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Compile(k, target.MustLookup("sm_90"), Options{Check: true, warpGrids: pvByColumns})
+	_, err = Compile(k, target.MustLookup("sm_90"), Options{Check: true})
 	if err == nil || !strings.Contains(err.Error(), "loop-carried row vector") || !strings.Contains(err.Error(), "apply an op to it first") {
 		t.Errorf("a loop-carried row vector meeting other row groups in its loop: %v", err)
 	}
@@ -290,7 +286,7 @@ func TestRowVectorStageCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := compileTo(t, k, "sm_90", "stage", Options{warpGrids: pvByColumns})
+	f := compileTo(t, k, "sm_90", "stage", Options{})
 	if err := checkStaging(f); err != nil {
 		t.Fatalf("stage check before the defect: %v", err)
 	}
