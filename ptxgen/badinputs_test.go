@@ -206,6 +206,16 @@ func badInputsFolder(t *testing.T) string {
 	_, gemmIR, _ := runCLI("dump", "-kernel", "gemm", "-ir")
 	write("stages.ir", strings.Replace(gemmIR, " step 1 iter(", " step 1 stages 5 iter(", 1))
 
+	// Issue 32: schedule clauses that cannot be honoured, and one that can.
+	score := "%s = dot %at, %xt, %s0 : tile<64x64xf32> on score"
+	edit("sched8.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 2x4 : tile<64x64xf32> on score")
+	edit("sched4x1.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 4x1 : tile<64x64xf32> on score")
+	edit("schedrep.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 2x2 replicate 1 splitk 2 : tile<64x64xf32> on score")
+	edit("schedatom.ir", gemmIR, " warps 4x1 atom m16n8k16 ", " warps 4x1 atom m16n8k8 ")
+	edit("schedk.ir", gemmIR, " warps 4x1 atom m16n8k16 ", " warps 1x1 replicate 4 splitk 4 ")
+	_, decodeIR, _ := runCLI("dump", "-ir", "-heads", "16", "-tokens", "2", "-k0", "64", "-k1", "0", "-target", "sm_90")
+	edit("schedgrid.ir", decodeIR, " warps 1x1 replicate 4 atom m16n8k16 ", " warps 2x2 atom m16n8k16 ")
+
 	// Issue 29: IR whose numbers overflowed, bounds the parser and verifier hold.
 	edit("rolewarps.ir", from["phased.ir"], "role score 0 4", "role score 1 9223372036854775807")
 	edit("roleload.ir", from["roles.ir"], "role load 4 2", "role load 4 9223372036854775807")

@@ -128,7 +128,11 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 	case showPlan:
 		return printProgramLaunch(stdout, prog, t, path)
 	case showIR:
-		out = ir.PrintProgram(prog)
+		filled, err := lower.FillScheduleProgram(prog, t)
+		if err != nil {
+			return loweringError(path, err)
+		}
+		out = ir.PrintProgram(filled)
 	case after != "":
 		if out, err = lower.DumpProgram(plan.Unplanned(prog), t, after); err != nil {
 			return loweringError(path, err)

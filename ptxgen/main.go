@@ -140,7 +140,7 @@ func kernelFlags(cmd string, stderr io.Writer) *kernels.CommandFlags {
 
 func dump(args []string, stdout, stderr io.Writer) error {
 	fs := kernelFlags("dump", stderr)
-	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX")
+	showIR := fs.Bool("ir", false, "print the kernel's IR instead of PTX, each dot with the schedule the lowering gives it (warps RxC ...)")
 	after := fs.String("after", "", "print the IR (PTX after emit and sync) after this pass: "+strings.Join(lower.PassNames(), ", "))
 	checkPasses := fs.Bool("check", false, "check each pass's guarantees after it (always on in tests and ptxgen check)")
 	all := fs.Bool("all", false, "print every kernel gen writes (all the launch plan's variants), not only those a call of -tokens rows runs")
@@ -181,20 +181,25 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *showIR && !*all {
-		// What one call launches, in order: the text form dump -from reads back.
-		// The text form records the SM count the user fixed (-sms), which the plan holds.
-		printed := *prog.Program
-		if prog.Rule != nil {
-			printed.SMs = prog.Rule.SMs
-		}
-		_, err := io.WriteString(stdout, ir.PrintProgram(&printed))
-		return err
-	}
 	if *showIR {
+		// Each dot states the schedule the lowering gives it for t, so that the text
+		// read back compiles to the same PTX.
+		filled, err := lower.FillScheduleProgram(prog.Program, t)
+		if err != nil {
+			return compileError(fs, t, err)
+		}
+		if !*all {
+			// What one call launches, in order: the text form dump -from reads back.
+			// The text form records the SM count the user fixed (-sms), which the plan holds.
+			if prog.Rule != nil {
+				filled.SMs = prog.Rule.SMs
+			}
+			_, err := io.WriteString(stdout, ir.PrintProgram(filled))
+			return err
+		}
 		// Every variant: the launch plan that chooses among them is not part of the
 		// text form, so they print as kernels, not as a program.
-		for i, k := range prog.Kernels {
+		for i, k := range filled.Kernels {
 			if i > 0 {
 				io.WriteString(stdout, "\n")
 			}
