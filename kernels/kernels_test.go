@@ -334,8 +334,9 @@ func TestAutomaticHeadBlock(t *testing.T) {
 // there); either way its P·V is split 2x4 by shared-memory traffic, emitted as
 // one dot group (one dot at a time, ptxas spilled 48-72 bytes: lower/schedule.go
 // groupHoldsLess); with 16 warps (128 registers) P·V stays one dot group. The
-// rules read the pass dumps of the same H=64, T=64 decode (split 2: 128 CTAs, a
-// latency-bound launch on 132 SMs), lowered as latency-bound.
+// rules read the same H=64, T=64 decode (split 2: 128 CTAs, a latency-bound
+// launch on 132 SMs), lowered as latency-bound: the dots' schedules as dump -ir
+// states them, the dot groups from the schedule pass's dump.
 func TestWideCTAWarpRules(t *testing.T) {
 	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	dump := func(w64, score int, after string) string {
@@ -353,11 +354,14 @@ func TestWideCTAWarpRules(t *testing.T) {
 		}
 		return res.Dump
 	}
-	if d := dump(8, 0, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || !strings.Contains(d, "on score  // mma fragments, 2x2 warps") || !strings.Contains(d, "2x4 warps") {
-		t.Errorf("8-warp 64-head CTA: want q·k on the score role split 2x2, never replicated, and P·V 2x4 (by shared-memory traffic); layout dump:\n%s", firstLines(d, "= dot", 3))
-	}
-	if d := dump(8, 8, "layout"); !strings.Contains(d, "= dot %q0") || strings.Contains(d, "held whole by") || strings.Contains(d, "on score") || !strings.Contains(d, "4x2 warps") || !strings.Contains(d, "2x4 warps") {
-		t.Errorf("8-warp 64-head CTA, -score-warps 8: want q·k split 4x2 over warps, never replicated, and P·V 2x4; layout dump:\n%s", firstLines(d, "= dot", 3))
+	for _, c := range []struct {
+		score       int
+		role        string
+		scores, pvs [2]int
+	}{{0, "score", [2]int{2, 2}, [2]int{2, 4}}, {8, "", [2]int{4, 2}, [2]int{2, 4}}} {
+		if got := dotGrids(t, c.score); len(got) != 2 || got["q·k on "+c.role] != c.scores || got["P·V"] != c.pvs {
+			t.Errorf("8-warp 64-head CTA, -score-warps %d: the lowering's schedules %v; want q·k on role %q split %v, never replicated, and P·V %v (by shared-memory traffic)", c.score, got, c.role, c.scores, c.pvs)
+		}
 	}
 	for _, score := range []int{0, 8} {
 		if d := dump(8, score, "schedule"); !strings.Contains(d, "dot group") {
@@ -367,6 +371,48 @@ func TestWideCTAWarpRules(t *testing.T) {
 	if d := dump(16, 0, "schedule"); !strings.Contains(d, "dot group") {
 		t.Errorf("16-warp 64-head CTA: want P·V as one dot group; schedule dump:\n%s", firstLines(d, "= dot", 3))
 	}
+}
+
+// dotGrids are the warp grids the lowering gives the 8-warp 64-head CTA's dots
+// (H=64, T=64, -score-warps score), as dump -ir states them: "q·k on ROLE" for the
+// scores, "P·V" for the rest; a replicated or split-K dot is named as such.
+func dotGrids(t *testing.T, score int) map[string][2]int {
+	t.Helper()
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 64, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Warps64: 8, ScoreWarps: score}
+	tg := target.MustLookup("sm_90")
+	p, _, err := kernels.MLACall(cfg, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latencyBound := *p.Kernels[0]
+	latencyBound.Latency = ir.LatencySmall
+	k, err := lower.FillSchedule(&latencyBound, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grids := map[string][2]int{}
+	var walk func(b *ir.Block)
+	walk = func(b *ir.Block) {
+		for _, o := range b.Ops {
+			if o.Body != nil {
+				walk(o.Body)
+			}
+			if o.Kind != ir.OpDot {
+				continue
+			}
+			name := "P·V"
+			if d := o.Args[1].Def; d != nil && d.Kind == ir.OpTrans {
+				name = "q·k on " + o.Role
+			}
+			if o.Dot.Replicate > 1 || o.Dot.SplitK > 0 {
+				name += " " + o.Dot.String()
+			}
+			grids[name] = o.Dot.Warps
+		}
+	}
+	walk(k.Body)
+	return grids
 }
 
 // TestReplicableMatchesLowering: the plan generates Small kernels exactly for the

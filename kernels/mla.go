@@ -364,11 +364,6 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 			continue // the large kernel's code: not generated
 		}
 		mf.kernels[e.name], mf.figures[e.name] = k, fig
-		if !e.small && fig.WarpGrid != [2]int{} {
-			// The output's split is the layout pass's (by rows, or by operand
-			// traffic: the 64-head CTA's P·V is 2x4).
-			mf.variant.WarpGrid, f.WarpGrid = fig.WarpGrid, fig.WarpGrid
-		}
 		mf.fits = mf.fits && fig.Fits
 		if !e.small && (f.PerSM == 0 || fig.CTAsPerSM < f.PerSM) {
 			f.PerSM = fig.CTAsPerSM
@@ -716,9 +711,10 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 	onScore(func() { next, alpha, pHi, pLo = mlaSoftmax(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
 	for i, ch := range chunks {
 		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-		o := b.Dot(pHi, ks[i], scaled)
+		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2])}
+		o := b.ScheduledDot(pHi, ks[i], scaled, grid)
 		if pLo != nil {
-			o = b.Dot(pLo, ks[i], o)
+			o = b.ScheduledDot(pLo, ks[i], o, grid)
 		}
 		next = append(next, o)
 	}
@@ -732,8 +728,12 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 	// Scores in the log2 domain; invalid candidates get -inf by selection, so
 	// nothing loaded for them (zero-filled anyway) can matter.
 	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
-	for i := range chunks {
-		sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
+	for i, ch := range chunks {
+		if s := d.scoreSchedule(ch[2]); s != nil {
+			sc2 = b.ScheduledDot(qs[i], b.Trans(ks[i]), sc2, *s)
+		} else {
+			sc2 = b.Dot(qs[i], b.Trans(ks[i]), sc2)
+		}
 	}
 	sc2 = b.Mul(sc2, b.F32(scaleLog2))
 	sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))

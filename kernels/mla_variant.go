@@ -7,16 +7,18 @@ import (
 )
 
 // MLAVariant is one design of the decode's CTA, as data: the kernel builder builds
-// it (mlaDecodeKernel), the plan's families carry it (plan.Family's first fields, which
-// the launch manifest writes), `dump -plan` prints it, and the plan sweep test
-// holds WarpGrid to what the layout pass decides. Adding a variant is one such value
+// it (mlaDecodeKernel, which states its dots' schedules: mla_schedule.go), the plan's
+// families carry it (plan.Family's first fields, which the launch manifest writes),
+// `dump -plan` prints it, and the plan sweep test checks that the lowering splits the
+// accumulators as WarpGrid says. Adding a variant is one such value
 // (MLAConfig.variant, and the flags that select it) plus the lowering features it
 // needs; DESIGN.md ("Where the decode's design lives") lists the files.
 type MLAVariant struct {
 	HeadBlock int // heads per CTA: one m16 row group per 16
 	Warps     int // warps per CTA
-	// WarpGrid is how an output slice's m16n8 tiles are split over the warps: row
-	// groups x column groups (16 heads over 4 warps: 1x4; 64 heads over 8: 4x2).
+	// WarpGrid is how the first output slice's m16n8 tiles are split over the
+	// warps: row groups x column groups (16 heads over 4 warps: 1x4; 64 heads
+	// over 8: 2x4), the schedule its P·V dots state (pvGrid).
 	WarpGrid [2]int
 	Tile     int // candidates per loop iteration
 	// Stages is the number of candidate tiles in flight in the family's kernels: 1,
@@ -92,8 +94,10 @@ const precisionWant = "exact (P·V with P in two bf16 terms, the spec's accuracy
 func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
-	warps, rows := fc.mathWarps(), max(hb/16, 1)
-	return MLAVariant{HeadBlock: hb, Warps: warps + fc.producerWarps(), WarpGrid: [2]int{rows, max(warps/rows, 1)}, Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
+	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
+	chunks := c.dChunks()
+	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
+	return v
 }
 
 // family is the plan family of the variant, its kernels and sizes left to fill: the

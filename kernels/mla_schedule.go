@@ -1,0 +1,77 @@
+package kernels
+
+import (
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower"
+)
+
+// The decode's dot schedules (ir.DotSchedule), as the variant states them: the
+// grids of P·V and, in CTAs of more than 16 heads, of the scores. A 16-head CTA's
+// scores are left to the lowering, which replicates them in latency-bound launches
+// and splits their reduction over the warps where that fits (DESIGN.md, the
+// layout pass).
+
+// pvGrid is the warp grid of the P·V dots whose output slice is w columns wide.
+// A 16-head CTA (one row group) splits it by columns over its warps. Wider CTAs
+// read P through shared memory (the scores are split over several row groups),
+// so the grid is the one whose warps read the fewest bytes: P is read by every
+// column group and shared by the slices of its width, a K/V slice by every row
+// group and shared by the dots that read it (P·V's one or two terms, and the
+// scores' when the tile is as wide as the slice). That keeps the 64-head CTA's
+// P·V at 2x4 (exact and bf16p; 1x8, V read once, measured 2-3% slower at T=256,
+// run 49).
+func (v MLAVariant) pvGrid(chunks [][3]int, w int) [2]int {
+	warps := v.Warps - v.Producer
+	mt, nt := v.HeadBlock/16, w/8
+	wm, wn, err := lower.RowsFirstGrid(mt, nt, warps)
+	if err != nil || mt == 1 {
+		return [2]int{wm, wn}
+	}
+	slices := 0
+	for _, ch := range chunks {
+		if ch[2] == w {
+			slices++
+		}
+	}
+	if slices < 2 {
+		return [2]int{wm, wn}
+	}
+	terms := 2
+	if v.Precision == PrecisionBF16P {
+		terms = 1
+	}
+	readers := terms
+	if v.Tile == w {
+		readers++
+	}
+	bytesP, bytesKV := float64(v.HeadBlock*v.Tile*2), float64(v.Tile*w*2)
+	wm, wn = lower.FewestBytesGrid(mt, nt, warps, wm, wn, bytesP/float64(slices), bytesKV/float64(readers))
+	return [2]int{wm, wn}
+}
+
+// scoreSchedule is the schedule of the score dot of a slice w columns wide, nil
+// where the lowering chooses it (16 heads). The score warps (the score role's,
+// else every math warp) split the tile by the fewest bytes read, ties keeping
+// whole rows per warp: the score role's 4 warps take A2's 32 x 32 quadrants
+// (2x2: Q and K each read twice per tile; 4x1 reads K four times): 1.5-2.4%
+// faster exact, 2.2-3.2% bf16p (run 51); 8 warps tie 4x2 against 2x4 and keep
+// 4x2.
+func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
+	if v.HeadBlock == 16 {
+		return nil
+	}
+	warps := v.Warps - v.Producer
+	if v.Score > 0 {
+		warps = v.Score
+	}
+	mt, nt := v.HeadBlock/16, v.Tile/8
+	wm, wn, err := lower.RowsFirstGrid(mt, nt, warps)
+	if err != nil {
+		return nil
+	}
+	wm, wn = lower.FewestBytesGrid(mt, nt, warps, wm, wn, float64(v.HeadBlock*w*2), float64(w*v.Tile*2))
+	if wm == 1 {
+		return nil // one row group: the lowering may replicate the scores
+	}
+	return &ir.DotSchedule{Warps: [2]int{wm, wn}}
+}
