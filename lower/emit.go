@@ -145,8 +145,8 @@ func (e *emitter) reg(elem ir.Elem) ptx.Reg {
 	return ptx.Reg(p + strconv.Itoa(n))
 }
 
-// ins appends an instruction, raising the module's PTX version to what the
-// instruction needs on the target (ptx.Forms).
+// ins and insIf append an instruction whose opcode is spelt at run time
+// ("mov."+bitsSuffix(elem)); a fixed opcode goes through its ptx constructor and add.
 func (e *emitter) ins(op string, args ...ptx.Operand) {
 	e.add(&ptx.Instr{Op: op, Args: args})
 }
@@ -156,8 +156,7 @@ func (e *emitter) insIf(guard ptx.Operand, neg bool, op string, args ...ptx.Oper
 }
 
 // add appends an instruction built by a ptx constructor (ptx/instrs_gen.go), raising
-// the module's PTX version as ins does. ins remains for the opcodes spelt at run
-// time ("mov."+bitsSuffix(elem)).
+// the module's PTX version to what it needs on the target (ptx.Forms).
 func (e *emitter) add(in *ptx.Instr) {
 	e.needFor(in.Op)
 	e.body = append(e.body, in)
