@@ -89,7 +89,17 @@ func (m *mods) rest() error {
 	return nil
 }
 
+// nargs checks in's operand count: against its form where ptx.Forms has one (the
+// table the generator is validated against), else against the counts n the
+// decoder takes for the opcodes Forms lacks (hand-written PTX's abs, fma.rn.f32,
+// barrier.sync, ...). The decoders index the operands only after this check.
 func nargs(in *ptx.Instr, n ...int) error {
+	if f := ptx.FormOf(in.Op); f != nil {
+		if f.CheckOperandCount(in) != nil {
+			return fmt.Errorf("wrong number of operands (%d)", len(in.Args))
+		}
+		return nil
+	}
 	for _, k := range n {
 		if len(in.Args) == k {
 			return nil
@@ -133,9 +143,10 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		f, err = d.shfl(in, m)
 	case "bar", "barrier":
 		f, err = d.bar(in, m)
-	case "membar", "fence", "griddepcontrol":
+	case "membar", "fence", "griddepcontrol", "setmaxnreg":
 		// Orderings are no-ops: one CTA runs at a time, and the kernels of a program
-		// run one after another, so a grid dependency is always already met.
+		// run one after another, so a grid dependency is always already met. A
+		// register budget changes no value (the emulator's registers are unbounded).
 		m.list, m.used = nil, nil
 		f = func(*warp, uint32) error { return nil }
 	case "bra":

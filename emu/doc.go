@@ -121,7 +121,8 @@
 //	          shfl.sync.{up,down,bfly,idx}.b32 (d or d|p);
 //	          movmatrix.sync.aligned.m8n8.trans.b16
 //	control   bra{.uni}, ret, exit, bar.sync/barrier.sync{.aligned} a{, b},
-//	          bar.arrive a, b, bar.warp.sync m; @p/@!p guards on anything
+//	          bar.arrive a, b, bar.warp.sync m; griddepcontrol and
+//	          setmaxnreg.{inc,dec} (no-ops); @p/@!p guards on anything
 //	special   %tid.* %ntid.* %ctaid.* %nctaid.* %laneid %warpid
 //
 // Register names are those of the .reg ranges; an index with leading zeros (%x07)

@@ -10,24 +10,31 @@ import (
 // TestFormsDecode: the emulator decodes every instruction form of ptx.Forms (the
 // table ptx.Validate checks the generator against), so what validates also runs.
 // Operands are synthesized from each form's operand kinds, with registers of the
-// width the opcode's types imply.
+// width the opcode's types imply; a form with optional operands also without them.
 func TestFormsDecode(t *testing.T) {
 	for _, f := range ptx.Forms {
 		for _, op := range f.Opcodes() {
-			in := &ptx.Instr{Op: op, Args: formOperands(op, f.Args)}
-			fn := &ptx.Func{
-				Name:   "k",
-				Params: []ptx.Param{{Name: "param_x", Type: ptx.Type(paramType(op))}},
-				Regs: []ptx.RegDecl{{Type: "pred", Prefix: "%p", Count: 4}, {Type: "b16", Prefix: "%h", Count: 8},
-					{Type: "b32", Prefix: "%r", Count: 8}, {Type: "b64", Prefix: "%rd", Count: 8}, {Type: "f32", Prefix: "%f", Count: 8}},
-				Shared: []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}},
-				Body:   []ptx.Stmt{&ptx.Label{Name: "$L0"}, in, &ptx.Instr{Op: "ret"}},
-			}
-			mod := &ptx.Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*ptx.Func{fn}}
-			if _, err := Load(mod); err != nil {
-				t.Errorf("%s: %v", in, err)
+			args := formOperands(op, f.Operands())
+			for n := len(args) - f.Optional; n <= len(args); n++ {
+				decodeOne(t, &ptx.Instr{Op: op, Args: args[:n]})
 			}
 		}
+	}
+}
+
+// decodeOne loads a kernel of the one instruction in.
+func decodeOne(t *testing.T, in *ptx.Instr) {
+	fn := &ptx.Func{
+		Name:   "k",
+		Params: []ptx.Param{{Name: "param_x", Type: ptx.Type(paramType(in.Op))}},
+		Regs: []ptx.RegDecl{{Type: "pred", Prefix: "%p", Count: 4}, {Type: "b16", Prefix: "%h", Count: 8},
+			{Type: "b32", Prefix: "%r", Count: 8}, {Type: "b64", Prefix: "%rd", Count: 8}, {Type: "f32", Prefix: "%f", Count: 8}},
+		Shared: []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}},
+		Body:   []ptx.Stmt{&ptx.Label{Name: "$L0"}, in, &ptx.Instr{Op: "ret"}},
+	}
+	mod := &ptx.Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*ptx.Func{fn}}
+	if _, err := Load(mod); err != nil {
+		t.Errorf("%s: %v", in, err)
 	}
 }
 
@@ -96,13 +103,12 @@ func operandTypes(op string, n int) []string {
 	return ts
 }
 
-func formOperands(op, kinds string) []ptx.Operand {
-	ks := strings.Fields(kinds)
-	ts := operandTypes(op, len(ks))
+func formOperands(op string, ops []ptx.FormOperand) []ptx.Operand {
+	ts := operandTypes(op, len(ops))
 	global := strings.Contains(op, ".global") || strings.HasPrefix(op, "cvta")
 	var args []ptx.Operand
-	for i, k := range ks {
-		switch k[0] {
+	for i, o := range ops {
+		switch o.Kinds[0] {
 		case 'r':
 			args = append(args, regFor(ts[i], i))
 		case 'i':

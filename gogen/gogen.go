@@ -189,8 +189,8 @@ func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
 		}
 		ptxBase = strings.TrimSuffix(opt.Manifest, ".json") + ".go"
 	}
-	// Every module written is one ptx.ValidateModule accepts: the lowering checks it only
-	// when its pass checks are on (tests, ptxgen check), and gen runs without them.
+	// Every module written is one ptx.ValidateModule accepts: lower.CompileProgram
+	// validates what it returns, but a Compiled may have been changed since.
 	for _, c := range cs {
 		if c.Module == nil {
 			return nil, fmt.Errorf("gogen: %s: no PTX module", isa(c))

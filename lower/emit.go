@@ -108,7 +108,7 @@ func emit(f *fn) error {
 		return err
 	}
 	e.placeOn("")
-	e.ins("ret")
+	e.add(ptx.Ret())
 	for _, rf := range regFiles {
 		if n := e.nregs[rf.prefix]; n > 0 {
 			fnc.Regs = append(fnc.Regs, ptx.RegDecl{Type: rf.typ, Prefix: rf.prefix, Count: n})
@@ -145,20 +145,29 @@ func (e *emitter) reg(elem ir.Elem) ptx.Reg {
 	return ptx.Reg(p + strconv.Itoa(n))
 }
 
-// ins appends an instruction, raising the module's PTX version to what the
-// instruction needs on the target (ptx.Forms).
+// ins and insIf append an instruction whose opcode is spelt at run time
+// ("mov."+bitsSuffix(elem)); a fixed opcode goes through its ptx constructor and add.
 func (e *emitter) ins(op string, args ...ptx.Operand) {
-	e.needFor(op)
-	e.body = append(e.body, &ptx.Instr{Op: op, Args: args})
+	e.add(&ptx.Instr{Op: op, Args: args})
 }
 
 func (e *emitter) insIf(guard ptx.Operand, neg bool, op string, args ...ptx.Operand) {
-	e.needFor(op)
-	in := &ptx.Instr{Op: op, Args: args}
+	e.addIf(guard, neg, &ptx.Instr{Op: op, Args: args})
+}
+
+// add appends an instruction built by a ptx constructor (ptx/instrs_gen.go), raising
+// the module's PTX version to what it needs on the target (ptx.Forms).
+func (e *emitter) add(in *ptx.Instr) {
+	e.needFor(in.Op)
+	e.body = append(e.body, in)
+}
+
+// addIf is add guarded by the predicate guard (negated with neg); nil guards nothing.
+func (e *emitter) addIf(guard ptx.Operand, neg bool, in *ptx.Instr) {
 	if guard != nil {
 		in.Guard, in.GuardNeg = string(guard.(ptx.Reg)), neg
 	}
-	e.body = append(e.body, in)
+	e.add(in)
 }
 
 func (e *emitter) comment(format string, args ...any) {
@@ -184,10 +193,10 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 		// a kernel with a predecessor waits for it to finish and its writes to be
 		// visible before anything else, so it may safely be launched early.
 		if e.f.precedes {
-			e.ins("griddepcontrol.launch_dependents")
+			e.add(ptx.GriddepcontrolLaunchDependents())
 		}
 		if e.f.follows {
-			e.ins("griddepcontrol.wait")
+			e.add(ptx.GriddepcontrolWait())
 		}
 	}
 	for i, p := range e.f.k.Params {
@@ -199,9 +208,9 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 		switch {
 		case t.Kind == ir.Ptr:
 			raw := e.reg(ir.I64)
-			e.ins("ld.param.u64", raw, ptx.Addr{Base: name})
+			e.add(ptx.LdParamU64(raw, ptx.Addr{Base: name}))
 			r := e.reg(ir.I64)
-			e.ins("cvta.to.global.u64", r, raw)
+			e.add(ptx.CvtaToGlobalU64(r, raw))
 			e.params[p.Value] = r
 		default:
 			r := e.reg(t.Elem)
@@ -211,18 +220,18 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 		e.v[p.Value] = &vals{scalar: e.params[p.Value]}
 	}
 	e.tid = e.reg(ir.I32)
-	e.ins("mov.u32", e.tid, ptx.Reg("%tid.x"))
+	e.add(ptx.MovU32(e.tid, ptx.Reg("%tid.x")))
 	e.lane = e.reg(ir.I32)
-	e.ins("and.b32", e.lane, e.tid, ptx.Imm(31))
+	e.add(ptx.AndB32(e.lane, e.tid, ptx.Imm(31)))
 	e.warp = e.reg(ir.I32)
-	e.ins("shr.u32", e.warp, e.tid, ptx.Imm(5))
+	e.add(ptx.ShrU32(e.warp, e.tid, ptx.Imm(5)))
 	e.g = e.reg(ir.I32)
-	e.ins("shr.u32", e.g, e.lane, ptx.Imm(2))
+	e.add(ptx.ShrU32(e.g, e.lane, ptx.Imm(2)))
 	e.t = e.reg(ir.I32)
-	e.ins("and.b32", e.t, e.lane, ptx.Imm(3))
+	e.add(ptx.AndB32(e.t, e.lane, ptx.Imm(3)))
 	if e.f.smem > 0 {
 		e.smem = e.reg(ir.I32)
-		e.ins("mov.u32", e.smem, ptx.Sym("smem"))
+		e.add(ptx.MovU32(e.smem, ptx.Sym("smem")))
 	}
 }
 

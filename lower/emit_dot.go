@@ -54,14 +54,14 @@ func (e *emitter) swizzledAt(b *swizzledBase, m, k int) ptx.Operand {
 	x := e.reg(ir.I32)
 	switch {
 	case b.aligned && b.swizzled:
-		e.ins("xor.b32", x, b.m[0], ptx.Imm(32*m))
+		e.add(ptx.XorB32(x, b.m[0], ptx.Imm(32*m)))
 	case b.aligned:
-		e.ins("add.s32", x, b.m[0], ptx.Imm(32*m))
+		e.add(ptx.AddS32(x, b.m[0], ptx.Imm(32*m)))
 	default:
 		c := e.reg(ir.I32)
-		e.ins("add.s32", c, b.col, ptx.Imm(32*m))
-		e.ins("xor.b32", x, c, b.bits)
-		e.ins("add.s32", x, x, b.row)
+		e.add(ptx.AddS32(c, b.col, ptx.Imm(32*m)))
+		e.add(ptx.XorB32(x, c, b.bits))
+		e.add(ptx.AddS32(x, x, b.row))
 	}
 	b.m[m] = x
 	return x
@@ -85,20 +85,20 @@ func (e *emitter) swizzledOperand(kind string, base ptx.Operand, pitch int, swiz
 		lane := e.ldmatrixLaneOffset(pitch, kind, swizzled)
 		if colBase != nil && swizzled && colAlign < 128 {
 			in := e.reg(ir.I32)
-			e.ins("and.b32", in, e.inReg(colBase, ir.I32), ptx.Imm(127))
-			e.ins("xor.b32", in, in, lane)
+			e.add(ptx.AndB32(in, e.inReg(colBase, ir.I32), ptx.Imm(127)))
+			e.add(ptx.XorB32(in, in, lane))
 			groups := e.reg(ir.I32)
-			e.ins("and.b32", groups, e.inReg(colBase, ir.I32), ptx.Imm(-128))
+			e.add(ptx.AndB32(groups, e.inReg(colBase, ir.I32), ptx.Imm(-128)))
 			lane, colBase = in, groups
 		}
 		if rowBase != nil {
-			e.ins("mad.lo.s32", b0, e.inReg(rowBase, ir.I32), ptx.Imm(pitch), lane)
-			e.ins("add.s32", b0, b0, base)
+			e.add(ptx.MadLoS32(b0, e.inReg(rowBase, ir.I32), ptx.Imm(pitch), lane))
+			e.add(ptx.AddS32(b0, b0, base))
 		} else {
-			e.ins("add.s32", b0, lane, base)
+			e.add(ptx.AddS32(b0, lane, base))
 		}
 		if colBase != nil {
-			e.ins("add.s32", b0, b0, e.inReg(colBase, ir.I32))
+			e.add(ptx.AddS32(b0, b0, e.inReg(colBase, ir.I32)))
 		}
 		b.m[0] = b0
 		return b
@@ -106,15 +106,15 @@ func (e *emitter) swizzledOperand(kind string, base ptx.Operand, pitch int, swiz
 	lane := e.ldmatrixSwizzledLane(kind)
 	b.row, b.bits = e.reg(ir.I32), lane.bits
 	if rowBase != nil {
-		e.ins("add.s32", b.row, e.inReg(rowBase, ir.I32), lane.row)
-		e.ins("mad.lo.s32", b.row, b.row, ptx.Imm(pitch), base)
+		e.add(ptx.AddS32(b.row, e.inReg(rowBase, ir.I32), lane.row))
+		e.add(ptx.MadLoS32(b.row, b.row, ptx.Imm(pitch), base))
 	} else {
-		e.ins("mad.lo.s32", b.row, lane.row, ptx.Imm(pitch), base)
+		e.add(ptx.MadLoS32(b.row, lane.row, ptx.Imm(pitch), base))
 	}
 	b.col = lane.col
 	if colBase != nil {
 		b.col = e.reg(ir.I32)
-		e.ins("add.s32", b.col, e.inReg(colBase, ir.I32), lane.col)
+		e.add(ptx.AddS32(b.col, e.inReg(colBase, ir.I32), lane.col))
 	}
 	return b
 }
@@ -141,7 +141,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		slice := e.reg(ir.I32)
 		e.divRemU32(ir.OpRem, slice, e.warp, parts)
 		k := e.reg(ir.I32)
-		e.ins("mul.lo.s32", k, slice, ptx.Imm(p.ks*granuleK))
+		e.add(ptx.MulLoS32(k, slice, ptx.Imm(p.ks*granuleK)))
 		kStart = k
 	}
 	e.ready(b)
@@ -178,10 +178,10 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	if p.al.kind == lShared {
 		off := e.ldmatrixLaneOffset(p.al.pitch, "a", false)
 		aBase := e.reg(ir.I32)
-		e.ins("mad.lo.s32", aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off)
-		e.ins("add.s32", aBase, aBase, e.smemOf(a))
+		e.add(ptx.MadLoS32(aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off))
+		e.add(ptx.AddS32(aBase, aBase, e.smemOf(a)))
 		if kStart != nil {
-			e.ins("mad.lo.s32", aBase, kStart, ptx.Imm(2), aBase)
+			e.add(ptx.MadLoS32(aBase, kStart, ptx.Imm(2), aBase))
 		}
 		p.aBase = aBase
 	}
@@ -193,21 +193,21 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2", false)
 	colBase := e.reg(ir.I32)
 	if p.bl.trans {
-		e.ins("mul.lo.s32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch))
+		e.add(ptx.MulLoS32(colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch)))
 	} else {
-		e.ins("shl.b32", colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1))
+		e.add(ptx.ShlB32(colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1)))
 	}
-	e.ins("add.s32", colBase, colBase, e.smemOf(b))
+	e.add(ptx.AddS32(colBase, colBase, e.smemOf(b)))
 	if kStart != nil {
 		kStride := 2 // B stored [n][k]: k runs along the row
 		if !p.bl.trans {
 			kStride = p.bl.pitch
 		}
-		e.ins("mad.lo.s32", colBase, kStart, ptx.Imm(kStride), colBase)
+		e.add(ptx.MadLoS32(colBase, kStart, ptx.Imm(kStride), colBase))
 	}
 	b4, b2 := e.reg(ir.I32), e.reg(ir.I32)
-	e.ins("add.s32", b4, colBase, bOff4)
-	e.ins("add.s32", b2, colBase, bOff2)
+	e.add(ptx.AddS32(b4, colBase, bOff4))
+	e.add(ptx.AddS32(b2, colBase, bOff2))
 	p.b4, p.b2 = b4, b2
 	return p, nil
 }
@@ -221,7 +221,7 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	var kBytes ptx.Operand // kStart along a row, in bytes
 	if kStart != nil {
 		kBytes = e.reg(ir.I32)
-		e.ins("shl.b32", kBytes, kStart, ptx.Imm(1))
+		e.add(ptx.ShlB32(kBytes, kStart, ptx.Imm(1)))
 	}
 	operand := func(v *ir.Value, l layout, kind string, rowBase, colBase ptx.Operand, colAlign, maxStep int) *swizzledBase {
 		return e.swizzledOperand(kind, e.smemOf(v), l.pitch, l.swizzle, rowBase, colBase, colAlign, maxStep)
@@ -243,7 +243,7 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	}
 	// [k][n]: rows are k, n runs along them
 	colBytes := e.reg(ir.I32)
-	e.ins("shl.b32", colBytes, e.inReg(cols.base, ir.I32), ptx.Imm(1))
+	e.add(ptx.ShlB32(colBytes, e.inReg(cols.base, ir.I32), ptx.Imm(1)))
 	nAlign := powerOfTwoFactor(p.nt * granuleN * 2)
 	p.b4Sw = operand(p.b, p.bl, "bt4", kStart, colBytes, nAlign, (p.nt-1)/2)
 	p.b2Sw = operand(p.b, p.bl, "bt2", kStart, colBytes, nAlign, (p.nt-1)/2)
@@ -264,7 +264,7 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 			if p.aSw != nil {
 				base, off = e.swizzledAt(p.aSw, k%4, k), p.al.offset+mi*granuleM*p.al.pitch+k/4*128
 			}
-			e.ins("ldmatrix.sync.aligned.m8n8.x4.shared.b16", ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: base, Off: int64(off)})
+			e.add(ptx.LdmatrixSyncAlignedM8n8X4SharedB16(ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: base, Off: int64(off)}))
 			continue
 		}
 		// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the
@@ -279,7 +279,7 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 				return nil, err
 			}
 			r := e.reg(ir.I32)
-			e.ins("mov.b32", r, ptx.Vec{e.inReg(lo, p.a.Type.Elem), e.inReg(hi, p.a.Type.Elem)})
+			e.add(ptx.MovB32(r, ptx.Vec{e.inReg(lo, p.a.Type.Elem), e.inReg(hi, p.a.Type.Elem)}))
 			afr[mi][q] = r
 		}
 	}
@@ -384,17 +384,17 @@ func (e *emitter) allReduceSplit(o *ir.Op) error {
 	e.divRemU32(ir.OpDiv, group, e.warp, parts)
 	e.divRemU32(ir.OpRem, slice, e.warp, parts)
 	rbase := e.reg(ir.I32)
-	e.ins("mul.lo.s32", rbase, group, ptx.Imm(parts*per))
-	e.ins("mad.lo.s32", rbase, e.lane, ptx.Imm(16), rbase)
-	e.ins("add.s32", rbase, rbase, e.smem)
+	e.add(ptx.MulLoS32(rbase, group, ptx.Imm(parts*per)))
+	e.add(ptx.MadLoS32(rbase, e.lane, ptx.Imm(16), rbase))
+	e.add(ptx.AddS32(rbase, rbase, e.smem))
 	wbase := e.reg(ir.I32)
-	e.ins("mad.lo.s32", wbase, slice, ptx.Imm(per), rbase)
+	e.add(ptx.MadLoS32(wbase, slice, ptx.Imm(per), rbase))
 	e.comment("%s: all-reduce the partial sums of %d warps through shared[%d]", r, parts, off)
 	e.beforeWrite(r)
 	for mi := range acc {
 		for ni := range acc[mi] {
 			a := acc[mi][ni]
-			e.ins("st.shared.v4.f32", ptx.Addr{Base: wbase, Off: int64(off + (mi*nt+ni)*frag)}, ptx.Vec{a[0], a[1], a[2], a[3]})
+			e.add(ptx.StSharedV4F32(ptx.Addr{Base: wbase, Off: int64(off + (mi*nt+ni)*frag)}, ptx.Vec{a[0], a[1], a[2], a[3]}))
 		}
 	}
 	e.sync(syncWrote, r)
@@ -405,14 +405,14 @@ func (e *emitter) allReduceSplit(o *ir.Op) error {
 		for ni := range acc[mi] {
 			for s := 0; s < parts; s++ {
 				x := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
-				e.ins("ld.shared.v4.f32", ptx.Vec{x[0], x[1], x[2], x[3]}, ptx.Addr{Base: rbase, Off: int64(off + s*per + (mi*nt+ni)*frag)})
+				e.add(ptx.LdSharedV4F32(ptx.Vec{x[0], x[1], x[2], x[3]}, ptx.Addr{Base: rbase, Off: int64(off + s*per + (mi*nt+ni)*frag)}))
 				if s == 0 {
 					out[mi][ni] = x
 					continue
 				}
 				for q := range x {
 					d := e.reg(ir.F32)
-					e.ins("add.rn.f32", d, out[mi][ni][q], x[q])
+					e.add(ptx.AddRnF32(d, out[mi][ni][q], x[q]))
 					out[mi][ni][q] = d
 				}
 			}

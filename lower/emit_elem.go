@@ -23,7 +23,7 @@ func (e *emitter) inReg(x ptx.Operand, elem ir.Elem) ptx.Operand {
 	}
 	if elem == ir.I1 {
 		r := e.reg(ir.I1)
-		e.ins("setp.ne.s32", r, x, ptx.Imm(0))
+		e.add(ptx.SetpNeS32(r, x, ptx.Imm(0)))
 		return r
 	}
 	r := e.reg(elem)
@@ -76,7 +76,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		return c, nil
 	case ir.OpProgramID:
 		r := e.reg(ir.I32)
-		e.ins("mov.u32", r, ptx.Reg("%ctaid."+"xyz"[o.Int:o.Int+1]))
+		e.add(ptx.MovU32(r, ptx.Reg("%ctaid."+"xyz"[o.Int:o.Int+1])))
 		return r, nil
 	case ir.OpIota:
 		return nil, fmt.Errorf("iota has no scalar value")
@@ -96,23 +96,23 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		return r, nil
 	case ir.OpSqrt:
 		r := e.reg(re)
-		e.ins("sqrt.rn.f32", r, e.inReg(args[0], ir.F32))
+		e.add(ptx.SqrtRnF32(r, e.inReg(args[0], ir.F32)))
 		return r, nil
 	case ir.OpRsqrt:
 		r := e.reg(re)
-		e.ins("rsqrt.approx.f32", r, e.inReg(args[0], ir.F32))
+		e.add(ptx.RsqrtApproxF32(r, e.inReg(args[0], ir.F32)))
 		return r, nil
 	case ir.OpExp:
 		// e^x = 2^(x log2 e): the product rounded once, then ex2.approx.
 		t, r := e.reg(re), e.reg(re)
-		e.ins("mul.rn.f32", t, e.inReg(args[0], ir.F32), ptx.F32(math.Log2E))
-		e.ins("ex2.approx.f32", r, t)
+		e.add(ptx.MulRnF32(t, e.inReg(args[0], ir.F32), ptx.F32(math.Log2E)))
+		e.add(ptx.Ex2ApproxF32(r, t))
 		return r, nil
 	case ir.OpLog:
 		// ln x = log2(x) ln 2.
 		t, r := e.reg(re), e.reg(re)
-		e.ins("lg2.approx.f32", t, e.inReg(args[0], ir.F32))
-		e.ins("mul.rn.f32", r, t, ptx.F32(math.Ln2))
+		e.add(ptx.Lg2ApproxF32(t, e.inReg(args[0], ir.F32)))
+		e.add(ptx.MulRnF32(r, t, ptx.F32(math.Ln2)))
 		return r, nil
 	case ir.OpCmp:
 		r := e.reg(ir.I1)
@@ -129,10 +129,10 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 			// c ? a : b on predicates: (c & a) | (!c & b).
 			c, a, b := e.inReg(args[0], ir.I1), e.inReg(args[1], ir.I1), e.inReg(args[2], ir.I1)
 			t1, t2, r := e.reg(ir.I1), e.reg(ir.I1), e.reg(ir.I1)
-			e.ins("and.pred", t1, c, a)
-			e.ins("not.pred", t2, c)
-			e.ins("and.pred", t2, t2, b)
-			e.ins("or.pred", r, t1, t2)
+			e.add(ptx.AndPred(t1, c, a))
+			e.add(ptx.NotPred(t2, c))
+			e.add(ptx.AndPred(t2, t2, b))
+			e.add(ptx.OrPred(r, t1, t2))
 			return r, nil
 		}
 		r := e.reg(re)
@@ -211,7 +211,7 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 			b = ib
 		} else {
 			t := e.reg(ir.I32)
-			e.ins("cvt.u32.u64", t, b)
+			e.add(ptx.CvtU32U64(t, b))
 			b = t
 		}
 	}
@@ -237,29 +237,29 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 	x = e.inReg(x, from)
 	switch {
 	case from == ir.I32 && to == ir.I64:
-		e.ins("cvt.s64.s32", r, x)
+		e.add(ptx.CvtS64S32(r, x))
 	case from == ir.I64 && to == ir.I32:
-		e.ins("cvt.u32.u64", r, x)
+		e.add(ptx.CvtU32U64(r, x))
 	case from == ir.U8 && to == ir.I32:
-		e.ins("and.b32", r, x, ptx.Imm(255))
+		e.add(ptx.AndB32(r, x, ptx.Imm(255)))
 	case from == ir.U8 && to == ir.I64:
-		e.ins("cvt.u64.u32", r, x)
+		e.add(ptx.CvtU64U32(r, x))
 	case from == ir.I32 && to == ir.U8:
-		e.ins("and.b32", r, x, ptx.Imm(255))
+		e.add(ptx.AndB32(r, x, ptx.Imm(255)))
 	case (from == ir.I32 || from == ir.U8) && to == ir.F32:
-		e.ins("cvt.rn.f32.s32", r, x)
+		e.add(ptx.CvtRnF32S32(r, x))
 	case from == ir.I64 && to == ir.F32:
-		e.ins("cvt.rn.f32.s64", r, x)
+		e.add(ptx.CvtRnF32S64(r, x))
 	case from == ir.F32 && to == ir.I32:
-		e.ins("cvt.rzi.s32.f32", r, x)
+		e.add(ptx.CvtRziS32F32(r, x))
 	case from == ir.F32 && to == ir.I64:
-		e.ins("cvt.rzi.s64.f32", r, x)
+		e.add(ptx.CvtRziS64F32(r, x))
 	case from == ir.F32 && (to == ir.BF16 || to == ir.F16):
 		e.ins("cvt.rn."+to.String()+".f32", r, x)
 	case from == ir.BF16 && to == ir.F32:
-		e.ins("cvt.f32.bf16", r, x)
+		e.add(ptx.CvtF32Bf16(r, x))
 	case from == ir.F16 && to == ir.F32:
-		e.ins("cvt.f32.f16", r, x)
+		e.add(ptx.CvtF32F16(r, x))
 	case from == ir.E4M3 && to == ir.F32:
 		return e.e4m3ToF32(x, r)
 	case from == ir.I1 && to.IsInt():
@@ -277,31 +277,31 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 func (e *emitter) e4m3ToF32(x ptx.Operand, r ptx.Reg) (ptx.Operand, error) {
 	if e.f.target.FP8Convert {
 		b16 := e.reg(ir.BF16)
-		e.ins("cvt.u16.u32", b16, x)
+		e.add(ptx.CvtU16U32(b16, x))
 		pair := e.reg(ir.I32)
-		e.ins("cvt.rn.f16x2.e4m3x2", pair, b16)
+		e.add(ptx.CvtRnF16x2E4m3x2(pair, b16))
 		lo := e.reg(ir.F16)
-		e.ins("cvt.u16.u32", lo, pair)
-		e.ins("cvt.f32.f16", r, lo)
+		e.add(ptx.CvtU16U32(lo, pair))
+		e.add(ptx.CvtF32F16(r, lo))
 		return r, nil
 	}
 	// |x| bits 0..6 placed at f32 bits 20..26; value = bits * 2^(127-7) * 2^-127...
 	mag := e.reg(ir.I32)
-	e.ins("and.b32", mag, x, ptx.Imm(0x7f))
+	e.add(ptx.AndB32(mag, x, ptx.Imm(0x7f)))
 	shifted := e.reg(ir.I32)
-	e.ins("shl.b32", shifted, mag, ptx.Imm(20))
+	e.add(ptx.ShlB32(shifted, mag, ptx.Imm(20)))
 	sign := e.reg(ir.I32)
-	e.ins("and.b32", sign, x, ptx.Imm(0x80))
-	e.ins("shl.b32", sign, sign, ptx.Imm(24))
+	e.add(ptx.AndB32(sign, x, ptx.Imm(0x80)))
+	e.add(ptx.ShlB32(sign, sign, ptx.Imm(24)))
 	bits := e.reg(ir.I32)
-	e.ins("or.b32", bits, shifted, sign)
+	e.add(ptx.OrB32(bits, shifted, sign))
 	f := e.reg(ir.F32)
-	e.ins("mov.b32", f, bits)
+	e.add(ptx.MovB32(f, bits))
 	// Scale by 2^(127-7) to rebias the exponent; exact for every finite e4m3.
-	e.ins("mul.rn.f32", r, f, ptx.F32(float32(math.Ldexp(1, 120))))
+	e.add(ptx.MulRnF32(r, f, ptx.F32(float32(math.Ldexp(1, 120)))))
 	// 0x7f and 0xff are NaN.
 	isNaN := e.reg(ir.I1)
-	e.ins("setp.eq.s32", isNaN, mag, ptx.Imm(0x7f))
-	e.ins("selp.f32", r, ptx.F32(float32(math.NaN())), r, isNaN)
+	e.add(ptx.SetpEqS32(isNaN, mag, ptx.Imm(0x7f)))
+	e.add(ptx.SelpF32(r, ptx.F32(float32(math.NaN())), r, isNaN))
 	return r, nil
 }

@@ -63,7 +63,7 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 		c.base = ptx.Imm(int64(w) * int64(span))
 	} else {
 		b := e.reg(ir.I32)
-		e.ins("mul.lo.s32", b, warpPos, ptx.Imm(span))
+		e.add(ptx.MulLoS32(b, warpPos, ptx.Imm(span)))
 		c.base = b
 	}
 	c.idx = make([][2]ptx.Operand, c.n)
@@ -72,14 +72,14 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 			r := e.reg(ir.I32)
 			if isRow {
 				// row = base + 16i + 8h + g
-				e.ins("add.s32", r, e.g, ptx.Imm(i*granuleM+8*h))
+				e.add(ptx.AddS32(r, e.g, ptx.Imm(i*granuleM+8*h)))
 			} else {
 				// column = base + 8i + 2t + h
-				e.ins("shl.b32", r, e.t, ptx.Imm(1))
-				e.ins("add.s32", r, r, ptx.Imm(i*granuleN+h))
+				e.add(ptx.ShlB32(r, e.t, ptx.Imm(1)))
+				e.add(ptx.AddS32(r, r, ptx.Imm(i*granuleN+h)))
 			}
 			if b, ok := c.base.(ptx.Imm); !ok || b != 0 {
-				e.ins("add.s32", r, r, c.base)
+				e.add(ptx.AddS32(r, r, c.base))
 			}
 			c.idx[i][h] = r
 		}
@@ -215,9 +215,9 @@ func (e *emitter) reduce(o *ir.Op) error {
 	combine := func(a, b ptx.Operand) ptx.Operand {
 		d := e.reg(ir.F32)
 		if o.Pred == "max" {
-			e.ins("max.f32", d, a, b)
+			e.add(ptx.MaxF32(d, a, b))
 		} else {
-			e.ins("add.rn.f32", d, a, b)
+			e.add(ptx.AddRnF32(d, a, b))
 		}
 		return d
 	}
@@ -250,7 +250,7 @@ func (e *emitter) reduce(o *ir.Op) error {
 			}
 			for _, lane := range lanes {
 				t := e.reg(ir.F32)
-				e.ins("shfl.sync.bfly.b32", t, e.inReg(acc, ir.F32), ptx.Imm(lane), ptx.Imm(31), ptx.Imm(-1))
+				e.add(ptx.ShflSyncBflyB32(t, e.inReg(acc, ir.F32), ptx.Imm(lane), ptx.Imm(31), ptx.Imm(-1)))
 				acc = combine(acc, t)
 			}
 			out.vec[i][h] = acc
@@ -289,16 +289,16 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 		e.divRemU32(ir.OpDiv, lanePos, e.warp, sl.wn)
 	}
 	writer := e.reg(ir.I1)
-	e.ins("setp.eq.s32", writer, who, ptx.Imm(0))
+	e.add(ptx.SetpEqS32(writer, who, ptx.Imm(0)))
 	e.comment("%s: combine partials of %d warps through shared[%d]", r, parts, off)
 	e.beforeWrite(r)
 	base := e.reg(ir.I32)
-	e.ins("mad.lo.s32", base, lanePos, ptx.Imm(extent*4), e.smem)
+	e.add(ptx.MadLoS32(base, lanePos, ptx.Imm(extent*4), e.smem))
 	for i := range out.vec {
 		for h := 0; h < 2; h++ {
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, c.idx[i][h], ptx.Imm(4), base)
-			e.insIf(writer, false, "st.shared.f32", ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32))
+			e.add(ptx.MadLoS32(a, c.idx[i][h], ptx.Imm(4), base))
+			e.addIf(writer, false, ptx.StSharedF32(ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32)))
 		}
 	}
 	e.sync(syncWrote, r)
@@ -306,20 +306,20 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 	for i := range out.vec {
 		for h := 0; h < 2; h++ {
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, c.idx[i][h], ptx.Imm(4), e.smem)
+			e.add(ptx.MadLoS32(a, c.idx[i][h], ptx.Imm(4), e.smem))
 			var acc ptx.Operand
 			for w := 0; w < parts; w++ {
 				x := e.reg(ir.F32)
-				e.ins("ld.shared.f32", x, ptx.Addr{Base: a, Off: int64(off + w*extent*4)})
+				e.add(ptx.LdSharedF32(x, ptx.Addr{Base: a, Off: int64(off + w*extent*4)}))
 				if acc == nil {
 					acc = x
 					continue
 				}
 				d := e.reg(ir.F32)
 				if o.Pred == "max" {
-					e.ins("max.f32", d, acc, x)
+					e.add(ptx.MaxF32(d, acc, x))
 				} else {
-					e.ins("add.rn.f32", d, acc, x)
+					e.add(ptx.AddRnF32(d, acc, x))
 				}
 				acc = d
 			}
@@ -351,10 +351,10 @@ func (e *emitter) ldmatrixLaneOffset(pitch int, kind string, swizzled bool) ptx.
 	return e.laneOffset(key, func() ptx.Operand {
 		row, col := e.ldmatrixLaneRowCol(kind)
 		if swizzled {
-			e.ins("xor.b32", col, col, e.swizzleBits(row))
+			e.add(ptx.XorB32(col, col, e.swizzleBits(row)))
 		}
 		off := e.reg(ir.I32)
-		e.ins("mad.lo.s32", off, row, ptx.Imm(pitch), col)
+		e.add(ptx.MadLoS32(off, row, ptx.Imm(pitch), col))
 		return off
 	})
 }
@@ -366,27 +366,27 @@ func (e *emitter) ldmatrixLaneRowCol(kind string) (row, col ptx.Operand) {
 	t := e.reg(ir.I32)
 	switch kind {
 	case "a": // matrices (rows 0-7, 8-15) x (cols 0-7, 8-15): row l&15, col (l>>4)*8
-		e.ins("and.b32", row, e.lane, ptx.Imm(15))
-		e.ins("shr.u32", col, e.lane, ptx.Imm(4))
-		e.ins("shl.b32", col, col, ptx.Imm(4))
+		e.add(ptx.AndB32(row, e.lane, ptx.Imm(15)))
+		e.add(ptx.ShrU32(col, e.lane, ptx.Imm(4)))
+		e.add(ptx.ShlB32(col, col, ptx.Imm(4)))
 	case "bt4", "bt2": // B row-major [k][n] with .trans: row (l&7) + ((l>>3)&1)*8, col (l>>4)*8
-		e.ins("and.b32", row, e.lane, ptx.Imm(15))
+		e.add(ptx.AndB32(row, e.lane, ptx.Imm(15)))
 		if kind == "bt4" {
-			e.ins("shr.u32", col, e.lane, ptx.Imm(4))
-			e.ins("shl.b32", col, col, ptx.Imm(4))
+			e.add(ptx.ShrU32(col, e.lane, ptx.Imm(4)))
+			e.add(ptx.ShlB32(col, col, ptx.Imm(4)))
 		} else {
-			e.ins("mov.u32", col, ptx.Imm(0))
+			e.add(ptx.MovU32(col, ptx.Imm(0)))
 		}
 	case "bn4", "bn2": // B stored [n][k]: row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
-		e.ins("and.b32", row, e.lane, ptx.Imm(7))
+		e.add(ptx.AndB32(row, e.lane, ptx.Imm(7)))
 		if kind == "bn4" {
-			e.ins("shr.u32", t, e.lane, ptx.Imm(4))
-			e.ins("shl.b32", t, t, ptx.Imm(3))
-			e.ins("add.s32", row, row, t)
+			e.add(ptx.ShrU32(t, e.lane, ptx.Imm(4)))
+			e.add(ptx.ShlB32(t, t, ptx.Imm(3)))
+			e.add(ptx.AddS32(row, row, t))
 		}
-		e.ins("shr.u32", col, e.lane, ptx.Imm(3))
-		e.ins("and.b32", col, col, ptx.Imm(1))
-		e.ins("shl.b32", col, col, ptx.Imm(4))
+		e.add(ptx.ShrU32(col, e.lane, ptx.Imm(3)))
+		e.add(ptx.AndB32(col, col, ptx.Imm(1)))
+		e.add(ptx.ShlB32(col, col, ptx.Imm(4)))
 	}
 	return row, col
 }

@@ -16,7 +16,7 @@ func (e *emitter) toI64(x ptx.Operand, elem ir.Elem) ptx.Operand {
 		return c
 	}
 	r := e.reg(ir.I64)
-	e.ins("cvt.s64.s32", r, x)
+	e.add(ptx.CvtS64S32(r, x))
 	return r
 }
 
@@ -27,17 +27,17 @@ func (e *emitter) elemAddr(base, off ptx.Operand, size int) ptx.Operand {
 			return base
 		}
 		r := e.reg(ir.I64)
-		e.ins("add.s64", r, base, ptx.Imm(int64(c)*int64(size)))
+		e.add(ptx.AddS64(r, base, ptx.Imm(int64(c)*int64(size))))
 		return r
 	}
 	scaled := off
 	if size > 1 {
 		s := e.reg(ir.I64)
-		e.ins("shl.b64", s, off, ptx.Imm(log2(size)))
+		e.add(ptx.ShlB64(s, off, ptx.Imm(log2(size))))
 		scaled = s
 	}
 	r := e.reg(ir.I64)
-	e.ins("add.s64", r, base, scaled)
+	e.add(ptx.AddS64(r, base, scaled))
 	return r
 }
 
@@ -55,7 +55,7 @@ func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
 		return ptx.Imm(int64(a.(ptx.Imm)) + int64(b.(ptx.Imm)))
 	}
 	r := e.reg(ir.I64)
-	e.ins("add.s64", r, a, b)
+	e.add(ptx.AddS64(r, a, b))
 	return r
 }
 
@@ -119,7 +119,7 @@ func (e *emitter) forRuns(rows, perRow int, body func(row, idx, live ptx.Operand
 		var live ptx.Operand
 		if (i+1)*e.nthreads > total {
 			live = e.reg(ir.I1)
-			e.ins("setp.lt.u32", live, rc.run, ptx.Imm(total))
+			e.add(ptx.SetpLtU32(live, rc.run, ptx.Imm(total)))
 		}
 		err := body(rc.row, rc.idx, live)
 		clear(e.runCache)
@@ -146,17 +146,17 @@ func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
 		return &runCoords{run: run, row: row, idx: idx}
 	}
 	rc := &runCoords{run: e.reg(ir.I32), row: e.reg(ir.I32), idx: ptx.Imm(0)}
-	e.ins("add.s32", rc.run, e.tid, ptx.Imm(i*e.nthreads))
+	e.add(ptx.AddS32(rc.run, e.tid, ptx.Imm(i*e.nthreads)))
 	if perRow == 1 {
 		// One run per row (a rank-1 tile, element by element): the row is the run.
-		e.ins("mov.u32", rc.row, rc.run)
+		e.add(ptx.MovU32(rc.row, rc.run))
 	} else {
 		e.divRemU32(ir.OpDiv, rc.row, rc.run, perRow)
 		rc.idx = e.reg(ir.I32)
 		e.divRemU32(ir.OpRem, rc.idx, rc.run, perRow)
 	}
 	if (i+1)*e.nthreads > rows*perRow {
-		e.ins("min.u32", rc.row, rc.row, ptx.Imm(rows-1))
+		e.add(ptx.MinU32(rc.row, rc.row, ptx.Imm(rows-1)))
 	}
 	scope := e.cache[len(e.cache)-1]
 	scope[key+"run"], scope[key+"row"], scope[key+"idx"] = rc.run, rc.row, rc.idx
@@ -210,30 +210,30 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			}
 		}
 		colElem := e.reg(ir.I32)
-		e.ins("mul.lo.s32", colElem, cc, ptx.Imm(vw/es))
+		e.add(ptx.MulLoS32(colElem, cc, ptx.Imm(vw/es)))
 		var size ptx.Operand = ptx.Imm(vw)
 		if bound != nil {
 			left := e.reg(ir.I32)
-			e.ins("sub.s32", left, e.inReg(bound, ir.I32), colElem)
+			e.add(ptx.SubS32(left, e.inReg(bound, ir.I32), colElem))
 			if es > 1 {
-				e.ins("shl.b32", left, left, ptx.Imm(log2(es)))
+				e.add(ptx.ShlB32(left, left, ptx.Imm(log2(es))))
 			}
-			e.ins("min.s32", left, left, ptx.Imm(vw))
-			e.ins("max.s32", left, left, ptx.Imm(0))
+			e.add(ptx.MinS32(left, left, ptx.Imm(vw)))
+			e.add(ptx.MaxS32(left, left, ptx.Imm(0)))
 			size = left
 		}
 		if ok != nil {
 			s := e.reg(ir.I32)
-			e.ins("selp.b32", s, size, ptx.Imm(0), e.inReg(ok, ir.I1))
+			e.add(ptx.SelpB32(s, size, ptx.Imm(0), e.inReg(ok, ir.I1)))
 			size = s
 		}
 		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(colElem, ir.I32))
 		src := e.elemAddr(base, off, es)
 		if !isImm(size) {
 			any := e.reg(ir.I1)
-			e.ins("setp.gt.s32", any, size, ptx.Imm(0))
+			e.add(ptx.SetpGtS32(any, size, ptx.Imm(0)))
 			safe := e.reg(ir.I64)
-			e.ins("selp.b64", safe, src, base, any)
+			e.add(ptx.SelpB64(safe, src, base, any))
 			src = safe
 		}
 		var dst ptx.Addr
@@ -241,8 +241,8 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			dst = e.sharedAddr(slot, l, row, cc, vw)
 		} else {
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), slot)
-			e.ins("mad.lo.s32", a, cc, ptx.Imm(vw), a)
+			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.pitch), slot))
+			e.add(ptx.MadLoS32(a, cc, ptx.Imm(vw), a))
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}
 		cp := func() {
@@ -261,7 +261,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	if e.prefetchBase != nil {
 		return nil // one group per pipeline stage
 	}
-	e.ins("cp.async.commit_group")
+	e.add(ptx.CpAsyncCommitGroup())
 	e.sync(syncCommit, v)
 	return nil
 }
@@ -285,18 +285,18 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 			return err
 		}
 		ok := e.reg(ir.I1)
-		e.ins("setp.lt.s32", ok, col, ptx.Imm(C))
+		e.add(ptx.SetpLtS32(ok, col, ptx.Imm(C)))
 		if m.bound != nil {
 			b := e.reg(ir.I1)
-			e.ins("setp.lt.s32", b, col, e.scalar(m.bound))
-			e.ins("and.pred", ok, ok, b)
+			e.add(ptx.SetpLtS32(b, col, e.scalar(m.bound)))
+			e.add(ptx.AndPred(ok, ok, b))
 		}
 		if m.mask != nil {
 			mk, err := e.at(m.mask, []ptx.Operand{row})
 			if err != nil {
 				return err
 			}
-			e.ins("and.pred", ok, ok, e.inReg(mk, ir.I1))
+			e.add(ptx.AndPred(ok, ok, e.inReg(mk, ir.I1)))
 		}
 		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
 		x := e.reg(elem)
@@ -307,8 +307,8 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 			dst = e.sharedAddr(e.smemOf(v), l, row, col, es)
 		} else {
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, row, ptx.Imm(l.pitch), e.smemOf(v))
-			e.ins("mad.lo.s32", a, col, ptx.Imm(es), a)
+			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.pitch), e.smemOf(v)))
+			e.add(ptx.MadLoS32(a, col, ptx.Imm(es), a))
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}
 		e.insIf(live, false, "st.shared."+memSuffix(elem), dst, x)
@@ -341,7 +341,7 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 		w = x.(ptx.Vec)
 	} else {
 		addr := e.reg(ir.I32)
-		e.ins("mad.lo.s32", addr, e.inReg(row, ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
+		e.add(ptx.MadLoS32(addr, e.inReg(row, ir.I32), ptx.Imm(l.pitch), e.smemOf(v)))
 		w = make(ptx.Vec, words)
 		for i := range w {
 			w[i] = e.reg(ir.I32)
@@ -356,7 +356,7 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 	}
 	x := e.reg(ir.I32)
 	// Byte col%4 of its word, zero-extended (selector nibbles 4 pick b = 0).
-	e.ins("prmt.b32", x, w[int(col)/4], ptx.Imm(0), ptx.Imm(0x4440|int64(col)%4))
+	e.add(ptx.PrmtB32(x, w[int(col)/4], ptx.Imm(0), ptx.Imm(0x4440|int64(col)%4)))
 	return x, true
 }
 
@@ -367,11 +367,11 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	e.noteRead(v)
 	if len(idx) == 1 {
 		a := e.reg(ir.I32)
-		e.ins("mad.lo.s32", a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smemOf(v))
+		e.add(ptx.MadLoS32(a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smemOf(v)))
 		if v.Type.Elem == ir.I1 { // stored as a 32-bit 0 or 1 (stageRows)
 			w, x := e.reg(ir.I32), e.reg(ir.I1)
-			e.ins("ld.shared.b32", w, ptx.Addr{Base: a, Off: int64(l.offset)})
-			e.ins("setp.ne.s32", x, w, ptx.Imm(0))
+			e.add(ptx.LdSharedB32(w, ptx.Addr{Base: a, Off: int64(l.offset)}))
+			e.add(ptx.SetpNeS32(x, w, ptx.Imm(0)))
 			return x, nil
 		}
 		x := e.reg(v.Type.Elem)

@@ -23,7 +23,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	e.placeOn("")
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
-	e.ins("mov.u32", iv, lo)
+	e.add(ptx.MovU32(iv, lo))
 	e.v[body.Args[0]] = &vals{scalar: iv}
 	carried := make([]*vals, len(body.Yield))
 	for i, in := range o.Args[2:] {
@@ -115,8 +115,8 @@ func (e *emitter) loopHead(iv ptx.Reg, lo, hi ptx.Operand) (top, end string) {
 	hiImm, hok := hi.(ptx.Imm)
 	if !(lok && hok && li < hiImm) {
 		p := e.reg(ir.I1)
-		e.ins("setp.ge.s32", p, iv, hi)
-		e.insIf(p, false, "bra.uni", ptx.Sym(end))
+		e.add(ptx.SetpGeS32(p, iv, hi))
+		e.addIf(p, false, ptx.BraUni(ptx.Sym(end)))
 	}
 	e.body = append(e.body, &ptx.Label{Name: top})
 	return top, end
@@ -124,10 +124,10 @@ func (e *emitter) loopHead(iv ptx.Reg, lo, hi ptx.Operand) (top, end string) {
 
 // loopTail steps iv, branches back to top while iv < hi, and places end.
 func (e *emitter) loopTail(iv ptx.Reg, hi ptx.Operand, step int64, top, end string) {
-	e.ins("add.s32", iv, iv, ptx.Imm(step))
+	e.add(ptx.AddS32(iv, iv, ptx.Imm(step)))
 	p := e.reg(ir.I1)
-	e.ins("setp.lt.s32", p, iv, e.inReg(hi, ir.I32))
-	e.insIf(p, false, "bra.uni", ptx.Sym(top))
+	e.add(ptx.SetpLtS32(p, iv, e.inReg(hi, ir.I32)))
+	e.addIf(p, false, ptx.BraUni(ptx.Sym(top)))
 	e.body = append(e.body, &ptx.Label{Name: end})
 	e.sync(syncLoopExit, nil)
 }
@@ -136,9 +136,9 @@ func (e *emitter) loopTail(iv ptx.Reg, hi ptx.Operand, step int64, top, end stri
 // iteration's slot bases.
 func (e *emitter) nextSlot(r *loopPipeline, slot ptx.Reg) {
 	p := e.reg(ir.I1)
-	e.ins("add.s32", slot, slot, ptx.Imm(1))
-	e.ins("setp.eq.s32", p, slot, ptx.Imm(r.stages))
-	e.ins("selp.b32", slot, ptx.Imm(0), slot, p)
+	e.add(ptx.AddS32(slot, slot, ptx.Imm(1)))
+	e.add(ptx.SetpEqS32(p, slot, ptx.Imm(r.stages)))
+	e.add(ptx.SelpB32(slot, ptx.Imm(0), slot, p))
 	for _, t := range r.tiles {
 		delete(e.ring, t)
 	}
@@ -175,7 +175,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 		r := e.reg(elem)
 		src := e.scalar(v)
 		if elem == ir.I1 {
-			e.ins("and.pred", r, e.inReg(src, ir.I1), e.inReg(src, ir.I1))
+			e.add(ptx.AndPred(r, e.inReg(src, ir.I1), e.inReg(src, ir.I1)))
 		} else {
 			e.ins(mov, r, src)
 		}
@@ -239,7 +239,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 func (e *emitter) movElem(dst, x ptx.Operand, elem ir.Elem) {
 	if elem == ir.I1 {
 		p := e.inReg(x, ir.I1)
-		e.ins("and.pred", dst, p, p)
+		e.add(ptx.AndPred(dst, p, p))
 		return
 	}
 	e.ins("mov."+bitsSuffix(elem), dst, x)
@@ -295,7 +295,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 		}
 		if y.Type.Elem == ir.I1 {
 			s := e.inReg(src, ir.I1)
-			e.ins("and.pred", dst.scalar, s, s)
+			e.add(ptx.AndPred(dst.scalar, s, s))
 		} else {
 			e.ins(mov, dst.scalar, src)
 		}
@@ -351,11 +351,11 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 	}
 	for s := 0; s < pl.stages-1; s++ {
 		ivs := e.reg(ir.I32)
-		e.ins("add.s32", ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.loop.Int))
+		e.add(ptx.AddS32(ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.loop.Int)))
 		base := e.smem
 		if s > 0 {
 			r := e.reg(ir.I32)
-			e.ins("add.s32", r, e.smem, ptx.Imm(s*pl.slotBytes))
+			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*pl.slotBytes)))
 			base = r
 		}
 		if err := e.pipelineStage(pl, ivs, hi, base); err != nil {
@@ -363,7 +363,7 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 		}
 	}
 	slot := e.reg(ir.I32)
-	e.ins("mov.u32", slot, ptx.Imm(0))
+	e.add(ptx.MovU32(slot, ptx.Imm(0)))
 	return slot, nil
 }
 
@@ -374,19 +374,19 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
 	e.pipeTop(pl.stages - 2)
 	cur := e.reg(ir.I32)
-	e.ins("mad.lo.s32", cur, slot, ptx.Imm(pl.slotBytes), e.smem)
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(pl.slotBytes), e.smem))
 	for _, t := range pl.tiles {
 		e.ring[t] = cur
 	}
 	w, wrapped, p := e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I1)
-	e.ins("add.s32", w, slot, ptx.Imm(pl.stages-1))
-	e.ins("sub.s32", wrapped, w, ptx.Imm(pl.stages))
-	e.ins("setp.ge.s32", p, w, ptx.Imm(pl.stages))
-	e.ins("selp.b32", w, wrapped, w, p)
+	e.add(ptx.AddS32(w, slot, ptx.Imm(pl.stages-1)))
+	e.add(ptx.SubS32(wrapped, w, ptx.Imm(pl.stages)))
+	e.add(ptx.SetpGeS32(p, w, ptx.Imm(pl.stages)))
+	e.add(ptx.SelpB32(w, wrapped, w, p))
 	next := e.reg(ir.I32)
-	e.ins("mad.lo.s32", next, w, ptx.Imm(pl.slotBytes), e.smem)
+	e.add(ptx.MadLoS32(next, w, ptx.Imm(pl.slotBytes), e.smem))
 	ivNext := e.reg(ir.I32)
-	e.ins("add.s32", ivNext, iv, ptx.Imm(int64(pl.stages-1)*pl.loop.Int))
+	e.add(ptx.AddS32(ivNext, iv, ptx.Imm(int64(pl.stages-1)*pl.loop.Int)))
 	return e.pipelineStage(pl, ivNext, hi, next)
 }
 
@@ -399,8 +399,8 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 	ivArg := pl.loop.Body.Args[0]
 	skip := e.label()
 	p := e.reg(ir.I1)
-	e.ins("setp.ge.s32", p, ivx, e.inReg(hi, ir.I32))
-	e.insIf(p, false, "bra.uni", ptx.Sym(skip))
+	e.add(ptx.SetpGeS32(p, ivx, e.inReg(hi, ir.I32)))
+	e.addIf(p, false, ptx.BraUni(ptx.Sym(skip)))
 	saved := e.v[ivArg]
 	e.v[ivArg] = &vals{scalar: ivx}
 	e.pushScope()
@@ -442,6 +442,6 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 		return err
 	}
 	e.body = append(e.body, &ptx.Label{Name: skip})
-	e.ins("cp.async.commit_group")
+	e.add(ptx.CpAsyncCommitGroup())
 	return nil
 }

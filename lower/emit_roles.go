@@ -70,17 +70,17 @@ func (e *emitter) enterRole(r string) {
 	rel := e.warp
 	if role.First > 0 {
 		w := e.reg(ir.I32)
-		e.ins("sub.s32", w, e.warp, ptx.Imm(role.First))
+		e.add(ptx.SubS32(w, e.warp, ptx.Imm(role.First)))
 		rel = w
 	}
 	out := e.reg(ir.I1)
 	// Unsigned: a warp below the role's first wraps to a large number.
-	e.ins("setp.ge.u32", out, rel, ptx.Imm(role.Warps))
-	e.insIf(out, false, "bra.uni", ptx.Sym(end))
+	e.add(ptx.SetpGeU32(out, rel, ptx.Imm(role.Warps)))
+	e.addIf(out, false, ptx.BraUni(ptx.Sym(end)))
 	reg := &roleRegion{name: r, end: end, tid: e.tid, warp: e.warp, nthreads: e.nthreads, cache: e.cache, coordScopes: e.coordScopes}
 	if role.First > 0 {
 		t := e.reg(ir.I32)
-		e.ins("sub.s32", t, e.tid, ptx.Imm(32*role.First))
+		e.add(ptx.SubS32(t, e.tid, ptx.Imm(32*role.First)))
 		e.tid = t
 	}
 	e.warp = rel
@@ -160,7 +160,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	body := o.Body
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
-	e.ins("mov.u32", iv, lo)
+	e.add(ptx.MovU32(iv, lo))
 	e.v[body.Args[0]] = &vals{scalar: iv}
 	var mine []int // the carried values this copy computes: r's, and those of no role
 	carried := make([]*vals, len(body.Yield))
@@ -189,7 +189,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	if ring != nil {
 		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, ring.slotBytes, ring.consumer)
 		slot = e.reg(ir.I32)
-		e.ins("mov.u32", slot, ptx.Imm(0))
+		e.add(ptx.MovU32(slot, ptx.Imm(0)))
 	}
 	top, end := e.loopHead(iv, lo, hi)
 	e.pushScope()
@@ -233,26 +233,26 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 // empty barrier ids.
 func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.Operand, step int64) (full, empty ptx.Reg) {
 	cur := e.reg(ir.I32)
-	e.ins("mad.lo.s32", cur, slot, ptx.Imm(p.slotBytes), e.smem)
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(p.slotBytes), e.smem))
 	for _, t := range p.tiles {
 		e.ring[t] = cur
 	}
 	full, empty = e.reg(ir.I32), e.reg(ir.I32)
 	base := e.f.handoffBarrierBase()
-	e.ins("add.s32", full, slot, ptx.Imm(base))
-	e.ins("add.s32", empty, slot, ptx.Imm(base+p.stages))
+	e.add(ptx.AddS32(full, slot, ptx.Imm(base)))
+	e.add(ptx.AddS32(empty, slot, ptx.Imm(base+p.stages)))
 	n := e.f.handoffThreads(p)
 	switch r {
 	case p.producer:
 		e.comment("handoff: wait until %s released this slot (iterations from the %dth)", p.consumer, p.stages)
 		refill := e.reg(ir.I1)
 		first := e.reg(ir.I32)
-		e.ins("add.s32", first, e.inReg(lo, ir.I32), ptx.Imm(int64(p.stages)*step))
-		e.ins("setp.ge.s32", refill, iv, first)
-		e.insIf(refill, false, "bar.sync", empty, n)
+		e.add(ptx.AddS32(first, e.inReg(lo, ir.I32), ptx.Imm(int64(p.stages)*step)))
+		e.add(ptx.SetpGeS32(refill, iv, first))
+		e.addIf(refill, false, ptx.BarSync(empty, n))
 	case p.consumer:
 		e.comment("handoff: wait until %s filled this slot", p.producer)
-		e.ins("bar.sync", full, n)
+		e.add(ptx.BarSync(full, n))
 	default:
 		return
 	}
@@ -268,14 +268,14 @@ func (e *emitter) giveSlot(p *loopPipeline, r string, full, empty ptx.Reg, iv, h
 	switch r {
 	case p.producer:
 		e.syncRole(syncRelease, r, false)
-		e.ins("bar.arrive", full, n)
+		e.add(ptx.BarArrive(full, n))
 	case p.consumer:
 		e.syncRole(syncRelease, r, false)
 		more := e.reg(ir.I1)
 		next := e.reg(ir.I32)
-		e.ins("add.s32", next, iv, ptx.Imm(int64(p.stages)*step))
-		e.ins("setp.lt.s32", more, next, e.inReg(hi, ir.I32))
-		e.insIf(more, false, "bar.arrive", empty, n)
+		e.add(ptx.AddS32(next, iv, ptx.Imm(int64(p.stages)*step)))
+		e.add(ptx.SetpLtS32(more, next, e.inReg(hi, ir.I32)))
+		e.addIf(more, false, ptx.BarArrive(empty, n))
 	}
 }
 

@@ -24,11 +24,11 @@ func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 				return err
 			}
 			a := e.reg(ir.I32)
-			e.ins("mad.lo.s32", a, rows.idx[i][half], ptx.Imm(h.pitch), e.smem)
+			e.add(ptx.MadLoS32(a, rows.idx[i][half], ptx.Imm(h.pitch), e.smem))
 			val, op := e.inReg(x, v.Type.Elem), "st.shared."+memSuffix(v.Type.Elem)
 			if v.Type.Elem == ir.I1 { // a predicate goes out as a 32-bit 0 or 1
 				w := e.reg(ir.I32)
-				e.ins("selp.b32", w, ptx.Imm(1), ptx.Imm(0), val)
+				e.add(ptx.SelpB32(w, ptx.Imm(1), ptx.Imm(0), val))
 				val, op = w, "st.shared.b32"
 			}
 			e.insIf(writer, false, op, ptx.Addr{Base: a, Off: int64(h.offset)}, val)
@@ -43,9 +43,9 @@ func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 // value; the quad's first lane in the row group's first warp writes it.
 func (e *emitter) rowWriter(l layout) ptx.Operand {
 	writer := e.reg(ir.I1)
-	e.ins("setp.eq.s32", writer, e.t, ptx.Imm(0))
+	e.add(ptx.SetpEqS32(writer, e.t, ptx.Imm(0)))
 	if first := e.firstCopy(l.rowGroupWarps()); first != nil {
-		e.ins("and.pred", writer, writer, first)
+		e.add(ptx.AndPred(writer, writer, first))
 	}
 	return writer
 }

@@ -39,16 +39,16 @@ func (e *emitter) stage(v *ir.Value) error {
 // runs and copies are at most 16 bytes, aligned to their size.
 func (e *emitter) sharedAddr(base ptx.Operand, h layout, row, col ptx.Operand, es int) ptx.Addr {
 	a := e.reg(ir.I32)
-	e.ins("mad.lo.s32", a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), base)
+	e.add(ptx.MadLoS32(a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), base))
 	if !h.swizzle {
-		e.ins("mad.lo.s32", a, e.inReg(col, ir.I32), ptx.Imm(es), a)
+		e.add(ptx.MadLoS32(a, e.inReg(col, ir.I32), ptx.Imm(es), a))
 		return ptx.Addr{Base: a, Off: int64(h.offset)}
 	}
 	bits := e.swizzleBits(row)
 	c := e.reg(ir.I32)
-	e.ins("mul.lo.s32", c, e.inReg(col, ir.I32), ptx.Imm(es))
-	e.ins("xor.b32", c, c, bits)
-	e.ins("add.s32", a, a, c)
+	e.add(ptx.MulLoS32(c, e.inReg(col, ir.I32), ptx.Imm(es)))
+	e.add(ptx.XorB32(c, c, bits))
+	e.add(ptx.AddS32(a, a, c))
 	return ptx.Addr{Base: a, Off: int64(h.offset)}
 }
 
@@ -56,8 +56,8 @@ func (e *emitter) sharedAddr(base ptx.Operand, h layout, row, col ptx.Operand, e
 // (row & 7) << 4.
 func (e *emitter) swizzleBits(row ptx.Operand) ptx.Operand {
 	b := e.reg(ir.I32)
-	e.ins("shl.b32", b, e.inReg(row, ir.I32), ptx.Imm(4))
-	e.ins("and.b32", b, b, ptx.Imm(0x70))
+	e.add(ptx.ShlB32(b, e.inReg(row, ir.I32), ptx.Imm(4)))
+	e.add(ptx.AndB32(b, b, ptx.Imm(0x70)))
 	return b
 }
 
@@ -86,8 +86,8 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 				switch es {
 				case 2:
 					p := e.reg(ir.I32)
-					e.ins("mov.b32", p, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
-					e.insIf(first, false, "st.shared.b32", addr, p)
+					e.add(ptx.MovB32(p, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)}))
+					e.addIf(first, false, ptx.StSharedB32(addr, p))
 				case 4:
 					e.insIf(first, false, "st.shared.v2."+bitsSuffix(elem), addr, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
 				default:
@@ -118,7 +118,7 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 		col0 := runIdx
 		if vec > 1 {
 			col0 = e.reg(ir.I32)
-			e.ins("mul.lo.s32", col0, runIdx, ptx.Imm(vec))
+			e.add(ptx.MulLoS32(col0, runIdx, ptx.Imm(vec)))
 		}
 		run, err := e.atRun(v, row, col0, vec)
 		if err != nil {
@@ -247,14 +247,14 @@ func (r *run) elem(e *emitter, j int) ptx.Operand {
 	switch {
 	case r.pairs != nil:
 		lo, hi := e.reg(r.ty), e.reg(r.ty)
-		e.ins("mov.b32", ptx.Vec{lo, hi}, r.pairs[j/2])
+		e.add(ptx.MovB32(ptx.Vec{lo, hi}, r.pairs[j/2]))
 		r.elems[j&^1], r.elems[j|1] = lo, hi
 	case r.words != nil:
 		w := r.words[j/4]
 		for k := 0; k < 4; k++ {
 			x := e.reg(ir.I32)
-			e.ins("shr.u32", x, w, ptx.Imm(8*k))
-			e.ins("and.b32", x, x, ptx.Imm(255))
+			e.add(ptx.ShrU32(x, w, ptx.Imm(8*k)))
+			e.add(ptx.AndB32(x, x, ptx.Imm(255)))
 			r.elems[j&^3+k] = x
 		}
 	}
@@ -277,7 +277,7 @@ func (r *run) pair(e *emitter, i int) ptx.Operand {
 		return r.pairs[i]
 	}
 	p := e.reg(ir.I32)
-	e.ins("mov.b32", p, ptx.Vec{e.inReg(r.elem(e, 2*i), r.ty), e.inReg(r.elem(e, 2*i+1), r.ty)})
+	e.add(ptx.MovB32(p, ptx.Vec{e.inReg(r.elem(e, 2*i), r.ty), e.inReg(r.elem(e, 2*i+1), r.ty)}))
 	return p
 }
 
@@ -339,15 +339,15 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				r.elems = make([]ptx.Operand, n)
 				for w, word := range src.words {
 					halves := [2]ptx.Reg{e.reg(ir.BF16), e.reg(ir.BF16)}
-					e.ins("mov.b32", ptx.Vec{halves[0], halves[1]}, word)
+					e.add(ptx.MovB32(ptx.Vec{halves[0], halves[1]}, word))
 					for k, h := range halves {
 						f16x2 := e.reg(ir.I32)
-						e.ins("cvt.rn.f16x2.e4m3x2", f16x2, h)
+						e.add(ptx.CvtRnF16x2E4m3x2(f16x2, h))
 						lo, hi := e.reg(ir.F16), e.reg(ir.F16)
-						e.ins("mov.b32", ptx.Vec{lo, hi}, f16x2)
+						e.add(ptx.MovB32(ptx.Vec{lo, hi}, f16x2))
 						for m, x := range []ptx.Reg{lo, hi} {
 							f := e.reg(ir.F32)
-							e.ins("cvt.f32.f16", f, x)
+							e.add(ptx.CvtF32F16(f, x))
 							r.elems[4*w+2*k+m] = f
 						}
 					}
@@ -362,7 +362,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 			r.pairs = make([]ptx.Operand, n/2)
 			for i := range r.pairs {
 				p := e.reg(ir.I32)
-				e.ins("cvt.rn.bf16x2.f32", p, e.inReg(src.elem(e, 2*i+1), ir.F32), e.inReg(src.elem(e, 2*i), ir.F32))
+				e.add(ptx.CvtRnBf16x2F32(p, e.inReg(src.elem(e, 2*i+1), ir.F32), e.inReg(src.elem(e, 2*i), ir.F32)))
 				r.pairs[i] = p
 			}
 			return r, nil
@@ -412,7 +412,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		col := col0
 		if j > 0 {
 			c := e.reg(ir.I32)
-			e.ins("add.s32", c, col0, ptx.Imm(j))
+			e.add(ptx.AddS32(c, col0, ptx.Imm(j)))
 			col = c
 		}
 		x, err := e.at(v, []ptx.Operand{row, col})
@@ -436,7 +436,7 @@ func (e *emitter) stageVector(v *ir.Value, h layout) error {
 			return err
 		}
 		a := e.reg(ir.I32)
-		e.ins("mad.lo.s32", a, idx, ptx.Imm(h.pitch), e.smem)
+		e.add(ptx.MadLoS32(a, idx, ptx.Imm(h.pitch), e.smem))
 		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem))
 		return nil
 	})

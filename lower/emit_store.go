@@ -38,7 +38,7 @@ func (e *emitter) store(o *ir.Op) error {
 				return rowOK
 			}
 			p := e.reg(ir.I1)
-			e.ins("setp.lt.s32", p, col, bound)
+			e.add(ptx.SetpLtS32(p, col, bound))
 			return e.andPred(p, rowOK)
 		}
 		e.comment("store %s from mma fragments, paired: %v", v, paired)
@@ -102,8 +102,8 @@ func (e *emitter) store(o *ir.Op) error {
 							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), addr, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
 						} else {
 							w := e.reg(ir.I32)
-							e.ins("mov.b32", w, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
-							e.insIf(guardOf(ok), false, "st.global.b32", addr, w)
+							e.add(ptx.MovB32(w, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)}))
+							e.addIf(guardOf(ok), false, ptx.StGlobalB32(addr, w))
 						}
 						continue
 					}
@@ -141,7 +141,7 @@ func (e *emitter) store(o *ir.Op) error {
 			var live ptx.Operand
 			if (k+1)*e.nthreads > n {
 				live = e.reg(ir.I1)
-				e.ins("setp.lt.u32", live, rc.run, ptx.Imm(n))
+				e.add(ptx.SetpLtU32(live, rc.run, ptx.Imm(n)))
 			}
 			if err := e.storeElem(o, m, rc.row, live, func() (ptx.Operand, error) { return e.threadElem(v, k, n) }); err != nil {
 				return err
@@ -153,11 +153,11 @@ func (e *emitter) store(o *ir.Op) error {
 		// the first row group's warps writes it.
 		cols := e.colsOf(v.Type.Shape[0], l)
 		writer := e.reg(ir.I1)
-		e.ins("setp.eq.s32", writer, e.g, ptx.Imm(0))
+		e.add(ptx.SetpEqS32(writer, e.g, ptx.Imm(0)))
 		if l.wm*l.copies() > 1 {
 			first := e.reg(ir.I1)
-			e.ins("setp.lt.u32", first, e.warp, ptx.Imm(l.wn))
-			e.ins("and.pred", writer, writer, first)
+			e.add(ptx.SetpLtU32(first, e.warp, ptx.Imm(l.wn)))
+			e.add(ptx.AndPred(writer, writer, first))
 		}
 		for ni := 0; ni < cols.n; ni++ {
 			for h := 0; h < 2; h++ {
@@ -241,7 +241,7 @@ func (e *emitter) storeTile(m memOps) error {
 		col := runIdx
 		if vec > 1 {
 			col = e.reg(ir.I32)
-			e.ins("mul.lo.s32", col, runIdx, ptx.Imm(vec))
+			e.add(ptx.MulLoS32(col, runIdx, ptx.Imm(vec)))
 		}
 		rowOff, err := e.at(m.offs, []ptx.Operand{row})
 		if err != nil {
@@ -274,30 +274,30 @@ func (e *emitter) storeTile(m memOps) error {
 			default:
 				for j := 0; j < vec; j += 4 {
 					w := e.reg(ir.I32)
-					e.ins("and.b32", w, e.inReg(run.elem(e, j), elem), ptx.Imm(255))
+					e.add(ptx.AndB32(w, e.inReg(run.elem(e, j), elem), ptx.Imm(255)))
 					for k := 1; k < 4; k++ {
 						b := e.reg(ir.I32)
-						e.ins("and.b32", b, e.inReg(run.elem(e, j+k), elem), ptx.Imm(255))
-						e.ins("shl.b32", b, b, ptx.Imm(8*k))
-						e.ins("or.b32", w, w, b)
+						e.add(ptx.AndB32(b, e.inReg(run.elem(e, j+k), elem), ptx.Imm(255)))
+						e.add(ptx.ShlB32(b, b, ptx.Imm(8*k)))
+						e.add(ptx.OrB32(w, w, b))
 					}
 					words = append(words, w)
 				}
 			}
 			addr := e.elemAddr(rowAddr, e.toI64(col, ir.I32), es)
-			e.insIf(guardOf(ok), false, "st.global.v4.b32", ptx.Addr{Base: addr}, words)
+			e.addIf(guardOf(ok), false, ptx.StGlobalV4B32(ptx.Addr{Base: addr}, words))
 		} else {
 			for j := 0; j < vec; j++ {
 				cj := ptx.Operand(col)
 				if j > 0 {
 					c := e.reg(ir.I32)
-					e.ins("add.s32", c, col, ptx.Imm(j))
+					e.add(ptx.AddS32(c, col, ptx.Imm(j)))
 					cj = c
 				}
 				okj := ok
 				if m.bound != nil {
 					p := e.reg(ir.I1)
-					e.ins("setp.lt.s32", p, cj, e.scalar(m.bound))
+					e.add(ptx.SetpLtS32(p, cj, e.scalar(m.bound)))
 					okj = e.andPred(okj, p)
 				}
 				addr := e.elemAddr(rowAddr, e.toI64(cj, ir.I32), es)
@@ -317,7 +317,7 @@ func (e *emitter) andPred(a, b ptx.Operand) ptx.Operand {
 		return a
 	}
 	p := e.reg(ir.I1)
-	e.ins("and.pred", p, e.inReg(a, ir.I1), e.inReg(b, ir.I1))
+	e.add(ptx.AndPred(p, e.inReg(a, ir.I1), e.inReg(b, ir.I1)))
 	return p
 }
 
@@ -337,7 +337,7 @@ func (e *emitter) firstCopy(n int) ptx.Operand {
 	r := e.reg(ir.I32)
 	e.divRemU32(ir.OpRem, r, e.warp, n)
 	p := e.reg(ir.I1)
-	e.ins("setp.eq.s32", p, r, ptx.Imm(0))
+	e.add(ptx.SetpEqS32(p, r, ptx.Imm(0)))
 	e.cache[len(e.cache)-1][key] = p
 	return p
 }

@@ -50,7 +50,9 @@ func neighbours(p *plan.Program, i int) (follows, precedes bool) {
 }
 
 // CompileProgram lowers every kernel of p for t and merges them into one module
-// whose .version is the highest any kernel needs.
+// whose .version is the highest any kernel needs. The module is validated
+// (ptx.ValidateModule) whether or not the pass checks are on, so no caller (gen
+// runs without them) ever gets PTX the validator did not see.
 func CompileProgram(p *plan.Program, t target.Target) (*Compiled, error) {
 	if len(p.Kernels) == 0 {
 		return nil, fmt.Errorf("program %s has no kernels", p.Name)
@@ -72,6 +74,9 @@ func CompileProgram(p *plan.Program, t target.Target) (*Compiled, error) {
 		}
 		c.Module.Funcs = append(c.Module.Funcs, m.Funcs...)
 		c.Kernels = append(c.Kernels, res.Kernel)
+	}
+	if err := ptx.ValidateModule(c.Module); err != nil {
+		return nil, fmt.Errorf("program %s on %s: the generated PTX does not validate (a ptxgen bug): %w", p.Name, t.Name, err)
 	}
 	for _, k := range c.Kernels {
 		k.Module = c.Module

@@ -204,15 +204,15 @@ func (e *emitter) divRemPow2(k ir.OpKind, elem ir.Elem, a ptx.Operand, d int) pt
 func (e *emitter) divRemU32(k ir.OpKind, r, a ptx.Operand, d int) {
 	switch {
 	case d == 1 && k == ir.OpDiv:
-		e.ins("mov.u32", r, a)
+		e.add(ptx.MovU32(r, a))
 	case d == 1:
-		e.ins("mov.u32", r, ptx.Imm(0))
+		e.add(ptx.MovU32(r, ptx.Imm(0)))
 	case d&(d-1) == 0 && k == ir.OpDiv:
-		e.ins("shr.u32", r, a, ptx.Imm(log2(d)))
+		e.add(ptx.ShrU32(r, a, ptx.Imm(log2(d))))
 	case d&(d-1) == 0:
-		e.ins("and.b32", r, a, ptx.Imm(d-1))
+		e.add(ptx.AndB32(r, a, ptx.Imm(d-1)))
 	default:
-		e.ins("mov.u32", r, e.divRemMagic(k, a, int64(d)))
+		e.add(ptx.MovU32(r, e.divRemMagic(k, a, int64(d))))
 	}
 }
 
@@ -228,19 +228,19 @@ func (e *emitter) divRemMagic(k ir.OpKind, a ptx.Operand, d int64) ptx.Operand {
 	hi := e.reg(ir.I32)
 	// 2^s < d < 2^(s+1) puts M in (2^31, 2^32): as an s32 it is M - 2^32, so the
 	// signed high product is x*M/2^32 - x, and adding x back restores it.
-	e.ins("mul.hi.s32", hi, a, ptx.Imm(int64(int32(uint32(m)))))
-	e.ins("add.s32", hi, hi, a)
-	e.ins("shr.s32", hi, hi, ptx.Imm(s))
+	e.add(ptx.MulHiS32(hi, a, ptx.Imm(int64(int32(uint32(m))))))
+	e.add(ptx.AddS32(hi, hi, a))
+	e.add(ptx.ShrS32(hi, hi, ptx.Imm(s)))
 	neg := e.reg(ir.I32)
-	e.ins("shr.u32", neg, a, ptx.Imm(31))
+	e.add(ptx.ShrU32(neg, a, ptx.Imm(31)))
 	q := e.reg(ir.I32)
-	e.ins("add.s32", q, hi, neg)
+	e.add(ptx.AddS32(q, hi, neg))
 	if k == ir.OpDiv {
 		return q
 	}
 	whole := e.reg(ir.I32)
-	e.ins("mul.lo.s32", whole, q, ptx.Imm(d))
+	e.add(ptx.MulLoS32(whole, q, ptx.Imm(d)))
 	r := e.reg(ir.I32)
-	e.ins("sub.s32", r, a, whole)
+	e.add(ptx.SubS32(r, a, whole))
 	return r
 }

@@ -148,14 +148,14 @@ func insertSync(f *fn) error {
 				// The groups left in flight are the pipeline's later stages: every
 				// group the walk tracks is older (committed before the prologue, or
 				// drained at the back edge), so it is complete too.
-				s.ins("cp.async.wait_group", ptx.Imm(ev.n))
+				s.add(ptx.CpAsyncWaitGroup(ptx.Imm(ev.n)))
 				s.outstanding = nil
 				s.barrier()
 			case syncPipeDrain:
 				// The body's own loads were committed after this iteration's stage:
 				// waiting for them waits for everything, but only when one is left.
 				if len(s.outstanding) > 0 {
-					s.ins("cp.async.wait_group", ptx.Imm(0))
+					s.add(ptx.CpAsyncWaitGroup(0))
 					for _, v := range s.outstanding {
 						s.waited[v] = true
 					}
@@ -261,7 +261,7 @@ func (s *syncState) accessed() {
 
 // roleBarrier emits role r's named barrier, which closes its warps' accesses.
 func (s *syncState) roleBarrier(r string) {
-	s.ins("bar.sync", s.f.roleBarrier(r)...)
+	s.add(s.roleBarSync(r))
 	s.named[r], s.unclosed[r] = true, false
 }
 
@@ -277,13 +277,15 @@ func (s *syncState) closeRoles() {
 			s.scratch = []ptx.Reg{s.newReg("b32", "%r"), s.newReg("pred", "%p")}
 		}
 		w, in := s.scratch[0], s.scratch[1]
-		s.ins("mov.u32", w, ptx.Reg("%tid.x"))
-		s.ins("shr.u32", w, w, ptx.Imm(5))
+		s.add(ptx.MovU32(w, ptx.Reg("%tid.x")))
+		s.add(ptx.ShrU32(w, w, ptx.Imm(5)))
 		if r.First > 0 {
-			s.ins("sub.s32", w, w, ptx.Imm(r.First))
+			s.add(ptx.SubS32(w, w, ptx.Imm(r.First)))
 		}
-		s.ins("setp.lt.u32", in, w, ptx.Imm(r.Warps))
-		s.out = append(s.out, &ptx.Instr{Op: "bar.sync", Args: s.f.roleBarrier(r.Name), Guard: string(in)})
+		s.add(ptx.SetpLtU32(in, w, ptx.Imm(r.Warps)))
+		b := s.roleBarSync(r.Name)
+		b.Guard = string(in)
+		s.add(b)
 		s.unclosed[r.Name] = false
 	}
 }
@@ -340,8 +342,12 @@ func (s *syncState) hazards() hazardState {
 
 func (s *syncState) restoreHazards(h hazardState) { s.hazardState = h }
 
-func (s *syncState) ins(op string, args ...ptx.Operand) {
-	s.out = append(s.out, &ptx.Instr{Op: op, Args: args})
+func (s *syncState) add(in *ptx.Instr) { s.out = append(s.out, in) }
+
+// roleBarSync is role r's named barrier: bar.sync of its id and its threads.
+func (s *syncState) roleBarSync(r string) *ptx.Instr {
+	b := s.f.roleBarrier(r)
+	return ptx.BarSync(b[0], b[1])
 }
 
 // ready makes v's shared bytes readable by every thread: waiting for its cp.async
@@ -354,7 +360,7 @@ func (s *syncState) ready(v *ir.Value) {
 			if s.f.k.Warps >= waitAllWarps {
 				j = len(s.outstanding) - 1
 			}
-			s.ins("cp.async.wait_group", ptx.Imm(len(s.outstanding)-j-1))
+			s.add(ptx.CpAsyncWaitGroup(ptx.Imm(len(s.outstanding) - j - 1)))
 			for _, done := range s.outstanding[:j+1] {
 				s.waited[done] = true
 			}
@@ -377,7 +383,7 @@ func (s *syncState) flushAll() {
 		}
 	}
 	if inFlight {
-		s.ins("cp.async.wait_group", ptx.Imm(0))
+		s.add(ptx.CpAsyncWaitGroup(0))
 		s.outstanding = nil
 	}
 	s.barrier()
@@ -399,7 +405,7 @@ func (s *syncState) barrier() {
 		s.roleBarrier(s.role)
 	} else {
 		s.closeRoles()
-		s.ins("bar.sync", ptx.Imm(0))
+		s.add(ptx.BarSync(ptx.Imm(0)))
 		clear(s.roleStates)
 	}
 	clear(s.waited)

@@ -1,88 +1,100 @@
 package ptx
 
+//go:generate go run ./internal/genforms -o instrs_gen.go
+
 // Forms lists every instruction form the generator may emit, with the operands
-// each takes and the oldest target and PTX ISA version that accept it (from the
-// PTX ISA's target and version notes; the emulator's decoder implements the same
-// set). Validate checks instructions against it.
+// each takes and the target features and oldest PTX ISA version it needs (from the
+// PTX ISA's target and version notes). It is the one place opcode knowledge lives:
+// Validate checks instructions against it, the constructors of instrs_gen.go are
+// generated from it (go generate), and the emulator's decoder takes operand counts
+// from it and decodes every form (emu's TestFormsDecode).
 //
 // Op is the full opcode with alternatives in braces: "add.{s32|s64}" stands for
 // add.s32 and add.s64, and "{|.nc}" for nothing or ".nc". Args has one entry per
 // operand, the kinds it may be: r register, i integer immediate, f float
 // immediate, a address, v vector, s symbol (a parameter, a label or a shared
-// array). Source operands of arithmetic may be immediates, as PTX allows. MinSM and MinPTX (major*10+minor) are the oldest target and PTX
-// version; PTXOn raises MinPTX on particular targets. The last Optional operands
-// may be left out (bar.sync a{, b}).
+// array); a leading = marks an operand the instruction writes (a destination
+// register or vector of them), every other operand is read (an address's base
+// register is read even where the instruction writes memory). Source operands of
+// arithmetic may be immediates, as PTX allows. The last Optional operands may be
+// left out (bar.sync a{, b}). Needs is the set of target features the form needs
+// (none: every target ptxgen knows, sm_80 and later, has it; shfl.sync and
+// bar.warp.sync need sm_30); MinPTX (major*10+minor) the oldest PTX version, raised
+// on particular targets by PTXOn.
 var Forms = []Form{
 	// Integer and float arithmetic.
-	{Op: "{add|sub}.{s32|s64|u32|u64}", Args: "r ri ri"},
-	{Op: "{add|sub|mul}.rn.f32", Args: "r rf rf"},
-	{Op: "mul.{lo|hi}.{s32|u32}", Args: "r ri ri"},
-	{Op: "mul.lo.{s64|u64}", Args: "r ri ri"},
-	{Op: "mad.lo.{s32|u32|s64}", Args: "r ri ri ri"},
-	{Op: "{div|rem}.{s32|s64|u32|u64}", Args: "r ri ri"},
-	{Op: "div.rn.f32", Args: "r rf rf"},
+	{Op: "{add|sub}.{s32|s64|u32|u64}", Args: "=r ri ri"},
+	{Op: "{add|sub|mul}.rn.f32", Args: "=r rf rf"},
+	{Op: "mul.{lo|hi}.{s32|u32}", Args: "=r ri ri"},
+	{Op: "mul.lo.{s64|u64}", Args: "=r ri ri"},
+	{Op: "mad.lo.{s32|u32|s64}", Args: "=r ri ri ri"},
+	{Op: "{div|rem}.{s32|s64|u32|u64}", Args: "=r ri ri"},
+	{Op: "div.rn.f32", Args: "=r rf rf"},
 	// Packed bf16 pairs, each half rounded once (subnormals kept, no flush).
-	{Op: "mul.rn.bf16x2", Args: "r r r", MinSM: 90, MinPTX: 78},
-	{Op: "fma.rn.bf16x2", Args: "r r r r", MinSM: 80, MinPTX: 70},
-	{Op: "{min|max}.{s32|s64|u32|u64}", Args: "r ri ri"},
-	{Op: "{min|max}.f32", Args: "r rf rf"},
-	{Op: "neg.{s32|s64}", Args: "r ri"},
-	{Op: "neg.f32", Args: "r rf"},
-	{Op: "{ex2|lg2|rcp|rsqrt}.approx.f32", Args: "r rf"},
-	{Op: "sqrt.rn.f32", Args: "r rf"},
+	{Op: "mul.rn.bf16x2", Args: "=r r r", Needs: SM90, MinPTX: 78},
+	{Op: "fma.rn.bf16x2", Args: "=r r r r", Needs: SM80, MinPTX: 70},
+	{Op: "{min|max}.{s32|s64|u32|u64}", Args: "=r ri ri"},
+	{Op: "{min|max}.f32", Args: "=r rf rf"},
+	{Op: "neg.{s32|s64}", Args: "=r ri"},
+	{Op: "neg.f32", Args: "=r rf"},
+	{Op: "{ex2|lg2|rcp|rsqrt}.approx.f32", Args: "=r rf"},
+	{Op: "sqrt.rn.f32", Args: "=r rf"},
 	// Logic and shifts (a shift amount is 32-bit).
-	{Op: "{and|or|xor}.{b16|b32|b64}", Args: "r ri ri"},
-	{Op: "{and|or|xor}.pred", Args: "r r r"},
-	{Op: "not.pred", Args: "r r"},
-	{Op: "shl.{b32|b64}", Args: "r ri ri"},
-	{Op: "shr.{s32|s64|u32|u64}", Args: "r ri ri"},
+	{Op: "{and|or|xor}.{b16|b32|b64}", Args: "=r ri ri"},
+	{Op: "{and|or|xor}.pred", Args: "=r r r"},
+	{Op: "not.pred", Args: "=r r"},
+	{Op: "shl.{b32|b64}", Args: "=r ri ri"},
+	{Op: "shr.{s32|s64|u32|u64}", Args: "=r ri ri"},
 	// Byte permute of {b, a}: four selector nibbles, or a mode and c[1:0].
-	{Op: "prmt.b32{|.f4e|.b4e|.rc8|.ecl|.ecr|.rc16}", Args: "r ri ri ri"},
+	{Op: "prmt.b32{|.f4e|.b4e|.rc8|.ecl|.ecr|.rc16}", Args: "=r ri ri ri"},
 	// Comparison and selection.
-	{Op: "setp.{eq|ne|lt|le|gt|ge}.{s32|s64|u32|u64}", Args: "r ri ri"},
-	{Op: "setp.{eq|ne|lt|le|gt|ge}.f32", Args: "r r rf"},
-	{Op: "selp.{b16|b32|b64}", Args: "r ri ri r"},
-	{Op: "selp.f32", Args: "r rf rf r"},
+	{Op: "setp.{eq|ne|lt|le|gt|ge}.{s32|s64|u32|u64}", Args: "=r ri ri"},
+	{Op: "setp.{eq|ne|lt|le|gt|ge}.f32", Args: "=r r rf"},
+	{Op: "selp.{b16|b32|b64}", Args: "=r ri ri r"},
+	{Op: "selp.f32", Args: "=r rf rf r"},
 	// Moves: a register, an immediate, a symbol's address, or two halves packed.
-	{Op: "mov.{b16|b32|b64|u32|u64}", Args: "rv rivs"}, // {lo, hi} packs or unpacks
-	{Op: "mov.f32", Args: "r rf"},
+	{Op: "mov.{b16|b32|b64|u32|u64}", Args: "=rv rivs"}, // {lo, hi} packs or unpacks
+	{Op: "mov.f32", Args: "=r rf"},
 	// Conversions.
-	{Op: "cvt.{s64.s32|u64.u32|u32.u64|u16.u32}", Args: "r r"},
-	{Op: "cvt.rn.f32.{s32|s64}", Args: "r r"},
-	{Op: "cvt.rzi.{s32|s64}.f32", Args: "r r"},
-	{Op: "cvt.rn.f16.f32", Args: "r rf"},
-	{Op: "cvt.f32.f16", Args: "r r"},
-	{Op: "cvt.rn.bf16.f32", Args: "r rf", MinSM: 80, MinPTX: 70},
-	{Op: "cvt.rn.bf16x2.f32", Args: "r r r", MinSM: 80, MinPTX: 70},
-	{Op: "cvt.f32.bf16", Args: "r r", MinSM: 80, MinPTX: 71},
-	{Op: "cvt.rn.f16x2.e4m3x2", Args: "r r", MinSM: 89, MinPTX: 78, PTXOn: map[string]int{"sm_89": 81}},
-	{Op: "cvta.to.global.u64", Args: "r r"},
+	{Op: "cvt.{s64.s32|u64.u32|u32.u64|u16.u32}", Args: "=r r"},
+	{Op: "cvt.rn.f32.{s32|s64}", Args: "=r r"},
+	{Op: "cvt.rzi.{s32|s64}.f32", Args: "=r r"},
+	{Op: "cvt.rn.f16.f32", Args: "=r rf"},
+	{Op: "cvt.f32.f16", Args: "=r r"},
+	{Op: "cvt.rn.bf16.f32", Args: "=r rf", Needs: SM80, MinPTX: 70},
+	{Op: "cvt.rn.bf16x2.f32", Args: "=r r r", Needs: SM80, MinPTX: 70},
+	{Op: "cvt.f32.bf16", Args: "=r r", Needs: SM80, MinPTX: 71},
+	{Op: "cvt.rn.f16x2.e4m3x2", Args: "=r r", Needs: SM89, MinPTX: 78, PTXOn: map[string]int{"sm_89": 81}},
+	{Op: "cvta.to.global.u64", Args: "=r r"},
 	// Memory.
-	{Op: "ld.param.{u64|s32|s64|f32}", Args: "r a"},
-	{Op: "ld.global{|.nc}.{u8|b16|s32|b32|f32|s64|b64}", Args: "r a"},
-	{Op: "ld.global{|.nc}.{v2|v4}.{b32|f32}", Args: "v a", Check: vectorWidth(0)},
-	{Op: "ld.shared.{u8|b16|s32|b32|f32|s64|b64}", Args: "r a"},
-	{Op: "ld.shared.{v2|v4}.{b16|b32|f32}", Args: "v a", Check: vectorWidth(0)},
+	{Op: "ld.param.{u64|s32|s64|f32}", Args: "=r a"},
+	{Op: "ld.global{|.nc}.{u8|b16|s32|b32|f32|s64|b64}", Args: "=r a"},
+	{Op: "ld.global{|.nc}.{v2|v4}.{b32|f32}", Args: "=v a", Check: vectorWidth(0)},
+	{Op: "ld.shared.{u8|b16|s32|b32|f32|s64|b64}", Args: "=r a"},
+	{Op: "ld.shared.{v2|v4}.{b16|b32|f32}", Args: "=v a", Check: vectorWidth(0)},
 	{Op: "st.global.{u8|b16|s32|b32|f32|s64|b64}", Args: "a ri"},
 	{Op: "st.global.{v2|v4}.{b16|b32|f32}", Args: "a v", Check: vectorWidth(1)},
 	{Op: "st.shared.{u8|b16|s32|b32|f32|s64|b64}", Args: "a ri"},
 	{Op: "st.shared.{v2|v4}.{b16|b32|f32}", Args: "a v", Check: vectorWidth(1)},
-	{Op: "cp.async.ca.shared.global", Args: "a a i ri", MinSM: 80, MinPTX: 70, Check: cpAsyncSize(4, 8, 16)},
-	{Op: "cp.async.cg.shared.global", Args: "a a i ri", MinSM: 80, MinPTX: 70, Check: cpAsyncSize(16)},
-	{Op: "cp.async.commit_group", MinSM: 80, MinPTX: 70},
-	{Op: "cp.async.wait_group", Args: "i", MinSM: 80, MinPTX: 70},
+	{Op: "cp.async.ca.shared.global", Args: "a a i ri", Needs: SM80, MinPTX: 70, Check: cpAsyncSize(4, 8, 16)},
+	{Op: "cp.async.cg.shared.global", Args: "a a i ri", Needs: SM80, MinPTX: 70, Check: cpAsyncSize(16)},
+	{Op: "cp.async.commit_group", Needs: SM80, MinPTX: 70},
+	{Op: "cp.async.wait_group", Args: "i", Needs: SM80, MinPTX: 70},
 	// Tensor cores and warp exchange.
-	{Op: "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{|.trans}.shared.b16", Args: "v a", MinSM: 75, MinPTX: 65, Check: ldmatrixCount},
-	{Op: "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16|f16.f16}.f32", Args: "v v v v", MinSM: 80, MinPTX: 70, Check: vectorLengths(4, 4, 2, 4)},
-	{Op: "shfl.sync.bfly.b32", Args: "r r ri ri ri", MinSM: 30, MinPTX: 60},
+	{Op: "ldmatrix.sync.aligned.m8n8.{x1|x2|x4}{|.trans}.shared.b16", Args: "=v a", Needs: SM75, MinPTX: 65, Check: ldmatrixCount},
+	{Op: "mma.sync.aligned.m16n8k16.row.col.f32.{bf16.bf16|f16.f16}.f32", Args: "=v v v v", Needs: SM80, MinPTX: 70, Check: vectorLengths(4, 4, 2, 4)},
+	{Op: "shfl.sync.bfly.b32", Args: "=r r ri ri ri", MinPTX: 60},
 	// Transpose of an 8x8 b16 matrix held in mma fragment layout across the warp.
-	{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: "r r", MinSM: 75, MinPTX: 78},
+	{Op: "movmatrix.sync.aligned.m8n8.trans.b16", Args: "=r r", Needs: SM75, MinPTX: 78},
 	// Control and synchronization: named barriers 0..15 with an optional thread
 	// count (a multiple of 32; bar.arrive needs one), and the warp barrier.
 	{Op: "bar.sync", Args: "ri ri", Optional: 1, Check: barrierOperands},
 	{Op: "bar.arrive", Args: "ri ri", Check: barrierOperands},
-	{Op: "bar.warp.sync", Args: "ri", MinSM: 30, MinPTX: 60},
+	{Op: "bar.warp.sync", Args: "ri", MinPTX: 60},
 	{Op: "bra{|.uni}", Args: "s"},
 	{Op: "ret"},
-	{Op: "griddepcontrol.{wait|launch_dependents}", MinSM: 90, MinPTX: 78},
+	{Op: "griddepcontrol.{wait|launch_dependents}", Needs: SM90, MinPTX: 78},
+	// The warp group's register budget, raised or lowered (producer and consumer
+	// warps); architecture-specific code only (sm_90a, sm_120a).
+	{Op: "setmaxnreg.{inc|dec}.sync.aligned.u32", Args: "i", Needs: SM90 | ArchSpecific, MinPTX: 80, Check: regCount},
 }

@@ -11,7 +11,7 @@ import (
 type Form struct {
 	Op     string
 	Args   string
-	MinSM  int
+	Needs  Features
 	MinPTX int
 	PTXOn  map[string]int
 	// Optional is how many trailing operands of Args may be left out.
@@ -19,6 +19,95 @@ type Form struct {
 	// Check, if set, checks what the operand kinds cannot say (vector lengths,
 	// immediate values).
 	Check func(*Instr) error
+}
+
+// Features is a set of target capabilities: those a form needs (Form.Needs) and
+// those a target has (TargetFeatures).
+type Features uint8
+
+const (
+	SM75 Features = 1 << iota // ldmatrix, movmatrix (sm_75 and later)
+	SM80                      // cp.async, bf16 conversions and fma, bf16 and f16 mma.sync (sm_80 and later)
+	SM89                      // e4m3 conversions (sm_89 and later)
+	SM90                      // griddepcontrol, mul.rn.bf16x2 (sm_90 and later)
+	// ArchSpecific is code for one exact chip, an 'a' target (sm_90a, sm_120a): with
+	// SM90, setmaxnreg.
+	ArchSpecific
+)
+
+// smFeatures are the features a compute capability brings, oldest first.
+var smFeatures = []struct {
+	f  Features
+	sm int
+}{{SM75, 75}, {SM80, 80}, {SM89, 89}, {SM90, 90}}
+
+// TargetFeatures is what target id has: every SM feature up to its compute
+// capability, and ArchSpecific for an 'a' target.
+func TargetFeatures(id arch.ID) Features {
+	var f Features
+	for _, s := range smFeatures {
+		if id.SM >= s.sm {
+			f |= s.f
+		}
+	}
+	if id.Suffix == 'a' {
+		f |= ArchSpecific
+	}
+	return f
+}
+
+// String names the targets that have every feature of f: "sm_90 or later",
+// "sm_90a or another architecture-specific target of sm_90 or later".
+func (f Features) String() string {
+	sm := 0
+	for _, s := range smFeatures {
+		if f&s.f != 0 {
+			sm = s.sm
+		}
+	}
+	switch {
+	case f&ArchSpecific != 0 && sm > 0:
+		return fmt.Sprintf("sm_%da or another architecture-specific target of sm_%d or later", sm, sm)
+	case f&ArchSpecific != 0:
+		return "an architecture-specific target (sm_90a)"
+	case sm > 0:
+		return fmt.Sprintf("sm_%d or later", sm)
+	}
+	return "any target"
+}
+
+// FormOperand is one operand of a form: the kinds it may be (Form.Args) and whether the
+// instruction writes it.
+type FormOperand struct {
+	Kinds   string
+	Written bool
+}
+
+// Operands parses f.Args.
+func (f Form) Operands() []FormOperand {
+	var out []FormOperand
+	for _, a := range strings.Fields(f.Args) {
+		k, w := strings.CutPrefix(a, "=")
+		out = append(out, FormOperand{Kinds: k, Written: w})
+	}
+	return out
+}
+
+// FormOf is the form of the exact opcode op, nil when op is not in Forms.
+func FormOf(op string) *Form { return forms[op] }
+
+// CheckOperandCount checks that in has as many operands as its form takes (in.Op
+// must have a form).
+func (f *Form) CheckOperandCount(in *Instr) error {
+	n, max := len(in.Args), len(f.Operands())
+	if n <= max && n >= max-f.Optional {
+		return nil
+	}
+	want := fmt.Sprint(max)
+	if f.Optional > 0 {
+		want = fmt.Sprintf("%d to %d", max-f.Optional, max)
+	}
+	return fmt.Errorf("%d operands, want %s", n, want)
 }
 
 // forms maps each exact opcode to its form, expanded from Forms once.
@@ -64,25 +153,21 @@ func Validate(in *Instr, target, version string) error {
 	if f == nil {
 		return fmt.Errorf("ptx: %s: unknown opcode %q (not in ptx.Forms)", instrString(in), in.Op)
 	}
-	kinds := strings.Fields(f.Args)
-	if n := len(in.Args); n > len(kinds) || n < len(kinds)-f.Optional {
-		want := fmt.Sprint(len(kinds))
-		if f.Optional > 0 {
-			want = fmt.Sprintf("%d to %d", len(kinds)-f.Optional, len(kinds))
-		}
-		return fmt.Errorf("ptx: %s: %d operands, want %s", instrString(in), n, want)
+	if err := f.CheckOperandCount(in); err != nil {
+		return fmt.Errorf("ptx: %s: %v", instrString(in), err)
 	}
+	ops := f.Operands()
 	for i, a := range in.Args {
-		if k := operandKind(a); !strings.ContainsRune(kinds[i], k) {
-			return fmt.Errorf("ptx: %s: operand %d is %s, want %s", instrString(in), i, kindName(k), kindNames(kinds[i]))
+		if k := operandKind(a); !strings.ContainsRune(ops[i].Kinds, k) {
+			return fmt.Errorf("ptx: %s: operand %d is %s, want %s", instrString(in), i, kindName(k), kindNames(ops[i].Kinds))
 		}
 	}
 	id, err := arch.ParseID(target)
 	if err != nil {
 		return fmt.Errorf("ptx: %v", err)
 	}
-	if sm := id.SM; sm < f.MinSM {
-		return fmt.Errorf("ptx: %s needs sm_%d or later (target %s)", in.Op, f.MinSM, target)
+	if missing := f.Needs &^ TargetFeatures(id); missing != 0 {
+		return fmt.Errorf("ptx: %s needs %s (target %s)", instrString(in), f.Needs, target)
 	}
 	need, _ := MinVersion(in.Op, target)
 	if v, err := ParseVersion(version); err != nil {
@@ -227,6 +312,14 @@ func cpAsyncSize(sizes ...int64) func(*Instr) error {
 		}
 		return nil
 	}
+}
+
+// regCount checks setmaxnreg's register count: a multiple of 8 in 24..256.
+func regCount(in *Instr) error {
+	if n := in.Args[0].(Imm); n < 24 || n > 256 || n%8 != 0 {
+		return fmt.Errorf("register count %d, want a multiple of 8 in 24..256", n)
+	}
+	return nil
 }
 
 // barrierOperands checks immediate barrier operands as ptxas does: the barrier is

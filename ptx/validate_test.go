@@ -1,8 +1,11 @@
 package ptx
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 func TestValidate(t *testing.T) {
@@ -57,6 +60,13 @@ func TestValidate(t *testing.T) {
 		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1), Imm(256)}}, "sm_80", "7.0", ""},
 		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1)}}, "sm_80", "7.0", "1 operands, want 2"},
 		{&Instr{Op: "bar.arrive", Args: []Operand{Imm(1), Imm(0)}}, "sm_80", "7.0", "thread count 0"},
+		// Architecture-specific forms: setmaxnreg on sm_90a and sm_120a only.
+		{&Instr{Op: "setmaxnreg.inc.sync.aligned.u32", Args: []Operand{Imm(232)}}, "sm_90a", "8.0", ""},
+		{&Instr{Op: "setmaxnreg.dec.sync.aligned.u32", Args: []Operand{Imm(40)}}, "sm_120a", "8.7", ""},
+		{&Instr{Op: "setmaxnreg.dec.sync.aligned.u32", Args: []Operand{Imm(40)}}, "sm_90", "8.0", "needs sm_90a or another architecture-specific target"},
+		{&Instr{Op: "setmaxnreg.dec.sync.aligned.u32", Args: []Operand{Imm(40)}}, "sm_120", "8.7", "(target sm_120)"},
+		{&Instr{Op: "setmaxnreg.inc.sync.aligned.u32", Args: []Operand{Imm(236)}}, "sm_90a", "8.0", "register count 236"},
+		{&Instr{Op: "setmaxnreg.inc.sync.aligned.u32", Args: []Operand{Imm(232)}}, "sm_90a", "7.8", "needs PTX 8.0"},
 	}
 	for _, c := range cases {
 		err := Validate(c.in, c.target, c.version)
@@ -69,11 +79,57 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestTargetFeatures: a target has the SM features up to its compute capability,
+// and ArchSpecific only in its 'a' form.
+func TestTargetFeatures(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		want   Features
+	}{
+		{"sm_80", SM75 | SM80},
+		{"sm_86", SM75 | SM80},
+		{"sm_89", SM75 | SM80 | SM89},
+		{"sm_90", SM75 | SM80 | SM89 | SM90},
+		{"sm_90a", SM75 | SM80 | SM89 | SM90 | ArchSpecific},
+		{"sm_120a", SM75 | SM80 | SM89 | SM90 | ArchSpecific},
+		{"sm_100f", SM75 | SM80 | SM89 | SM90},
+	} {
+		id, err := arch.ParseID(c.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := TargetFeatures(id); got != c.want {
+			t.Errorf("%s: features %b, want %b", c.target, got, c.want)
+		}
+	}
+}
+
+// TestFormOperands: a leading = marks the operands an instruction writes, and
+// Validate reads the kinds after it.
+func TestFormOperands(t *testing.T) {
+	got := FormOf("mad.lo.s32").Operands()
+	want := []FormOperand{{"r", true}, {"ri", false}, {"ri", false}, {"ri", false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("mad.lo.s32 operands %v, want %v", got, want)
+	}
+	if got := FormOf("st.shared.v4.f32").Operands(); got[0].Written || got[1].Written {
+		t.Errorf("st.shared.v4.f32 operands %v: a store writes no operand", got)
+	}
+	if FormOf("mad.lo.s33") != nil {
+		t.Error("FormOf(mad.lo.s33) is a form")
+	}
+}
+
 // TestFormsExpand: every pattern expands to distinct opcodes, none with braces
-// or empty modifiers left.
+// or empty modifiers left, and writes only registers.
 func TestFormsExpand(t *testing.T) {
 	n := 0
 	for _, f := range Forms {
+		for _, o := range f.Operands() {
+			if o.Kinds == "" || o.Written && strings.Trim(o.Kinds, "rv") != "" {
+				t.Errorf("%s: operand %+v: want kinds, and only registers or vectors written", f.Op, o)
+			}
+		}
 		for _, op := range expand(f.Op) {
 			n++
 			if strings.ContainsAny(op, "{}|") || strings.Contains(op, "..") || strings.HasSuffix(op, ".") {
@@ -86,5 +142,20 @@ func TestFormsExpand(t *testing.T) {
 	}
 	if len(forms) != n {
 		t.Errorf("%d opcodes in the map, %d expanded", len(forms), n)
+	}
+}
+
+// TestTargetFlagsAgree: the targets' instruction flags, which the emitter reads to
+// choose a lowering, say what Forms says of the instruction they stand for.
+func TestTargetFlagsAgree(t *testing.T) {
+	for _, name := range arch.Names() {
+		tg := arch.MustLookup(name)
+		has := func(op string) bool { return FormOf(op).Needs&^TargetFeatures(tg.ID) == 0 }
+		if got := has("griddepcontrol.wait"); got != tg.GridDependency {
+			t.Errorf("%s: GridDependency %v, Forms say griddepcontrol.wait %v", name, tg.GridDependency, got)
+		}
+		if got := has("cvt.rn.f16x2.e4m3x2"); got != tg.FP8Convert {
+			t.Errorf("%s: FP8Convert %v, Forms say cvt.rn.f16x2.e4m3x2 %v", name, tg.FP8Convert, got)
+		}
 	}
 }

@@ -17,7 +17,7 @@ const module = "github.com/ptxgen/ptxgen/"
 var floors = map[string]int{
 	"dtype": 0, "target": 0, "mla": 0, "internal/doccheck": 0, "internal/strictjson": 0, "internal/memtest": 0,
 	"ptx": 1, "ir": 1,
-	"plan": 2, "emu": 2, "golden": 2,
+	"plan": 2, "emu": 2, "golden": 2, "ptx/internal/genforms": 2,
 	"lower": 3, "runtime": 3,
 	"kernels": 4, "internal/ptxas": 4, "internal/testkernels": 4,
 	"gogen": 5, "check": 5, "bench": 5,
