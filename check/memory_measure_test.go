@@ -73,7 +73,13 @@ func TestHostBytesCoversMeasured(t *testing.T) {
 			if peak > est {
 				t.Errorf("the check held %.1f MiB at its peak, more than the %.1f MiB estimated", peak/(1<<20), est/(1<<20))
 			}
-			peak0, est0 := measuredCheck(t, c.small)
+			// The sampler can miss a short peak (never add one): the small case's,
+			// missed, would inflate the growth, so it is the most of three runs.
+			var peak0, est0 float64
+			for range 3 {
+				p, e := measuredCheck(t, c.small)
+				peak0, est0 = max(peak0, p), e
+			}
 			if peak0 > est0 {
 				t.Errorf("the small check held %.1f MiB at its peak, more than the %.1f MiB estimated", peak0/(1<<20), est0/(1<<20))
 			}
