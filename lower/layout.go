@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -532,8 +531,8 @@ func (f *fn) splittable(o *ir.Op, parts int) bool {
 	return false
 }
 
-// latencyBound reports whether the launch is about one wave of CTAs (the launch
-// plans' rule, plan.LatencyBound): then each CTA's chain of
+// latencyBound reports whether the launch is about one wave of CTAs (the target's
+// rule, target.LatencyBound, which launch plans apply too): then each CTA's chain of
 // barriers and exchanges is the critical path, and replicating a score tile across
 // warps (no cross-warp reductions, P stays in registers) pays for its redundant
 // mma.sync and extra registers; with several waves, occupancy decides and
@@ -546,7 +545,7 @@ func (f *fn) latencyBound() bool {
 		return false
 	}
 	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
-	return plan.LatencyBound(ctas, f.target.SMs)
+	return f.target.LatencyBound(ctas)
 }
 
 // replicationFits reports whether this CTA's threads may have more than the
