@@ -267,23 +267,6 @@ func (e *emitter) stagesComputed(o *ir.Op) bool {
 	return staged && e.layout(r).kind == lExpr && r.Type.Rank() == 2
 }
 
-// useCounts counts each value's uses: as an op argument anywhere in k, and as
-// a loop's yielded value.
-func useCounts(k *ir.Kernel) map[*ir.Value]int {
-	n := map[*ir.Value]int{}
-	walkOps(k.Body, func(o *ir.Op) {
-		for _, a := range o.Args {
-			n[a]++
-		}
-		if o.Body != nil {
-			for _, y := range o.Body.Yield {
-				n[y]++
-			}
-		}
-	})
-	return n
-}
-
 func (e *emitter) layout(v *ir.Value) layout { return e.f.layouts[v] }
 
 func (e *emitter) op(o *ir.Op) error {

@@ -74,16 +74,7 @@ func (c *dimClasses) tie(x, y *ir.Value) {
 	}
 }
 
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
 func lcm(a, b int) int { return a / gcd(a, b) * b }
-
-func roundUp(x, g int) int { return (x + g - 1) / g * g }
 
 // legalize pads every tile dimension to the granule of the instruction that
 // consumes it and makes the padding harmless: loads and stores get row masks and
@@ -274,53 +265,6 @@ func fragmentTiles(k *ir.Kernel) []*ir.Value {
 		})
 	}
 	return order
-}
-
-// memOps names the operands of a load or store.
-type memOps struct {
-	ptr, offs, col0, mask, bound, val *ir.Value
-	maskIdx, boundIdx                 int // operand positions, -1 if absent
-}
-
-func memOperands(o *ir.Op) memOps {
-	a := o.Args
-	m := memOps{ptr: a[0], offs: a[1], maskIdx: -1, boundIdx: -1}
-	if o.Kind == ir.OpStore {
-		m.val = a[len(a)-1]
-		a = a[:len(a)-1]
-	} else {
-		m.val = o.Result()
-	}
-	n := len(a) - 1
-	if o.HasMask {
-		n--
-	}
-	if o.HasBound {
-		n--
-	}
-	k := 2
-	if n == 2 {
-		m.col0 = a[2]
-		k = 3
-	}
-	if o.HasMask {
-		m.mask, m.maskIdx = a[k], k
-		k++
-	}
-	if o.HasBound {
-		m.bound, m.boundIdx = a[k], k
-	}
-	return m
-}
-
-// walkOps visits ops in program order, loop bodies after their loop op.
-func walkOps(b *ir.Block, visit func(*ir.Op)) {
-	for _, o := range b.Ops {
-		visit(o)
-		if o.Body != nil {
-			walkOps(o.Body, visit)
-		}
-	}
 }
 
 // insertPaddingMasks adds the ops that keep padded elements out of results.

@@ -234,36 +234,6 @@ func validPass(name string) bool {
 	return false
 }
 
-// paramIndex is the index of the kernel parameter pointer p is (through any
-// bitcasts, which only change the element type), or -1.
-func paramIndex(k *ir.Kernel, p *ir.Value) int {
-	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
-		p = p.Def.Args[0]
-	}
-	for i, kp := range k.Params {
-		if kp.Value == p {
-			return i
-		}
-	}
-	return -1
-}
-
-func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
-	for _, p := range k.Params {
-		visit(p.Value)
-	}
-	walkOps(k.Body, func(o *ir.Op) {
-		for _, r := range o.Results {
-			visit(r)
-		}
-		if o.Body != nil {
-			for _, a := range o.Body.Args {
-				visit(a)
-			}
-		}
-	})
-}
-
 // annotate describes, in dumps, what the passes decided about an op's result.
 func (f *fn) annotate(o *ir.Op) string {
 	if len(o.Results) == 0 {
@@ -288,35 +258,4 @@ func (f *fn) annotate(o *ir.Op) string {
 		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
 	}
 	return strings.Join(notes, ", ")
-}
-
-// nonEmpty drops the empty strings.
-func nonEmpty(s ...string) []string {
-	var out []string
-	for _, x := range s {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func shapeString(s []int) string {
-	p := make([]string, len(s))
-	for i, d := range s {
-		p[i] = strconv.Itoa(d)
-	}
-	return strings.Join(p, "x")
 }

@@ -16,16 +16,6 @@ func sharedPitch(rowBytes int) int {
 	return p
 }
 
-// sharedHome is where v's elements live in shared memory, if anywhere: its own
-// layout, or its staging area.
-func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
-	if l := f.layouts[v]; l.kind == lShared {
-		return l, true
-	}
-	h, ok := f.staged[v]
-	return h, ok
-}
-
 // sharedItem is one array to place in shared memory: a tile's home or a reduction's
 // scratch, live from its defining op to its last use (positions in program order).
 type sharedItem struct {
