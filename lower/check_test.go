@@ -12,20 +12,19 @@ import (
 	"github.com/ptxgen/ptxgen/target"
 )
 
-// compileTo runs the pipeline on a copy of k up to and including pass last,
-// without the checks, and returns the compilation state.
+// compileTo runs the pipeline on a copy of k (newFn, as Compile starts it) up
+// to and including pass last, without the checks, and returns the compilation
+// state.
 func compileTo(t *testing.T, k *ir.Kernel, targetName, last string, opt Options) *fn {
 	t.Helper()
 	tg, err := target.LookupTarget(targetName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc, err := ir.Parse(ir.Print(k))
+	f, err := newFn(k, tg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fn{k: kc, target: tg, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes, warpGrids: opt.warpGrids}
-	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
 	for _, p := range Passes {
 		if err := p.run(f); err != nil {
 			t.Fatalf("%s: %v", p.Name, err)

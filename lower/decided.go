@@ -49,3 +49,15 @@ func (f *fn) valueRole(v *ir.Value) string {
 	}
 	return ""
 }
+
+// pipeTile is the ring of a tile that a pipelined loop issues ahead (pipeline)
+// or that one role hands to another (roles), or nil.
+func (f *fn) pipeTile(v *ir.Value) *loopPipeline {
+	if p := f.pipeline.pipeTile[v]; p != nil {
+		return p
+	}
+	if f.roles != nil {
+		return f.roles.handoffTile[v]
+	}
+	return nil
+}

@@ -236,7 +236,7 @@ func (e *emitter) block(b *ir.Block) error {
 		if r, moves := e.regionFor(o); moves {
 			e.placeOn(r)
 		}
-		if g := e.f.dotGroups[o]; g != nil {
+		if g := e.f.schedule.dotGroups[o]; g != nil {
 			e.flushStage()
 			if err := e.dotGroup(g); err != nil {
 				return err
@@ -306,7 +306,7 @@ func (e *emitter) opCompute(o *ir.Op) error {
 	case lExpr, lShared:
 		// Recomputed per use, or stored by the cp.asyncs issued here.
 		if o.Kind == ir.OpLoad && l.kind == lShared {
-			if p := e.f.pipeTile[r]; p != nil && !p.handoff {
+			if p := e.f.pipeTile(r); p != nil && !p.handoff {
 				return nil // issued ahead into its ring (pipelineStage)
 			}
 			return e.loadShared(o)

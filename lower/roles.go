@@ -28,8 +28,10 @@ type roleInfo struct {
 	// ("" = every warp): its defining op's, or for a split loop's carried values
 	// and results the role that computes the yielded value.
 	of map[*ir.Value]string
-	// handoffs are the split loops' rings, by loop.
-	handoffs map[*ir.Op]*loopPipeline
+	// handoffs are the split loops' rings, by loop; handoffTile maps each tile
+	// handed off to its loop's ring.
+	handoffs    map[*ir.Op]*loopPipeline
+	handoffTile map[*ir.Value]*loopPipeline
 }
 
 // roleBarrier is the operands of role r's own barrier, bar.sync id, threads: id
@@ -58,7 +60,7 @@ const maxBarriers = 16
 // computeRoles records the role of every value (legalize, before anything reads
 // f.warpsFor).
 func (f *fn) computeRoles() {
-	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}}
+	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}, handoffTile: map[*ir.Value]*loopPipeline{}}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		for _, r := range o.Results {
 			f.roles.of[r] = o.Role
@@ -136,7 +138,7 @@ func (ri *roleInfo) yieldRole(y, init *ir.Value) string {
 // role) reads is a scalar or recomputed value whose operands are readable there
 // too, or a tile with a shared home: in a loop split by roles, computed in the
 // same iteration, it is handed off through the loop's ring (f.roles.handoffs,
-// f.pipeTile), one producer role and one consumer role per loop; every op of a
+// f.roles.handoffTile), one producer role and one consumer role per loop; every op of a
 // split loop's body that is not scalar or recomputed is on a role, and nested
 // loops there are on one; the roles' barriers and the rings' fit in the CTA's 16.
 func assignRoles(f *fn) error {
@@ -196,7 +198,7 @@ func assignRoles(f *fn) error {
 			return
 		}
 		for _, t := range p.tiles {
-			f.pipeTile[t] = p
+			f.roles.handoffTile[t] = p
 		}
 		f.roles.handoffs[o] = p
 		stages = max(stages, p.stages)

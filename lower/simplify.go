@@ -79,25 +79,31 @@ func simplifyRule(k ir.OpKind, elem ir.Elem, a, b *int64) rule {
 	return rule{}
 }
 
+// simplifyRecord is what the simplify pass decided: rules maps each binary op
+// whose IR constant operands decide its simplification to that rule.
+type simplifyRecord struct {
+	rules map[*ir.Op]rule
+}
+
 // simplifyOps is the simplify pass.
 //
 // Requires: a legalized kernel.
-// Guarantees: f.rules holds, for every binary op whose simplification its IR
+// Guarantees: the record's rules hold, for every binary op whose simplification its IR
 // constant operands already decide, that rule (simplifyRule); emit applies it
 // instead of an instruction, and the check after emit confirms that the emitted
 // operands agree. The IR is unchanged; -after simplify annotates the ops.
-func simplifyOps(f *fn) error {
-	f.rules = map[*ir.Op]rule{}
+func simplifyOps(f *fn) simplifyRecord {
+	rec := simplifyRecord{rules: map[*ir.Op]rule{}}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if !o.Kind.Class().Binary {
 			return
 		}
 		r := simplifyRule(o.Kind, o.Args[0].Type.Elem, irConstInt(o.Args[0]), irConstInt(o.Args[1]))
 		if r.kind != noRule {
-			f.rules[o] = r
+			rec.rules[o] = r
 		}
 	})
-	return nil
+	return rec
 }
 
 // irConstInt is v's value when every element of v is one integer constant that

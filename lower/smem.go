@@ -153,7 +153,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			if h, ok := f.sharedHome(r); ok {
 				h.pitch, h.swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
 				f.setHome(r, h)
-				if p := f.pipeTile[r]; p != nil {
+				if p := f.pipeTile(r); p != nil {
 					if r == p.tiles[0] {
 						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand, swizzled))
 					}
