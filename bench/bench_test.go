@@ -227,7 +227,7 @@ func TestShapesRunTheCapacitysCode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp, err := lower.CompileProgram(call, target.MustLookup("sm_90"))
+			comp, err := lower.CompileProgram(call.Program, call.Sequences(), target.MustLookup("sm_90"))
 			if err != nil {
 				t.Fatal(err)
 			}

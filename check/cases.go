@@ -12,7 +12,6 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
-	"github.com/ptxgen/ptxgen/plan"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -44,7 +43,7 @@ func gemmCase(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, ldb 
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), target)
+	comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil, target)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +137,7 @@ func mlaPool(cfg kernels.MLAConfig, target arch.Target, opt golden.MLAGenOptions
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(prog, target)
+	comp, err := lower.CompileProgram(prog.Program, prog.Sequences(), target)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +186,7 @@ func Vectors(dir string, target arch.Target, plan kernels.MLAConfig, maxHostByte
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(prog, target)
+	comp, err := lower.CompileProgram(prog.Program, prog.Sequences(), target)
 	if err != nil {
 		return nil, err
 	}
@@ -294,7 +293,7 @@ func mlaCase(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golden.
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(prog, target)
+	comp, err := lower.CompileProgram(prog.Program, prog.Sequences(), target)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +350,7 @@ func copyCase(cfg kernels.CopyConfig, target arch.Target, seed uint64, admit fun
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}), target)
+	comp, err := lower.CompileProgram(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, nil, target)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +389,7 @@ func mmaLoopCase(cfg kernels.MMALoopConfig, target arch.Target, seed uint64, adm
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}), target)
+	comp, err := lower.CompileProgram(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, nil, target)
 	if err != nil {
 		return nil, err
 	}

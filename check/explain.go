@@ -32,7 +32,7 @@ func ExplainCompileError(c kernels.Config, target arch.Target, err error) error 
 		if err != nil {
 			return false
 		}
-		_, err = lower.CompileProgram(p, target)
+		_, err = lower.CompileProgram(p.Program, p.Sequences(), target)
 		return err == nil
 	}
 	if compiles(cfg.HeadBlock, cfg.Tile) || !compiles(0, 0) {

@@ -9,7 +9,6 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
-	"github.com/ptxgen/ptxgen/plan"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -24,7 +23,7 @@ func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}), target)
+	comp, err := lower.CompileProgram(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}, nil, target)
 	if err != nil {
 		return nil, err
 	}

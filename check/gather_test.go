@@ -11,7 +11,6 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
-	"github.com/ptxgen/ptxgen/plan"
 )
 
 // TestMLAGather: the gather ceiling sums exactly the records the decode reads, on
@@ -85,7 +84,7 @@ func TestMLAGatherAssembles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}), tgt("sm_90").WithLimitsOf(tgt("sm_120")))
+		comp, err := lower.CompileProgram(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}, nil, tgt("sm_90").WithLimitsOf(tgt("sm_120")))
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/ptxgen/ptxgen/golden"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
-	"github.com/ptxgen/ptxgen/plan"
 )
 
 // TestIntDivRem: i32 division and remainder by constants truncate toward zero as
@@ -77,7 +76,7 @@ func checkDivRem(t *testing.T, elem ir.Elem, x []int64, d int64, seed uint64) *l
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "divrem", Kernels: []*ir.Kernel{k}}), tgt("sm_90"))
+	comp, err := lower.CompileProgram(&ir.Program{Name: "divrem", Kernels: []*ir.Kernel{k}}, nil, tgt("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}

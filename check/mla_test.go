@@ -196,7 +196,7 @@ func TestMLAMatrixAssembles(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				comp, err := lower.CompileProgram(p, tgt(target))
+				comp, err := lower.CompileProgram(p.Program, p.Sequences(), tgt(target))
 				if err != nil {
 					t.Fatal(err)
 				}

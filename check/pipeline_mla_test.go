@@ -40,7 +40,7 @@ func TestMLAPipelinedEmulator(t *testing.T) {
 						}
 					}
 				}
-				comp, err := lower.CompileProgram(prog, tgt(s.target))
+				comp, err := lower.CompileProgram(prog.Program, prog.Sequences(), tgt(s.target))
 				if err != nil && strings.Contains(err.Error(), "bytes of shared memory per CTA") {
 					t.Skip(err)
 				}

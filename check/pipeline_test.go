@@ -9,7 +9,6 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
-	"github.com/ptxgen/ptxgen/plan"
 )
 
 // gemmStagesCase is the seeded gemm case of cfg with its K loop pipelined over
@@ -24,7 +23,7 @@ func gemmStagesCase(t *testing.T, cfg kernels.GEMMConfig, stages int, target str
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), tgt(target))
+	comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil, tgt(target))
 	if err != nil {
 		t.Fatalf("stages %d: %v", stages, err)
 	}
@@ -141,7 +140,7 @@ func TestGEMMStagesAssemble(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					comp, err := lower.CompileProgram(plan.Unplanned(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}), tgt(target))
+					comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil, tgt(target))
 					if err != nil {
 						t.Fatal(err)
 					}

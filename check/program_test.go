@@ -10,7 +10,6 @@ import (
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
-	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -24,7 +23,7 @@ func compileText(t *testing.T, src string) *lower.Compiled {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := lower.CompileProgram(plan.Unplanned(p), tg)
+	c, err := lower.CompileProgram(p, nil, tg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
-	"github.com/ptxgen/ptxgen/plan"
 )
 
 // TestChangedScheduleClause: the decode's text form as dump -ir prints it, with
@@ -43,7 +42,7 @@ func TestChangedScheduleClause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, err := lower.CompileProgram(&plan.Program{Program: back, Rule: prog.Rule}, target)
+	changed, err := lower.CompileProgram(back, prog.Sequences(), target)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,7 @@ import (
 
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -133,7 +134,7 @@ func Generate(cfg kernels.Config, targets []target.Target, opt Options) ([]File,
 	if len(targets) == 0 {
 		return nil, fmt.Errorf("gogen: no targets")
 	}
-	var cs []*lower.Compiled
+	var cs []*Compiled
 	for _, t := range targets {
 		p, err := cfg.Build(t)
 		if err != nil {
@@ -147,7 +148,7 @@ func Generate(cfg kernels.Config, targets []target.Target, opt Options) ([]File,
 				opt.Doc = s.Doc
 			}
 		}
-		c, err := lower.CompileProgram(p, t)
+		c, err := Compile(p, t)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", t, err)
 		}
@@ -166,6 +167,22 @@ func Generate(cfg kernels.Config, targets []target.Target, opt Options) ([]File,
 	return Render(cs, opt)
 }
 
+// Compiled is a program lowered for one target, with its launch plan: the rule that
+// chooses per call which kernels run (nil: every kernel runs, in order).
+type Compiled struct {
+	lower.Compiled
+	Plan *plan.Rule
+}
+
+// Compile lowers p for t, its kernels placed in the launch sequences of its plan.
+func Compile(p *plan.Program, t target.Target) (*Compiled, error) {
+	c, err := lower.CompileProgram(p.Program, p.Sequences(), t)
+	if err != nil {
+		return nil, err
+	}
+	return &Compiled{Compiled: *c, Plan: p.Rule}, nil
+}
+
 // Render writes the Go file and the PTX files for a program already lowered for each
 // target. Every target must have the same kernels, parameters and workspace buffers;
 // launch facts (grid, shared memory, sizes) may differ.
@@ -173,7 +190,7 @@ func Generate(cfg kernels.Config, targets []target.Target, opt Options) ([]File,
 // With Options.Manifest the manifest follows the PTX files; with an empty Options.File
 // there is no Go file, and the PTX files are named after the manifest
 // (MANIFEST_TARGET.ptx for MANIFEST.json).
-func Render(cs []*lower.Compiled, opt Options) ([]File, error) {
+func Render(cs []*Compiled, opt Options) ([]File, error) {
 	if opt.File == "" && opt.Manifest == "" {
 		return nil, fmt.Errorf("gogen: neither a Go file nor a manifest to write")
 	}
@@ -240,7 +257,7 @@ type param struct {
 
 type model struct {
 	opt    Options
-	cs     []*lower.Compiled
+	cs     []*Compiled
 	typ    string // exported type
 	pre    string // unexported prefix
 	recv   string // receiver name
@@ -253,7 +270,7 @@ type model struct {
 	idents  map[string]string // package-level identifiers generated, for collisions
 }
 
-func newModel(cs []*lower.Compiled, opt Options) (*model, error) {
+func newModel(cs []*Compiled, opt Options) (*model, error) {
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("gogen: no targets")
 	}
@@ -745,7 +762,7 @@ func factsLit(k *ptx.Kernel) jen.Code {
 
 // isa is the target a compiled program's PTX is for: its module's .target (the
 // target's name, also when it was planned under another's limits).
-func isa(c *lower.Compiled) string {
+func isa(c *Compiled) string {
 	if c.Module != nil {
 		return c.Module.Target
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
-	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
@@ -206,9 +205,9 @@ func twoKernels(t testing.TB) *plan.Program {
 
 func TestWorkspaceBinding(t *testing.T) {
 	p := twoKernels(t)
-	var cs []*lower.Compiled
+	var cs []*Compiled
 	for _, tg := range []string{"sm_90", "sm_80"} {
-		c, err := lower.CompileProgram(p, target.MustLookup(tg))
+		c, err := Compile(p, target.MustLookup(tg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,28 +247,28 @@ func TestWorkspaceBinding(t *testing.T) {
 
 func TestRenderErrors(t *testing.T) {
 	p := twoKernels(t)
-	c, err := lower.CompileProgram(p, target.MustLookup("sm_90"))
+	c, err := Compile(p, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ok := Options{Package: "two", Type: "TwoStep", File: "two_gen.go"}
 	cases := []struct {
 		name string
-		edit func(o *Options, c *lower.Compiled)
+		edit func(o *Options, c *Compiled)
 		want string
 	}{
-		{"package", func(o *Options, c *lower.Compiled) { o.Package = "two-step" }, "package name"},
-		{"type", func(o *Options, c *lower.Compiled) { o.Type = "twoStep" }, "exported"},
-		{"file", func(o *Options, c *lower.Compiled) { o.File = "sub/two.go" }, `byte 3 ("/")`},
-		{"file bytes", func(o *Options, c *lower.Compiled) { o.File = "\xa0.go" }, `byte 0 ("\xa0")`},
-		{"file suffix", func(o *Options, c *lower.Compiled) { o.File = "two.txt" }, "must end in .go"},
-		{"kind", func(o *Options, c *lower.Compiled) {
+		{"package", func(o *Options, c *Compiled) { o.Package = "two-step" }, "package name"},
+		{"type", func(o *Options, c *Compiled) { o.Type = "twoStep" }, "exported"},
+		{"file", func(o *Options, c *Compiled) { o.File = "sub/two.go" }, `byte 3 ("/")`},
+		{"file bytes", func(o *Options, c *Compiled) { o.File = "\xa0.go" }, `byte 0 ("\xa0")`},
+		{"file suffix", func(o *Options, c *Compiled) { o.File = "two.txt" }, "must end in .go"},
+		{"kind", func(o *Options, c *Compiled) {
 			c.Kernels[1].Params[0].Kind = "i64" // n: i32 in part, i64 in combine
 		}, "parameter n is i64 in kernel combine"},
-		{"workspace", func(o *Options, c *lower.Compiled) {
+		{"workspace", func(o *Options, c *Compiled) {
 			c.Workspace = []ir.Workspace{{Name: "n", Bytes: 4}}
 		}, "names a workspace buffer but is a i32"},
-		{"clash", func(o *Options, c *lower.Compiled) {
+		{"clash", func(o *Options, c *Compiled) {
 			c.Kernels[0].Params[0].Name = "y_"
 			c.Kernels[1].Params[2].Name = "Y"
 		}, "would both be called"},
@@ -285,7 +284,7 @@ func TestRenderErrors(t *testing.T) {
 			}
 			o := ok
 			tc.edit(&o, &cc)
-			_, err := Render([]*lower.Compiled{&cc}, o)
+			_, err := Render([]*Compiled{&cc}, o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -295,17 +294,17 @@ func TestRenderErrors(t *testing.T) {
 
 func TestTargetsMustAgree(t *testing.T) {
 	p := twoKernels(t)
-	a, err := lower.CompileProgram(p, target.MustLookup("sm_90"))
+	a, err := Compile(p, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := twoKernels(t)
 	q.Kernels = q.Kernels[:1] // no kernel takes y on sm_80
-	b, err := lower.CompileProgram(q, target.MustLookup("sm_80"))
+	b, err := Compile(q, target.MustLookup("sm_80"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Render([]*lower.Compiled{a, b}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
+	_, err = Render([]*Compiled{a, b}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
 	if err == nil || !strings.Contains(err.Error(), "no kernel takes y on sm_80") {
 		t.Errorf("error %v, want one saying sm_80 lacks y", err)
 	}
@@ -385,9 +384,9 @@ func TestGoldenBuilds(t *testing.T) {
 		}
 		pkgs = append(pkgs, "./"+g.name)
 	}
-	var cs []*lower.Compiled
+	var cs []*Compiled
 	for _, tg := range []string{"sm_90", "sm_80"} {
-		c, err := lower.CompileProgram(twoKernels(t), target.MustLookup(tg))
+		c, err := Compile(twoKernels(t), target.MustLookup(tg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,7 +530,7 @@ func lookupAll(names ...string) []target.Target {
 // an sm_90 instruction in sm_80 PTX), for the Go file and for a manifest alone: gen
 // used to write PTX the validator never saw, which only ptxas or the JIT would refuse.
 func TestRenderValidatesPTX(t *testing.T) {
-	c, err := lower.CompileProgram(twoKernels(t), target.MustLookup("sm_80"))
+	c, err := Compile(twoKernels(t), target.MustLookup("sm_80"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,10 +544,10 @@ func TestRenderValidatesPTX(t *testing.T) {
 		{Package: "two", Type: "TwoStep", File: "two_gen.go"},
 		{Manifest: "two.json"},
 	} {
-		if _, err := Render([]*lower.Compiled{c}, o); err != nil {
+		if _, err := Render([]*Compiled{c}, o); err != nil {
 			t.Fatalf("%+v: the valid module: %v", o, err)
 		}
-		_, err := Render([]*lower.Compiled{&bad}, o)
+		_, err := Render([]*Compiled{&bad}, o)
 		if err == nil || !strings.Contains(err.Error(), "griddepcontrol.wait needs sm_90") || !strings.Contains(err.Error(), "sm_80") {
 			t.Errorf("%+v: error %v, want the validator's refusal of griddepcontrol.wait on sm_80", o, err)
 		}
@@ -643,7 +642,7 @@ func countParams(fd *ast.FuncDecl) int {
 // TestParamNamedStream: a kernel parameter called stream becomes streamArg in Launch
 // and LaunchOn, which call their own first parameter stream.
 func TestParamNamedStream(t *testing.T) {
-	c, err := lower.CompileProgram(twoKernels(t), target.MustLookup("sm_90"))
+	c, err := Compile(twoKernels(t), target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -652,7 +651,7 @@ func TestParamNamedStream(t *testing.T) {
 	k.Params[2].Name = "stream" // y, the combine's output
 	cc := *c
 	cc.Kernels = []*ptx.Kernel{c.Kernels[0], &k}
-	files, err := Render([]*lower.Compiled{&cc}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
+	files, err := Render([]*Compiled{&cc}, Options{Package: "two", Type: "TwoStep", File: "two_gen.go"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/internal/strictjson"
-	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -259,7 +258,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 
 // RenderManifest writes the manifest of a program already lowered for each target, as
 // indented JSON; ptxFile names each target's PTX file relative to the manifest.
-func RenderManifest(cs []*lower.Compiled, opt Options, ptxFile func(target string) string) ([]byte, error) {
+func RenderManifest(cs []*Compiled, opt Options, ptxFile func(target string) string) ([]byte, error) {
 	if opt.File == "" {
 		opt.File = "manifest.go" // the model names Go identifiers the manifest does not use
 	}
@@ -286,7 +285,7 @@ var planExampleSMs = []int{170, 188, 132, 16}
 
 // planExamples are Plan's choices for a spread of rows up to the capacity on
 // planExampleSMs, each with the workspace parts for that many rows.
-func planExamples(c *lower.Compiled) []ManifestPlanExample {
+func planExamples(c *Compiled) []ManifestPlanExample {
 	if c.Plan == nil || len(c.Kernels) == 0 {
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -32,13 +31,13 @@ func TestManifestRoundTrip(t *testing.T) {
 	} {
 		name := tc.kernel + " " + strings.Join(tc.args, " ")
 		cfg := config(t, tc.kernel, tc.args...)
-		var cs []*lower.Compiled
+		var cs []*Compiled
 		for _, tg := range tc.targets {
 			p, err := cfg.Build(target.MustLookup(tg))
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := lower.CompileProgram(p, target.MustLookup(tg))
+			c, err := Compile(p, target.MustLookup(tg))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,7 +64,7 @@ func TestFilledScheduleRoundTrip(t *testing.T) {
 
 func roundTrip(t *testing.T, p *plan.Program, tg target.Target) {
 	t.Helper()
-	want, err := lower.CompileProgram(p, tg)
+	want, err := lower.CompileProgram(p.Program, p.Sequences(), tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func roundTrip(t *testing.T, p *plan.Program, tg target.Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := lower.CompileProgram(&plan.Program{Program: back, Rule: p.Rule}, tg)
+	got, err := lower.CompileProgram(back, p.Sequences(), tg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,7 +73,7 @@ func compileMLA(t *testing.T, c kernels.MLAConfig, tname string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	comp, err := lower.CompileProgram(p, tg)
+	comp, err := lower.CompileProgram(p.Program, p.Sequences(), tg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -452,7 +452,7 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 // H=128 T=8, 2 tiles, 25.8 against 27.0) and lose at 1 (H=64 T=8: 20.2 against 19.6).
 func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 	rule := &plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit, SMs: c.SMs, WideMinTiles: mlaWideMinTiles,
-		SmallNum: plan.LatencyBoundNum, SmallDen: plan.LatencyBoundDen}
+		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen}
 	var fams []*mlaFamily
 	add := func(hb int, onlyIfFits bool) error {
 		f, err := c.mlaWidest(t, hb)

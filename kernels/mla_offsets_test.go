@@ -45,7 +45,7 @@ func TestMLACacheOffsetsAre64Bit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp, err := lower.CompileProgram(p, target.MustLookup(tc.target))
+			comp, err := lower.CompileProgram(p.Program, p.Sequences(), target.MustLookup(tc.target))
 			if err != nil {
 				t.Fatal(err)
 			}

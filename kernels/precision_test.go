@@ -49,7 +49,7 @@ func TestPrecisionBF16PAssembles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			comp, err := lower.CompileProgram(p, target.MustLookup(arch))
+			comp, err := lower.CompileProgram(p.Program, p.Sequences(), target.MustLookup(arch))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,5 +74,3 @@ func gcd64(a, b int64) int64 {
 	}
 	return a
 }
-
-func log2(n int) int { return bits.TrailingZeros(uint(n)) }

@@ -166,7 +166,7 @@ func checkShared(f *fn) error {
 		if v.Type.Rank() == 1 {
 			size = rowBytes
 		}
-		if p := f.pipeTile[v]; p != nil {
+		if p := f.pipeTile(v); p != nil {
 			size += (p.stages - 1) * p.slotBytes // the ring's other slots
 		}
 		switch {
@@ -221,7 +221,7 @@ func checkShared(f *fn) error {
 	}
 	for i, a := range arrays {
 		for _, b := range arrays[i+1:] {
-			if p := f.pipeTile[a.v]; p != nil && p == f.pipeTile[b.v] {
+			if p := f.pipeTile(a.v); p != nil && p == f.pipeTile(b.v) {
 				continue // tiles of one ring interleave by slot, each 128-byte aligned in it
 			}
 			if a.start < b.end && b.start < a.end && !aliased(a.v, b.v) && !aliased(b.v, a.v) {
@@ -242,7 +242,7 @@ func checkSchedule(f *fn) error {
 	var visit func(b *ir.Block)
 	visit = func(b *ir.Block) {
 		for i, o := range b.Ops {
-			if g := f.dotGroups[o]; g != nil {
+			if g := f.schedule.dotGroups[o]; g != nil {
 				dots := 0
 				for j, x := range g {
 					if i+j >= len(b.Ops) || b.Ops[i+j] != x {
@@ -363,7 +363,7 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 	roles := map[string]state{}
 	held := map[string]bool{} // the role holds its ring slot (acquired, not released)
 	handoff := func(v *ir.Value) bool {
-		p := f.pipeTile[storageOf(v)]
+		p := f.pipeTile(storageOf(v))
 		return p != nil && p.handoff
 	}
 	// handoffThreads is the thread count of the ring barriers role r meets on.

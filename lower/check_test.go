@@ -12,8 +12,9 @@ import (
 	"github.com/ptxgen/ptxgen/target"
 )
 
-// compileTo runs the pipeline on a copy of k up to and including pass last,
-// without the checks, and returns the compilation state.
+// compileTo runs the pipeline on a copy of k (newFn, as Compile starts it) up
+// to and including pass last, without the checks, and returns the compilation
+// state.
 func compileTo(t *testing.T, k *ir.Kernel, targetName, last string, opt Options) *fn {
 	t.Helper()
 	tg, err := target.LookupTarget(targetName)

@@ -245,7 +245,7 @@ func (e *emitter) block(b *ir.Block) error {
 		if r, moves := e.regionFor(o); moves {
 			e.placeOn(r)
 		}
-		if g := e.f.dotGroups[o]; g != nil {
+		if g := e.f.schedule.dotGroups[o]; g != nil {
 			e.flushStage()
 			if err := e.dotGroup(g); err != nil {
 				return err
@@ -274,23 +274,6 @@ func (e *emitter) stagesComputed(o *ir.Op) bool {
 	r := o.Result()
 	_, staged := e.f.staged[r]
 	return staged && e.layout(r).kind == lExpr && r.Type.Rank() == 2
-}
-
-// useCounts counts each value's uses: as an op argument anywhere in k, and as
-// a loop's yielded value.
-func useCounts(k *ir.Kernel) map[*ir.Value]int {
-	n := map[*ir.Value]int{}
-	walkOps(k.Body, func(o *ir.Op) {
-		for _, a := range o.Args {
-			n[a]++
-		}
-		if o.Body != nil {
-			for _, y := range o.Body.Yield {
-				n[y]++
-			}
-		}
-	})
-	return n
 }
 
 func (e *emitter) layout(v *ir.Value) layout { return e.f.layouts[v] }
@@ -332,7 +315,7 @@ func (e *emitter) opCompute(o *ir.Op) error {
 	case lExpr, lShared:
 		// Recomputed per use, or stored by the cp.asyncs issued here.
 		if o.Kind == ir.OpLoad && l.kind == lShared {
-			if p := e.f.pipeTile[r]; p != nil && !p.handoff {
+			if p := e.f.pipeTile(r); p != nil && !p.handoff {
 				return nil // issued ahead into its ring (pipelineStage)
 			}
 			return e.loadShared(o)

@@ -423,17 +423,6 @@ func (e *emitter) allReduceSplit(o *ir.Op) error {
 	return nil
 }
 
-// splitScratch is the shared scratch a split dot's all-reduce needs (0 for none).
-func (f *fn) splitScratch(o *ir.Op) int {
-	parts := f.splitK[o]
-	if parts < 2 || f.splitPartial[o.Result()] {
-		return 0
-	}
-	// Each row group's warps write one f32 per element of the group's rows.
-	r := o.Result()
-	return parts * r.Type.Shape[0] * r.Type.Shape[1] * 4
-}
-
 // dotGroup emits a group from dotGroupAt: the elementwise ops first (they use
 // no dot of the group), then the dots interleaved k step by k step.
 func (e *emitter) dotGroup(group []*ir.Op) error {

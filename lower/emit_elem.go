@@ -52,7 +52,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		ae = o.Args[0].Type.Elem
 	}
 	if o.Kind.Class().Binary {
-		if r, ok := e.f.rules[o]; ok {
+		if r, ok := e.f.simplify.rules[o]; ok {
 			// Decided by the simplify pass; the operands must agree.
 			if got := simplifyRule(o.Kind, ae, immInt(args[0]), immInt(args[1])); got != r {
 				return nil, fmt.Errorf("simplify decided %v, but the emitted operands say %v", r, got)

@@ -57,7 +57,7 @@ func (e *emitter) loop(o *ir.Op) error {
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.
 	e.sync(syncLoopEnter, nil)
-	pl := e.f.pipelines[o]
+	pl := e.f.pipeline.pipelines[o]
 	var slot ptx.Reg
 	if pl != nil {
 		var err error

@@ -74,23 +74,20 @@ func (c *dimClasses) tie(x, y *ir.Value) {
 	}
 }
 
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
 func lcm(a, b int) int { return a / gcd(a, b) * b }
 
-func roundUp(x, g int) int { return (x + g - 1) / g * g }
+// legalizeRecord is what legalize decided: logical holds every tile's shape
+// before it was padded.
+type legalizeRecord struct {
+	logical map[*ir.Value][]int
+}
 
 // legalize pads every tile dimension to the granule of the instruction that
 // consumes it and makes the padding harmless: loads and stores get row masks and
 // column bounds that exclude padded elements (so padding reads as zero and is never
 // written), reductions see the neutral element there, and a dot's padded K is zero
 // in both operands. After it, every tile type holds padded extents.
-func legalize(f *fn) error {
+func legalize(f *fn) (legalizeRecord, error) {
 	f.computeRoles()
 	c := &dimClasses{parent: map[dimRef]dimRef{}, granule: map[dimRef]int{}}
 	var all []*ir.Value
@@ -163,9 +160,9 @@ func legalize(f *fn) error {
 
 	// Every member of a class has the same logical extent (the verifier saw to that);
 	// the class's padded extent rounds it up to the class granule.
-	f.logical = map[*ir.Value][]int{}
+	logical := map[*ir.Value][]int{}
 	for _, v := range all {
-		f.logical[v] = append([]int(nil), v.Type.Shape...)
+		logical[v] = append([]int(nil), v.Type.Shape...)
 	}
 	for _, v := range all {
 		for d, n := range v.Type.Shape {
@@ -176,11 +173,11 @@ func legalize(f *fn) error {
 		// Warp counts whose splits share no factor pad to their product: say so
 		// rather than lower a tile past the verifier's limit.
 		if n := v.Type.Elems(); n > ir.MaxTileElems {
-			return fmt.Errorf("%s (%s) pads to %s for the m16 x n8 granules split over %s, more than the %d elements a tile may hold: give the kernel (and its roles) warp counts that split its tiles' granules evenly, such as powers of two",
-				v, ir.TileOf(v.Type.Elem, f.logical[v]...), v.Type, f.warpCounts(), ir.MaxTileElems)
+			return legalizeRecord{}, fmt.Errorf("%s (%s) pads to %s for the m16 x n8 granules split over %s, more than the %d elements a tile may hold: give the kernel (and its roles) warp counts that split its tiles' granules evenly, such as powers of two",
+				v, ir.TileOf(v.Type.Elem, logical[v]...), v.Type, f.warpCounts(), ir.MaxTileElems)
 		}
 	}
-	return f.insertPaddingMasks()
+	return legalizeRecord{logical: logical}, f.insertPaddingMasks(logical)
 }
 
 // warpCounts names the kernel's warps and its roles' for a message.
@@ -276,55 +273,9 @@ func fragmentTiles(k *ir.Kernel) []*ir.Value {
 	return order
 }
 
-// memOps names the operands of a load or store.
-type memOps struct {
-	ptr, offs, col0, mask, bound, val *ir.Value
-	maskIdx, boundIdx                 int // operand positions, -1 if absent
-}
-
-func memOperands(o *ir.Op) memOps {
-	a := o.Args
-	m := memOps{ptr: a[0], offs: a[1], maskIdx: -1, boundIdx: -1}
-	if o.Kind == ir.OpStore {
-		m.val = a[len(a)-1]
-		a = a[:len(a)-1]
-	} else {
-		m.val = o.Result()
-	}
-	n := len(a) - 1
-	if o.HasMask {
-		n--
-	}
-	if o.HasBound {
-		n--
-	}
-	k := 2
-	if n == 2 {
-		m.col0 = a[2]
-		k = 3
-	}
-	if o.HasMask {
-		m.mask, m.maskIdx = a[k], k
-		k++
-	}
-	if o.HasBound {
-		m.bound, m.boundIdx = a[k], k
-	}
-	return m
-}
-
-// walkOps visits ops in program order, loop bodies after their loop op.
-func walkOps(b *ir.Block, visit func(*ir.Op)) {
-	for _, o := range b.Ops {
-		visit(o)
-		if o.Body != nil {
-			walkOps(o.Body, visit)
-		}
-	}
-}
-
-// insertPaddingMasks adds the ops that keep padded elements out of results.
-func (f *fn) insertPaddingMasks() error {
+// insertPaddingMasks adds the ops that keep padded elements out of results
+// (logical: the shapes before padding).
+func (f *fn) insertPaddingMasks(logical map[*ir.Value][]int) error {
 	var rewrite func(b *ir.Block) error
 	rewrite = func(b *ir.Block) error {
 		var out []*ir.Op
@@ -332,12 +283,12 @@ func (f *fn) insertPaddingMasks() error {
 			e := &opEmitter{f: f, role: o.Role}
 			switch o.Kind {
 			case ir.OpLoad, ir.OpStore:
-				f.maskMemory(e, o)
+				f.maskMemory(e, o, logical)
 			case ir.OpReduce:
 				x := o.Args[0]
 				ax := 1 - int(o.Int) // the kept axis; o.Int is the reduced one
 				red := int(o.Int)
-				if n, p := f.logical[x][red], x.Type.Shape[red]; n < p {
+				if n, p := logical[x][red], x.Type.Shape[red]; n < p {
 					neutral := 0.0
 					if o.Pred == "max" {
 						neutral = ir.NegInf
@@ -347,7 +298,7 @@ func (f *fn) insertPaddingMasks() error {
 				}
 			case ir.OpDot:
 				a, bm := o.Args[0], o.Args[1]
-				if n, p := f.logical[a][1], a.Type.Shape[1]; n < p {
+				if n, p := logical[a][1], a.Type.Shape[1]; n < p {
 					// An operand another role computes is masked on that role,
 					// where its fragments are: the masked tile then crosses to
 					// the dot as the operand would have (staged).
@@ -394,12 +345,12 @@ func zeroFilled(v *ir.Value) bool {
 }
 
 // maskMemory narrows a load or store to the logical rows and columns.
-func (f *fn) maskMemory(e *opEmitter, o *ir.Op) {
+func (f *fn) maskMemory(e *opEmitter, o *ir.Op, logical map[*ir.Value][]int) {
 	m := memOperands(o)
 	if m.offs.Type.Kind != ir.Tile {
 		return
 	}
-	rows, prows := f.logical[m.val][0], m.val.Type.Shape[0]
+	rows, prows := logical[m.val][0], m.val.Type.Shape[0]
 	if rows < prows {
 		ok := e.iotaLess(prows, rows)
 		if m.mask != nil {
@@ -410,7 +361,7 @@ func (f *fn) maskMemory(e *opEmitter, o *ir.Op) {
 		}
 	}
 	if m.val.Type.Rank() == 2 {
-		cols, pcols := f.logical[m.val][1], m.val.Type.Shape[1]
+		cols, pcols := logical[m.val][1], m.val.Type.Shape[1]
 		if cols < pcols {
 			c := e.constI(int64(cols))
 			if m.bound != nil {

@@ -44,27 +44,34 @@ type loopPipeline struct {
 	producer, consumer string
 }
 
+// pipelineRecord is what the pipeline pass decided.
+type pipelineRecord struct {
+	// pipelines are the pipelined loops' decisions, by loop; pipeTile maps each
+	// tile issued ahead to its loop's; notPipelined says why a load of a
+	// pipelined loop (or the loop) is not.
+	pipelines    map[*ir.Op]*loopPipeline
+	pipeTile     map[*ir.Value]*loopPipeline
+	notPipelined map[*ir.Op]string
+}
+
 // pipelineLoops is the pipeline pass.
 //
 // Requires: layouts (layout) and staged homes (stage).
-// Guarantees: f.pipelines holds, for every loop with Stages > 1 and at least one
+// Guarantees: the record's pipelines hold, for every loop with Stages > 1 and at least one
 // load it can issue ahead, the loads to issue ahead: rank-2 loads of the loop's own
 // body that land in shared memory through cp.async (4-byte chunks or wider), are
 // neither staged nor yielded, and whose operands depend only on the induction
 // variable, values defined before the loop and scalar or recomputed ops of the
-// body (no load, no loop-carried value). f.notPipelined says for each other
+// body (no load, no loop-carried value); its notPipelined says for each other
 // load of such a loop, and for such a loop without any, why not.
-func pipelineLoops(f *fn) error {
-	f.pipelines = map[*ir.Op]*loopPipeline{}
-	f.pipeTile = map[*ir.Value]*loopPipeline{}
-	f.notPipelined = map[*ir.Op]string{}
-	var err error
+func pipelineLoops(f *fn) pipelineRecord {
+	rec := pipelineRecord{pipelines: map[*ir.Op]*loopPipeline{}, pipeTile: map[*ir.Value]*loopPipeline{}, notPipelined: map[*ir.Op]string{}}
 	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind != ir.OpFor || o.Stages <= 1 || err != nil {
+		if o.Kind != ir.OpFor || o.Stages <= 1 {
 			return
 		}
 		if splitByRoles(o) {
-			f.notPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
+			rec.notPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
 			return
 		}
 		p := &loopPipeline{loop: o, stages: o.Stages}
@@ -76,13 +83,13 @@ func pipelineLoops(f *fn) error {
 			}
 			why := f.whyNotPipelined(o, bo, deps, reads)
 			if why != "" {
-				f.notPipelined[bo] = why
+				rec.notPipelined[bo] = why
 				continue
 			}
 			p.tiles = append(p.tiles, bo.Result())
 		}
 		if len(p.tiles) == 0 {
-			f.notPipelined[o] = "no load to issue ahead"
+			rec.notPipelined[o] = "no load to issue ahead"
 			return
 		}
 		for _, bo := range o.Body.Ops {
@@ -97,12 +104,12 @@ func pipelineLoops(f *fn) error {
 				}
 			}
 		})
-		f.pipelines[o] = p
+		rec.pipelines[o] = p
 		for _, t := range p.tiles {
-			f.pipeTile[t] = p
+			rec.pipeTile[t] = p
 		}
 	})
-	return err
+	return rec
 }
 
 // whyNotPipelined says why the load ld of loop's body cannot be issued ahead ("" if
@@ -199,18 +206,18 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 
 // pipelineNote is the dump annotation of a loop or load the pass decided about.
 func (f *fn) pipelineNote(o *ir.Op) string {
-	if p := f.pipelines[o]; p != nil {
+	if p := f.pipeline.pipelines[o]; p != nil {
 		names := make([]string, len(p.tiles))
 		for i, t := range p.tiles {
 			names[i] = t.String()
 		}
 		return fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.stages, p.stages-1, strings.Join(names, " "))
 	}
-	if why, ok := f.notPipelined[o]; ok {
+	if why, ok := f.pipeline.notPipelined[o]; ok {
 		return "not pipelined: " + why
 	}
-	if len(o.Results) == 1 && f.pipeTile[o.Result()] != nil {
-		p := f.pipeTile[o.Result()]
+	if len(o.Results) == 1 && f.pipeTile(o.Result()) != nil {
+		p := f.pipeTile(o.Result())
 		if p.handoff {
 			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.producer, p.consumer, p.stages, p.slotBytes)
 		}
@@ -227,12 +234,12 @@ func checkPipelines(f *fn) error {
 	if err := checkStaging(f); err != nil {
 		return err
 	}
-	for loop, p := range f.pipelines {
+	for loop, p := range f.pipeline.pipelines {
 		if p.stages < 2 || p.stages > ir.MaxStages || p.stages != loop.Stages {
 			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.stages, loop.Stages)
 		}
 		for _, t := range p.tiles {
-			if f.layouts[t].kind != lShared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.pipeTile[t] != p {
+			if f.layouts[t].kind != lShared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.pipeline.pipeTile[t] != p {
 				return fmt.Errorf("pipeline check: %s is no cp.async load of the loop at %s", t, loop.Body.Args[0])
 			}
 			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}); why != "" {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/runtime"
 	"github.com/ptxgen/ptxgen/target"
@@ -120,10 +119,10 @@ func TestEveryPassDumps(t *testing.T) {
 // the second launch early and the second waits for it before anything else, and is
 // marked Programmatic for launchers; older targets get neither instruction.
 func TestGridDependency(t *testing.T) {
-	p := plan.Unplanned(&ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}})
+	p := &ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}}
 	for _, tname := range target.TargetNames() {
 		tg := target.MustLookup(tname)
-		c, err := CompileProgram(p, tg)
+		c, err := CompileProgram(p, nil, tg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +150,7 @@ func TestGridDependency(t *testing.T) {
 			}
 		}
 	}
-	if c, _ := CompileProgram(plan.Unplanned(&ir.Program{Name: "one", Kernels: []*ir.Kernel{tinyKernel(t, 16)}}), target.MustLookup("sm_90")); strings.Contains(c.Module.Print(), "griddepcontrol") {
+	if c, _ := CompileProgram(&ir.Program{Name: "one", Kernels: []*ir.Kernel{tinyKernel(t, 16)}}, nil, target.MustLookup("sm_90")); strings.Contains(c.Module.Print(), "griddepcontrol") {
 		t.Errorf("a program of one kernel needs no grid dependency control")
 	}
 }

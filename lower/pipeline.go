@@ -21,33 +21,26 @@ import (
 
 // fn is the state one compilation carries through the passes.
 type fn struct {
-	k       *ir.Kernel
-	target  target.Target
-	logical map[*ir.Value][]int // shapes before legalize padded them
-	layouts map[*ir.Value]layout
-	staged  map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
-	scratch map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
-	aliases map[*ir.Value][]*ir.Value
-	// rowReduced marks tiles whose rows a reduction combines (see markRowReduced).
-	rowReduced map[*ir.Value]bool
+	k      *ir.Kernel
+	target target.Target
+	// The passes' records, one field per pass that returns one: what it decided.
+	legalize   legalizeRecord
+	rowReduced rowReduceRecord // the rowreduce pass's
+	pipeline   pipelineRecord
+	schedule   scheduleRecord
+	simplify   simplifyRecord
+	layouts    map[*ir.Value]layout
+	staged     map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
+	scratch    map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
+	aliases    map[*ir.Value][]*ir.Value
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
-	// rules are the simplify pass's decisions.
-	rules map[*ir.Op]rule
-	// dotGroups maps the first op of each fused dot group to its ops (schedule).
-	dotGroups map[*ir.Op][]*ir.Op
-	// pipelines are the pipelined loops' decisions (pipeline), pipeTile maps each
-	// tile issued ahead to its loop's, notPipelined says why a load of a pipelined
-	// loop (or the loop) is not.
-	pipelines    map[*ir.Op]*loopPipeline
-	pipeTile     map[*ir.Value]*loopPipeline
-	notPipelined map[*ir.Op]string
 	// roles are the warp roles' values and handoff rings (roles.go).
 	roles *roleInfo
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
-	// dotOrder is the kernel's dots in text order, before any pass (Schedule).
+	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
 	// splitK maps each dot whose reduction is split across the warps of its row
 	// group to that warp count (layout); splitPartial marks the split dots'
@@ -94,15 +87,15 @@ type Pass struct {
 // leave PTX.
 var Passes = []Pass{
 	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }, nil},
-	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", legalize, checkIR},
-	{"rowreduce", "mark the tiles whose rows a reduction combines", markRowReducedPass, checkRowReduced},
+	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", func(f *fn) (err error) { f.legalize, err = legalize(f); return err }, checkIR},
+	{"rowreduce", "mark the tiles whose rows a reduction combines", func(f *fn) error { f.rowReduced = markRowReduced(f); return nil }, checkRowReduced},
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
-	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", pipelineLoops, checkPipelines},
+	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.pipeline = pipelineLoops(f); return nil }, checkPipelines},
 	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", assignRoles, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
-	{"schedule", "group dots that share an A operand, to be emitted k step by k step", scheduleDots, checkSchedule},
-	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", simplifyOps, checkIR},
+	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.schedule = scheduleDots(f); return nil }, checkSchedule},
+	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", func(f *fn) error { f.simplify = simplifyOps(f); return nil }, checkIR},
 	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
 	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
 }
@@ -230,36 +223,6 @@ func validPass(name string) bool {
 	return false
 }
 
-// paramIndex is the index of the kernel parameter pointer p is (through any
-// bitcasts, which only change the element type), or -1.
-func paramIndex(k *ir.Kernel, p *ir.Value) int {
-	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
-		p = p.Def.Args[0]
-	}
-	for i, kp := range k.Params {
-		if kp.Value == p {
-			return i
-		}
-	}
-	return -1
-}
-
-func walkValues(k *ir.Kernel, visit func(*ir.Value)) {
-	for _, p := range k.Params {
-		visit(p.Value)
-	}
-	walkOps(k.Body, func(o *ir.Op) {
-		for _, r := range o.Results {
-			visit(r)
-		}
-		if o.Body != nil {
-			for _, a := range o.Body.Args {
-				visit(a)
-			}
-		}
-	})
-}
-
 // annotate describes, in dumps, what the passes decided about an op's result.
 func (f *fn) annotate(o *ir.Op) string {
 	if len(o.Results) == 0 {
@@ -267,7 +230,7 @@ func (f *fn) annotate(o *ir.Op) string {
 	}
 	v := o.Results[0]
 	var notes []string
-	if lg, ok := f.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
+	if lg, ok := f.legalize.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
 		notes = append(notes, "logical "+shapeString(lg))
 	}
 	if l, ok := f.layouts[v]; ok {
@@ -276,7 +239,7 @@ func (f *fn) annotate(o *ir.Op) string {
 	if h, ok := f.staged[v]; ok && h.pitch > 0 {
 		notes = append(notes, "staged in "+h.String())
 	}
-	if r, ok := f.rules[o]; ok {
+	if r, ok := f.simplify.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
 	}
 	notes = append(notes, nonEmpty(f.pipelineNote(o), f.roleNote(o))...)
@@ -284,35 +247,4 @@ func (f *fn) annotate(o *ir.Op) string {
 		notes = append(notes, fmt.Sprintf("dot group at %s, op %d of %d", g[0].Result(), i+1, len(g)))
 	}
 	return strings.Join(notes, ", ")
-}
-
-// nonEmpty drops the empty strings.
-func nonEmpty(s ...string) []string {
-	var out []string
-	for _, x := range s {
-		if x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func shapeString(s []int) string {
-	p := make([]string, len(s))
-	for i, d := range s {
-		p[i] = strconv.Itoa(d)
-	}
-	return strings.Join(p, "x")
 }

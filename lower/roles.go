@@ -28,75 +28,10 @@ type roleInfo struct {
 	// ("" = every warp): its defining op's, or for a split loop's carried values
 	// and results the role that computes the yielded value.
 	of map[*ir.Value]string
-	// handoffs are the split loops' rings, by loop.
-	handoffs map[*ir.Op]*loopPipeline
-}
-
-// roleWarps is the number of warps that run ops of role r ("" = the CTA's).
-func (f *fn) roleWarps(r string) int {
-	if role, ok := f.k.Role(r); ok {
-		return role.Warps
-	}
-	return f.k.Warps
-}
-
-// warpsFor is the number of warps a tile computed by v's defining op is split over.
-func (f *fn) warpsFor(v *ir.Value) int { return f.roleWarps(f.valueRole(v)) }
-
-// valueRole is the role that computes v.
-func (f *fn) valueRole(v *ir.Value) string {
-	if f.roles != nil {
-		if r, ok := f.roles.of[v]; ok {
-			return r
-		}
-	}
-	if v.Def != nil {
-		return v.Def.Role
-	}
-	return ""
-}
-
-// placesRoles reports whether loop o, of no role itself, places ops of its body
-// on roles.
-func placesRoles(o *ir.Op) bool {
-	if o.Kind != ir.OpFor || o.Role != "" {
-		return false
-	}
-	for _, bo := range o.Body.Ops {
-		if bo.Role != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// splitByRoles reports whether loop o runs its body's ops on several roles side
-// by side: it places ops on roles and every op of its body that loads, stores,
-// multiplies, reduces or loops is on one. A loop that places ops on roles and
-// runs such an op on every warp too is *phased* instead: each iteration runs a
-// role's ops in its region while the other warps wait at the CTA barrier after
-// it, as roles do outside loops (what the role leaves in shared memory is then
-// every warp's).
-func splitByRoles(o *ir.Op) bool {
-	if !placesRoles(o) {
-		return false
-	}
-	for _, bo := range o.Body.Ops {
-		if bo.Role == "" && everyWarpWork(bo.Kind) {
-			return false
-		}
-	}
-	return true
-}
-
-// everyWarpWork reports whether an op of kind k, of no role, is work every warp
-// shares (not index arithmetic each warp may evaluate for itself).
-func everyWarpWork(k ir.OpKind) bool {
-	switch k {
-	case ir.OpLoad, ir.OpStore, ir.OpDot, ir.OpReduce, ir.OpFor:
-		return true
-	}
-	return false
+	// handoffs are the split loops' rings, by loop; handoffTile maps each tile
+	// handed off to its loop's ring.
+	handoffs    map[*ir.Op]*loopPipeline
+	handoffTile map[*ir.Value]*loopPipeline
 }
 
 // roleBarrier is the operands of role r's own barrier, bar.sync id, threads: id
@@ -125,7 +60,7 @@ const maxBarriers = 16
 // computeRoles records the role of every value (legalize, before anything reads
 // f.warpsFor).
 func (f *fn) computeRoles() {
-	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}}
+	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}, handoffTile: map[*ir.Value]*loopPipeline{}}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		for _, r := range o.Results {
 			f.roles.of[r] = o.Role
@@ -203,7 +138,7 @@ func (ri *roleInfo) yieldRole(y, init *ir.Value) string {
 // role) reads is a scalar or recomputed value whose operands are readable there
 // too, or a tile with a shared home: in a loop split by roles, computed in the
 // same iteration, it is handed off through the loop's ring (f.roles.handoffs,
-// f.pipeTile), one producer role and one consumer role per loop; every op of a
+// f.roles.handoffTile), one producer role and one consumer role per loop; every op of a
 // split loop's body that is not scalar or recomputed is on a role, and nested
 // loops there are on one; the roles' barriers and the rings' fit in the CTA's 16.
 func assignRoles(f *fn) error {
@@ -263,7 +198,7 @@ func assignRoles(f *fn) error {
 			return
 		}
 		for _, t := range p.tiles {
-			f.pipeTile[t] = p
+			f.roles.handoffTile[t] = p
 		}
 		f.roles.handoffs[o] = p
 		stages = max(stages, p.stages)

@@ -4,23 +4,21 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
-// markRowReducedPass is the rowreduce pass.
+// rowReduceRecord is what the rowreduce pass decided: the rank-2 tiles whose rows
+// a row reduction combines (layout replicates such score tiles in latency-bound
+// launches).
+type rowReduceRecord map[*ir.Value]bool
+
+// markRowReduced is the rowreduce pass: it finds the tiles whose rows a reduction
+// combines, following elementwise ops, dot accumulators and loop-carried values
+// back to the dots that produce them (see the replicated split in layoutOf).
 //
 // Requires: a legalized kernel.
-// Guarantees: f.rowReduced holds exactly the rank-2 tiles whose rows a row
+// Guarantees: the record holds exactly the rank-2 tiles whose rows a row
 // reduction combines, directly or through elementwise ops, dot accumulators and
-// loop-carried values (layout replicates such score tiles in latency-bound
-// launches). The IR is unchanged.
-func markRowReducedPass(f *fn) error {
-	f.markRowReduced()
-	return nil
-}
-
-// markRowReduced finds the tiles whose rows a reduction combines, following
-// elementwise ops, dot accumulators and loop-carried values back to the dots
-// that produce them (see the replicated split in layoutOf).
-func (f *fn) markRowReduced() {
-	f.rowReduced = map[*ir.Value]bool{}
+// loop-carried values. The IR is unchanged.
+func markRowReduced(f *fn) rowReduceRecord {
+	rowReduced := rowReduceRecord{}
 	carriedFrom := map[*ir.Value][]*ir.Value{} // loop body argument -> its initial value and yields
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpFor {
@@ -32,10 +30,10 @@ func (f *fn) markRowReduced() {
 	})
 	var mark func(v *ir.Value)
 	mark = func(v *ir.Value) {
-		if v == nil || v.Type.Rank() != 2 || f.rowReduced[v] {
+		if v == nil || v.Type.Rank() != 2 || rowReduced[v] {
 			return
 		}
-		f.rowReduced[v] = true
+		rowReduced[v] = true
 		for _, src := range carriedFrom[v] {
 			mark(src)
 		}
@@ -57,4 +55,5 @@ func (f *fn) markRowReduced() {
 			mark(o.Args[0])
 		}
 	})
+	return rowReduced
 }

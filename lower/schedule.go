@@ -5,21 +5,27 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
+// scheduleRecord is what the schedule pass decided: dotGroups maps the first op
+// of each fused dot group to its ops.
+type scheduleRecord struct {
+	dotGroups map[*ir.Op][]*ir.Op
+}
+
 // scheduleDots is the schedule pass.
 //
 // Requires: layouts and staged homes (layout, stage).
-// Guarantees: f.dotGroups maps the first op of each fused dot group to the
+// Guarantees: the record's dotGroups maps the first op of each fused dot group to the
 // group's ops, a run of consecutive ops of one block (see dotGroupAt); the
 // emitter writes a group's elementwise ops first and then its dots interleaved k
 // step by k step, and every other op in program order. The IR is unchanged.
-func scheduleDots(f *fn) error {
-	f.dotGroups = map[*ir.Op][]*ir.Op{}
+func scheduleDots(f *fn) scheduleRecord {
+	rec := scheduleRecord{dotGroups: map[*ir.Op][]*ir.Op{}}
 	uses := useCounts(f.k)
 	var visit func(b *ir.Block)
 	visit = func(b *ir.Block) {
 		for i := 0; i < len(b.Ops); {
 			if g := f.dotGroupAt(b.Ops, i, uses); g != nil {
-				f.dotGroups[b.Ops[i]] = g
+				rec.dotGroups[b.Ops[i]] = g
 				i += len(g)
 				continue
 			}
@@ -30,12 +36,12 @@ func scheduleDots(f *fn) error {
 		}
 	}
 	visit(f.k.Body)
-	return nil
+	return rec
 }
 
 // dotGroupOf returns the dot group o belongs to and its index there, or nil.
 func (f *fn) dotGroupOf(o *ir.Op) ([]*ir.Op, int) {
-	for _, g := range f.dotGroups {
+	for _, g := range f.schedule.dotGroups {
 		for i, x := range g {
 			if x == o {
 				return g, i

@@ -52,7 +52,7 @@ func TestSimplifyPass(t *testing.T) {
 	}
 	f := compileTo(t, k, "sm_90", "simplify", Options{})
 	got := map[string]rule{}
-	for o, r := range f.rules {
+	for o, r := range f.simplify.rules {
 		got[o.Result().Name] = r
 	}
 	for name, want := range map[string]rule{"q": {ruleMagic, 7}, "r": {ruleShift, 8}, "h": {ruleShift, 2}} {

@@ -16,16 +16,6 @@ func sharedPitch(rowBytes int) int {
 	return p
 }
 
-// sharedHome is where v's elements live in shared memory, if anywhere: its own
-// layout, or its staging area.
-func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
-	if l := f.layouts[v]; l.kind == lShared {
-		return l, true
-	}
-	h, ok := f.staged[v]
-	return h, ok
-}
-
 // sharedItem is one array to place in shared memory: a tile's home or a reduction's
 // scratch, live from its defining op to its last use (positions in program order).
 type sharedItem struct {
@@ -163,7 +153,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			if h, ok := f.sharedHome(r); ok {
 				h.pitch, h.swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
 				f.setHome(r, h)
-				if p := f.pipeTile[r]; p != nil {
+				if p := f.pipeTile(r); p != nil {
 					if r == p.tiles[0] {
 						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand, swizzled))
 					}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/plan"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -16,13 +15,13 @@ import (
 func TestCompileProgramValidates(t *testing.T) {
 	defer func(c bool) { CheckPasses = c }(CheckPasses)
 	CheckPasses = false
-	p := plan.Unplanned(&ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}})
-	if _, err := CompileProgram(p, target.MustLookup("sm_89")); err != nil {
+	p := &ir.Program{Name: "two", Kernels: []*ir.Kernel{tinyKernel(t, 16), tinyKernel(t, 16)}}
+	if _, err := CompileProgram(p, nil, target.MustLookup("sm_89")); err != nil {
 		t.Fatalf("sm_89 as it is: %v", err)
 	}
 	wrong := target.MustLookup("sm_89")
 	wrong.GridDependency = true
-	_, err := CompileProgram(p, wrong)
+	_, err := CompileProgram(p, nil, wrong)
 	if err == nil || !strings.Contains(err.Error(), "griddepcontrol.launch_dependents needs sm_90 or later (target sm_89)") {
 		t.Errorf("error %v, want the validator's refusal of griddepcontrol.launch_dependents on sm_89", err)
 	}

@@ -9,7 +9,11 @@
 // Nothing here needs cgo or a GPU.
 package plan
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ptxgen/ptxgen/target"
+)
 
 // Rule is what Choose needs: the families of decode kernels (one CTA shape each) and
 // the numbers that pick between them.
@@ -171,7 +175,7 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	f := r.Families[fi]
 	c := Choice{Family: fi, Split: r.SplitFor(f, rows, sms)}
 	c.CTAs = f.HeadBlocks * rows * c.Split
-	small := latencyBound(c.CTAs, sms, r.SmallNum, r.SmallDen)
+	small := target.LatencyBoundOn(c.CTAs, sms, r.SmallNum, r.SmallDen)
 	k := pick(f.Direct, f.DirectSmall, small)
 	if c.Split > 1 {
 		k = pick(f.Partial, f.PartialSmall, small)
@@ -264,25 +268,6 @@ func (r *Rule) Kernels() []string {
 	}
 	return out
 }
-
-// LatencyBoundNum / LatencyBoundDen is the launch size, in waves of CTAs (CTAs /
-// SMs), up to which a launch counts as latency-bound: plans then pick a family's Small
-// kernels (replicated score tiles), and the lowering replicates the score tiles of a
-// kernel that did not say which launches it is for (ir.LatencyAuto).
-// Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7 -> 113 and
-// T=256 318 -> 427 (docs/perf-notes.md v3); the launches that gained were at most
-// 1.25 waves.
-const LatencyBoundNum, LatencyBoundDen = 5, 4
-
-// LatencyBound reports whether a launch of ctas CTAs on sms SMs is latency-bound.
-func LatencyBound(ctas, sms int) bool {
-	return latencyBound(ctas, sms, LatencyBoundNum, LatencyBoundDen)
-}
-
-// latencyBound is the latency rule, its one statement: a launch of at most num/den
-// waves of CTAs. Rules carry num and den as data (Rule.SmallNum, SmallDen) so that
-// other hosts apply the same numbers.
-func latencyBound(ctas, sms, num, den int) bool { return den*ctas <= num*sms }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 

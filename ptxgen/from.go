@@ -134,11 +134,11 @@ func dumpFrom(fs *kernels.CommandFlags, path string, showIR bool, after string, 
 		}
 		out = ir.PrintProgram(filled)
 	case after != "":
-		if out, err = lower.DumpProgram(plan.Unplanned(prog), t, after); err != nil {
+		if out, err = lower.DumpProgram(prog, nil, t, after); err != nil {
 			return loweringError(path, err)
 		}
 	default:
-		c, err := lower.CompileProgram(plan.Unplanned(prog), t)
+		c, err := lower.CompileProgram(prog, nil, t)
 		if err != nil {
 			return loweringError(path, err)
 		}
@@ -179,7 +179,7 @@ func checkFrom(fs *kernels.CommandFlags, path string, opts pcheck.CaseOptions, a
 	if err != nil {
 		return err
 	}
-	c, err := lower.CompileProgram(plan.Unplanned(prog), t)
+	c, err := lower.CompileProgram(prog, nil, t)
 	if err != nil {
 		return loweringError(path, err)
 	}
@@ -312,9 +312,9 @@ func genFrom(path string, targets []target.Target, opt gogen.Options) ([]gogen.F
 			break
 		}
 	}
-	var cs []*lower.Compiled
+	var cs []*gogen.Compiled
 	for _, t := range targets {
-		c, err := lower.CompileProgram(plan.Unplanned(prog), t.WithSMs(prog.SMs))
+		c, err := gogen.Compile(plan.Unplanned(prog), t.WithSMs(prog.SMs))
 		if err != nil {
 			return nil, loweringError(path, fmt.Errorf("%s: %w", t, err))
 		}

@@ -210,14 +210,14 @@ func dump(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if *after != "" {
-		d, err := lower.DumpProgram(prog, t, *after)
+		d, err := lower.DumpProgram(prog.Program, prog.Sequences(), t, *after)
 		if err != nil {
 			return compileError(fs, t, err)
 		}
 		_, err = io.WriteString(stdout, d)
 		return err
 	}
-	c, err := lower.CompileProgram(prog, t)
+	c, err := lower.CompileProgram(prog.Program, prog.Sequences(), t)
 	if err != nil {
 		return compileError(fs, t, err)
 	}

@@ -238,3 +238,23 @@ func (t Target) CTAsPerSM(threads, smem, carried int) int {
 	}
 	return max(ctas, 1)
 }
+
+// LatencyBoundNum / LatencyBoundDen is the launch size, in waves of CTAs (CTAs /
+// SMs), up to which a launch counts as latency-bound: plans then pick a family's Small
+// kernels (replicated score tiles), and the lowering replicates the score tiles of a
+// kernel that did not say which launches it is for (ir.LatencyAuto).
+// Replicating everywhere made H=64 T=1 28.9 -> 14.7 us but H=64 T=64 99.7 -> 113 and
+// T=256 318 -> 427 (docs/perf-notes.md v3); the launches that gained were at most
+// 1.25 waves.
+const LatencyBoundNum, LatencyBoundDen = 5, 4
+
+// LatencyBound reports whether a launch of ctas CTAs on t's SMs is latency-bound.
+func (t Target) LatencyBound(ctas int) bool {
+	return LatencyBoundOn(ctas, t.SMs, LatencyBoundNum, LatencyBoundDen)
+}
+
+// LatencyBoundOn is the latency rule, its one statement: a launch of ctas CTAs on sms
+// SMs is latency-bound when it is at most num/den waves of CTAs. Launch plans carry
+// num and den as data (plan.Rule.SmallNum, SmallDen) so that other hosts apply the
+// same numbers.
+func LatencyBoundOn(ctas, sms, num, den int) bool { return den*ctas <= num*sms }

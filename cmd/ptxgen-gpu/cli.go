@@ -155,7 +155,7 @@ func dump(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	c, err := lower.CompileProgram(prog, t)
+	c, err := lower.CompileProgram(prog.Program, prog.Sequences(), t)
 	if err != nil {
 		if err := check.ExplainCompileError(fs.Config, t, err); kernels.IsUsage(err) {
 			return err

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -17,8 +18,9 @@ const module = "github.com/ptxgen/ptxgen/"
 var floors = map[string]int{
 	"dtype": 0, "target": 0, "mla": 0, "internal/doccheck": 0, "internal/strictjson": 0, "internal/memtest": 0,
 	"ptx": 1, "ir": 1,
-	"plan": 2, "emu": 2, "golden": 2, "ptx/internal/genforms": 2,
-	"lower": 3, "runtime": 3,
+	// lower beside plan, not above it: the lowering is plan-agnostic (issue 32).
+	"plan": 2, "emu": 2, "golden": 2, "lower": 2, "ptx/internal/genforms": 2,
+	"runtime": 3,
 	"kernels": 4, "internal/ptxas": 4, "internal/testkernels": 4,
 	"gogen": 5, "check": 5, "bench": 5,
 	"ptxgen": 6, "cmd/ptxgen-gpu": 6,
@@ -75,6 +77,32 @@ func TestImportFloors(t *testing.T) {
 					t.Errorf("%s (floor %d) imports %s (floor %d)", pkg, floor, dep, f)
 				}
 			}
+		}
+	}
+}
+
+// TestLoweringKnowsNoPlan: nothing the lowering depends on, directly or through
+// other packages, is the launch plan: which kernels follow which reaches
+// lower.CompileProgram as data, the latency rule is the target's.
+func TestLoweringKnowsNoPlan(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	for _, tags := range []string{"", "cuda"} {
+		var stderr strings.Builder
+		cmd := exec.Command(goCmd, "list", "-tags", tags, "-deps", module+"lower")
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -tags %q -deps: %v\n%s%s", tags, err, out, stderr.String())
+		}
+		deps := strings.Fields(string(out))
+		if !slices.Contains(deps, module+"lower") {
+			t.Fatalf("go list -tags %q -deps %slower listed %d packages, not lower itself", tags, module, len(deps))
+		}
+		if slices.Contains(deps, module+"plan") {
+			t.Errorf("with tags %q, lower depends on %splan", tags, module)
 		}
 	}
 }
