@@ -27,8 +27,9 @@ func writeFile(t *testing.T, dir, name, data string) string {
 
 // dump -ir prints what dump -from reads back to the same PTX, for a single kernel
 // (gemm), the default mla_decode program (a split decode and its combine), a split
-// program planned for another SM count and an unsplit decode, on several targets;
-// and dump -ir -from prints the file it read.
+// program planned for another SM count, an unsplit decode and the 16-head decode at
+// T=256, on several targets, every dot stating its schedule (warps RxC ...); and
+// dump -ir -from prints the file it read.
 func TestDumpFromRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -40,6 +41,7 @@ func TestDumpFromRoundTrip(t *testing.T) {
 		{"mla_decode", nil, true},
 		{"mla_split3_sms100", []string{"-tokens", "32", "-split", "3", "-sms", "100"}, true},
 		{"mla_unsplit", []string{"-tokens", "64", "-heads", "16", "-k1", "0", "-split", "1"}, false},
+		{"mla_h16_t256", []string{"-heads", "16", "-tokens", "256"}, false},
 	} {
 		for _, target := range []string{"sm_120", "sm_90", "sm_80"} {
 			args := append(append([]string{"dump"}, c.config...), "-target", target)
@@ -50,6 +52,11 @@ func TestDumpFromRoundTrip(t *testing.T) {
 			code, text, errOut := runCLI(append(args, "-ir")...)
 			if code != 0 {
 				t.Fatalf("%s -ir: exit %d: %s", args, code, errOut)
+			}
+			for _, line := range strings.Split(text, "\n") {
+				if strings.Contains(line, " = dot ") && !strings.Contains(line, " warps ") {
+					t.Errorf("%s -ir: a dot without its schedule: %s", args, line)
+				}
 			}
 			if got := strings.HasPrefix(text, "program "); got != c.header {
 				t.Errorf("%s -ir: program header %v, want %v:\n%.200s", args, got, c.header, text)
