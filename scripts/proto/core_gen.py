@@ -180,7 +180,6 @@ if GATHER:
         e(f"selp.u32 %x14, {offs[i]}, %x14, {p};")
 
 
-
 def record_id(tile_reg, cand):
     """GATHER=1's record of candidate `cand` of a tile: hash(cta, tile, cand) mod nrec."""
     h = R()

@@ -7,6 +7,10 @@
 //
 //	python3 scripts/proto/core_gen.py W=4 NC=32 GATHER=2 S=3 IDXPF=1 HN=1 H=8 > line.txt
 //	go run scripts/proto/hn_emu.go -ptx core_<name>.ptx -h 8 -nc 32 -smem <bytes> [-dumps]
+//
+// With -in DIR the pool, index and q bytes come from DIR/pool.bin, idx.bin and q.bin, and -out
+// FILE keeps the kernel's output, so that hn_check.py's reference can be run on the same launch
+// (scripts/proto/hn_selftest.py).
 package main
 
 import (
@@ -38,14 +42,16 @@ func main() {
 	npages := flag.Int("pages", 24, "pool pages")
 	dumps := flag.Bool("dumps", false, "the kernel was built with DUMPS=1")
 	seed := flag.Int64("seed", 1, "random seed")
+	in := flag.String("in", "", "folder with pool.bin, idx.bin and q.bin (instead of random inputs)")
+	outPath := flag.String("out", "", "file for the kernel's output")
 	flag.Parse()
-	if err := run(*path, *heads, *nc, *smem, *ntiles, *grid, *npages, *dumps, *seed); err != nil {
+	if err := run(*path, *heads, *nc, *smem, *ntiles, *grid, *npages, *dumps, *seed, *in, *outPath); err != nil {
 		fmt.Fprintln(os.Stderr, "hn_emu:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, H, NC, smem, ntiles, grid, npages int, dumps bool, seed int64) error {
+func run(path string, H, NC, smem, ntiles, grid, npages int, dumps bool, seed int64, in, outPath string) error {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -83,6 +89,19 @@ func run(path string, H, NC, smem, ntiles, grid, npages int, dumps bool, seed in
 	for i := 0; i < H*512; i++ {
 		binary.LittleEndian.PutUint16(q[2*i:], bf16(0.2*rng.NormFloat64()))
 	}
+	if in != "" {
+		var files [3][]byte
+		for i, n := range []string{"pool.bin", "idx.bin", "q.bin"} {
+			if files[i], err = os.ReadFile(in + "/" + n); err != nil {
+				return err
+			}
+		}
+		pool, idx, q = files[0], files[1], files[2]
+		npages = len(pool) / pageStride
+		if len(idx) < grid*tilesPerCTA*NC*4 || len(q) != H*512*2 {
+			return fmt.Errorf("%s: idx.bin has %d bytes (want %d or more), q.bin %d (want %d)", in, len(idx), grid*tilesPerCTA*NC*4, len(q), H*512*2)
+		}
+	}
 	blk := H*512 + 2*H
 	if dumps {
 		blk += NC * H
@@ -94,6 +113,11 @@ func run(path string, H, NC, smem, ntiles, grid, npages int, dumps bool, seed in
 		return err
 	}
 	got := mem.Bytes("out")
+	if outPath != "" {
+		if err := os.WriteFile(outPath, got, 0o644); err != nil {
+			return err
+		}
+	}
 	f32 := func(i int) float64 { return float64(math.Float32frombits(binary.LittleEndian.Uint32(got[4*i:]))) }
 
 	bad := 0
