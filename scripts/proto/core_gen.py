@@ -331,6 +331,31 @@ if GATHER == 2:
     gather = gather_paged  # noqa: F811
 
 
+def int_scale(e_reg):
+    """DEQ=int's scale from the exponent byte e: 2^(e-7) in both halves of a bf16x2."""
+    y = R()
+    e(f"add.u32 {y}, {e_reg}, 120;")          # 2^(e-7) in bf16: exponent field e + 120
+    z = R()
+    e(f"mul.lo.u32 {z}, {y}, 8388736;")  # (y << 7) | (y << 23): bf16x2 pair
+    return z
+
+
+def int_dequant(w, scale, dests=(None, None)):
+    """DEQ=int: raw e4m3 word w -> bf16x2 of bytes (0, 1) and of bytes (2, 3), times scale."""
+    out = []
+    for d, sel in zip(dests, ("0x9180", "0xb3a2")):
+        # prmt selector nibbles (d.b0..b3): 0 takes a.b0, 8 replicates a.b0's sign (1, 9: a.b1)
+        x = R()
+        e(f"prmt.b32 {x}, {w}, 0, {sel};")
+        y = R()
+        e(f"shl.b32 {y}, {x}, 4;")
+        e(f"and.b32 {y}, {y}, 0x87f087f0;")
+        d = d or R()
+        e(f"mul.rn.bf16x2 {d}, {y}, {scale};")
+        out.append(d)
+    return out
+
+
 def load_and_dequant(slot_reg):
     """Raw words of the tile in this warp's slot -> K fragments KF[(t,k,h)]."""
     W_ = {}
@@ -350,11 +375,7 @@ def load_and_dequant(slot_reg):
                 e(f"shl.b32 {s}, {x}, 23;")
                 sc[(t, b)] = s
             elif DEQ == "int":
-                y = R()
-                e(f"add.u32 {y}, {x}, 120;")          # 2^(e-7) in bf16: exponent field e + 120
-                z = R()
-                e(f"mul.lo.u32 {z}, {y}, 8388736;")  # (y << 7) | (y << 23): bf16x2 pair
-                sc[(t, b)] = z
+                sc[(t, b)] = int_scale(x)
     KF = {}
     for k in range(KS):
         blk = (k * 16) // 64 if DPW >= 64 else 0
@@ -367,17 +388,7 @@ def load_and_dequant(slot_reg):
                 KF[(t, k, 1)] = kr
                 continue
             if DEQ == "int":
-                for hh, sel in ((0, "0x9180"), (1, "0xb3a2")):
-                    # bytes: byte0 = 0, byte1 = b (sign replicated in byte1's top via sel bit 3?)
-                    # sel nibbles (d.b0..b3): 0 -> take a.b0, 8|1 -> sign-replicate a.b1 ...
-                    x = R()
-                    e(f"prmt.b32 {x}, {w}, 0, {sel};")
-                    y = R()
-                    e(f"shl.b32 {y}, {x}, 4;")
-                    e(f"and.b32 {y}, {y}, 0x87f087f0;")
-                    kr = R()
-                    e(f"mul.rn.bf16x2 {kr}, {y}, {sc[(t, blk % NB)]};")
-                    KF[(t, k, hh)] = kr
+                KF[(t, k, 0)], KF[(t, k, 1)] = int_dequant(w, sc[(t, blk % NB)])
                 continue
             lo = H()
             hi = H()
@@ -715,19 +726,9 @@ def heads_in_n():
     e("mov.u32 %x20, 0;")
 
     def scale(addr, off):
-        x, y, z = R(), R(), R()
+        x = R()
         e(f"ld.shared.u8 {x}, [{addr}+{off}];")
-        e(f"add.u32 {y}, {x}, 120;")
-        e(f"mul.lo.u32 {z}, {y}, 8388736;")
-        return z
-
-    def deq(word, z, dlo, dhi):
-        for d, sel in ((dlo, "0x9180"), (dhi, "0xb3a2")):
-            x, y = R(), R()
-            e(f"prmt.b32 {x}, {word}, 0, {sel};")
-            e(f"shl.b32 {y}, {x}, 4;")
-            e(f"and.b32 {y}, {y}, 0x87f087f0;")
-            e(f"mul.rn.bf16x2 {d}, {y}, {z};")
+        return int_scale(x)
 
     def dequant(sb):
         glabel[0] += 1
@@ -745,7 +746,7 @@ def heads_in_n():
                 e(f"ld.shared.v4.b32 {{{w[4]},{w[5]},{w[6]},{w[7]}}}, [{b}+{r * 128}];")
                 z = [scale(sc, r * 8 + blk) for blk in range(2)]
                 for k in range(8):
-                    deq(w[k], z[k >> 2], KF[(mt, k, hh)], KF[(mt, k, 2 + hh)])
+                    int_dequant(w[k], z[k >> 2], (KF[(mt, k, hh)], KF[(mt, k, 2 + hh)]))
         e(f"bra.uni $DJ{n};")
         L.append(f"$DR{n}:")
         a, sc = R(), R()
@@ -761,7 +762,7 @@ def heads_in_n():
                     e(f"ld.shared.v4.b32 {{{regs}}}, [{a}+{r * 192 + 64 + 64 * half}];")
                 z = scale(sc, r * 8)
                 for k in range(4):
-                    deq(w[k], z, KF[(mt, k, hh)], KF[(mt, k, 2 + hh)])
+                    int_dequant(w[k], z, (KF[(mt, k, hh)], KF[(mt, k, 2 + hh)]))
         L.append(f"$DJ{n}:")
 
     def qk():
