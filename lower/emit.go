@@ -118,7 +118,7 @@ func emit(f *fn) error {
 		fnc.Shared = []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}}
 	}
 	fnc.Body = e.body
-	fnc.MaxNReg = regBudget(f.target, e.nthreads, f.smem, f.carriedRegs())
+	fnc.MaxNReg = f.budget.maxNReg
 	out.SharedBytes = f.smem
 	out.Programmatic = f.follows && f.target.GridDependency
 	out.Module = &ptx.Module{Version: versionString(e.version), Target: f.target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}

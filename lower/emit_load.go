@@ -174,7 +174,10 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	l := e.layout(v)
 	es := v.Type.Elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	vw := e.f.chunkBytes(m)
+	vw, ok := e.f.budget.copyBytes[o]
+	if !ok {
+		return fmt.Errorf("%s: no copy width decided (budget pass)", o)
+	}
 	if vw < 4 {
 		return e.loadSharedElems(o)
 	}
@@ -275,7 +278,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.chunkBytes(m))
+	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.budget.copyBytes[o])
 	base := e.scalar(m.ptr)
 	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
 	e.beforeWrite(v)

@@ -32,23 +32,23 @@ type Figures struct {
 	LatencyBound bool
 }
 
-// Measure runs the passes that decide k's resources on t (through smem) and returns
-// the figures the rest of the pipeline uses: the .maxnreg and the shared memory that
-// Compile gives the same kernel on the same target.
+// Measure runs the passes that decide k's resources on t (through budget) and
+// returns their figures: the budget pass's record (the .maxnreg and the CTAs per SM
+// it keeps) and the shared memory, which Compile's emitter then writes for the same
+// kernel on the same target.
 func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
-	f, _, err := compileFitting(k, t, Options{After: "smem"}, true)
+	f, _, err := compileFitting(k, t, Options{After: "budget"}, true)
 	if err != nil {
 		return Figures{}, err
 	}
-	threads := 32 * f.k.Warps
-	carried := f.carriedRegs()
+	b := f.budget
 	fig := Figures{
-		Threads:      threads,
+		Threads:      b.threads,
 		SharedBytes:  f.smem,
 		Fits:         f.smem <= t.MaxSharedPerBlock,
-		CarriedRegs:  carried,
-		Registers:    regBudget(t, threads, f.smem, carried),
-		CTAsPerSM:    t.CTAsPerSM(threads, f.smem, carried),
+		CarriedRegs:  b.carriedRegs,
+		Registers:    b.maxNReg,
+		CTAsPerSM:    b.ctasPerSM,
 		LatencyBound: f.latencyBound(),
 	}
 	for _, l := range f.layouts {

@@ -171,3 +171,45 @@ func TestSimplifyRecord(t *testing.T) {
 		}
 	}
 }
+
+// threeAlignments loads tiles whose rows start 80, 12 and 6 bytes apart: 16-byte,
+// 4-byte and element copies.
+const threeAlignments = `kernel three_alignments(%a: ptr<bf16> div 16 bytes 4096, %o: ptr<bf16> div 16 bytes 4096) grid(1, 1, 1) warps 4 {
+  %i = iota : tile<16xi32>
+  %ri = cast %i : tile<16xi64>
+  %z = const 0 : i64
+  %c40 = const 40 : i64
+  %r40 = mul %ri, %c40 : tile<16xi64>
+  %wide = load %a[%r40, %z] : tile<16x16xbf16>
+  %c6 = const 6 : i64
+  %r6 = mul %ri, %c6 : tile<16xi64>
+  %four = load %a[%r6, %z] : tile<16x2xbf16>
+  %c3 = const 3 : i64
+  %r3 = mul %ri, %c3 : tile<16xi64>
+  %narrow = load %a[%r3, %z] : tile<16x2xbf16>
+  store %o[%r40, %z], %wide
+  store %o[%r6, %z], %four
+  store %o[%r3, %z], %narrow
+}
+`
+
+// TestBudgetRecord: the budget pass gives each copy into shared memory the widest
+// chunk its rows' alignment allows, and the largest register budget (a multiple of
+// 8, or the most .maxnreg accepts) that keeps its CTAs per SM resident.
+func TestBudgetRecord(t *testing.T) {
+	f := beforePass(t, threeAlignments, "budget")
+	rec := decideBudget(f)
+	for name, want := range map[string]int{"wide": 16, "four": 4, "narrow": 2} {
+		v := value(t, f, name)
+		if got := rec.copyBytes[v.Def]; got != want {
+			t.Errorf("%%%s: %d-byte copies, want %d", name, got, want)
+		}
+	}
+	tg := f.target
+	if rec.threads != 128 || rec.ctasPerSM < 1 || rec.ctasPerSM*target.RegThreads(rec.threads)*rec.maxNReg > tg.RegsPerSM {
+		t.Errorf("%d CTAs of %d threads at %d registers exceed the SM's %d", rec.ctasPerSM, rec.threads, rec.maxNReg, tg.RegsPerSM)
+	}
+	if more := rec.maxNReg/8*8 + 8; more <= target.MaxRegBudget && rec.ctasPerSM*target.RegThreads(rec.threads)*more <= tg.RegsPerSM {
+		t.Errorf(".maxnreg %d: %d would keep the %d CTAs per SM too", rec.maxNReg, more, rec.ctasPerSM)
+	}
+}

@@ -1,10 +1,10 @@
 // Package lower turns tile-IR kernels into PTX through a named pipeline of passes,
 // one decision each (Passes): verify, legalize (pad to instruction granules and
 // mask the padding), rowreduce, layout (where each tile lives), stage (shared
-// homes), pipeline (loads a pipelined loop issues ahead), smem (shared-memory
-// allocation), schedule (dot groups), simplify
-// (folding, identities, division by constants), emit (the instructions) and sync
-// (waits and barriers). Each pass's
+// homes), pipeline (loads a pipelined loop issues ahead), roles (handoffs between
+// warp roles), smem (shared-memory allocation), budget (.maxnreg and copy widths),
+// schedule (dot groups), simplify (folding, identities, division by constants),
+// emit (the instructions) and sync (waits and barriers). Each pass's
 // guarantees are checked after it in tests (check.go); tuned numbers are in
 // cost.go. DESIGN.md maps every IR op to the code that lowers it.
 package lower
@@ -29,6 +29,7 @@ type fn struct {
 	pipeline   pipelineRecord
 	schedule   scheduleRecord
 	simplify   simplifyRecord
+	budget     budgetRecord
 	layouts    map[*ir.Value]layout
 	staged     map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
 	scratch    map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
@@ -94,6 +95,7 @@ var Passes = []Pass{
 	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.pipeline = pipelineLoops(f); return nil }, checkPipelines},
 	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", assignRoles, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
+	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.budget = decideBudget(f); return nil }, checkBudget},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.schedule = scheduleDots(f); return nil }, checkSchedule},
 	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", func(f *fn) error { f.simplify = simplifyOps(f); return nil }, checkIR},
 	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
