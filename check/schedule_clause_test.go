@@ -12,19 +12,17 @@ import (
 )
 
 // TestChangedScheduleClause: the decode's text form as dump -ir prints it, with
-// one clause changed (the score dots computed whole by each of the 4 warps, as a
-// latency-bound launch gets them, changed to split by columns over the 4 warps),
-// compiles to other PTX, which still matches the float64 reference in the
-// emulator.
+// a clause changed, compiles to other PTX, which still matches the float64
+// reference in the emulator: the score dots computed whole by each of the 4 warps
+// (as a latency-bound launch gets them) changed to split by columns over the 4
+// warps (and P·V then reading P through shared memory), or with their Q slices
+// held in registers across the candidate loop instead of read from shared memory
+// in every iteration.
 func TestChangedScheduleClause(t *testing.T) {
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
 		Segments: []mla.Segment{{K: 64, PageSize: 64, HasLen: true}}}}
 	target := tgt("sm_90")
 	const seed = 7
-	c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	prog, _, _, err := kernels.MLACallDesign(cfg, target)
 	if err != nil {
 		t.Fatal(err)
@@ -33,28 +31,91 @@ func TestChangedScheduleClause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const whole, byColumns = " warps 1x1 replicate 4 atom m16n8k16 :", " warps 1x4 atom m16n8k16 :"
 	text := ir.PrintProgram(filled)
+	const whole = " warps 1x1 replicate 4 a shared atom m16n8k16 :"
 	if n := strings.Count(text, whole); n != 8 {
 		t.Fatalf("the latency-bound 16-head decode has %d score dots computed whole per warp (%q), want 8 (512 dims in k64 slices)", n, whole)
 	}
-	back, err := ir.ParseProgram(strings.ReplaceAll(text, whole, byColumns))
+	const pvFromRegs, pvFromShared = " warps 1x4 a regs atom m16n8k16 :", " warps 1x4 a shared atom m16n8k16 :"
+	if n := strings.Count(text, pvFromRegs); n != 16 {
+		t.Fatalf("the 16-head decode has %d P·V dots reading P from registers (%q), want 16 (two terms of 8 slices)", n, pvFromRegs)
+	}
+	for _, changed := range []string{" warps 1x4 atom m16n8k16 :", " warps 1x1 replicate 4 a regs atom m16n8k16 :"} {
+		c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edited := strings.ReplaceAll(text, whole, changed)
+		if !strings.Contains(changed, "replicate") {
+			// P split by columns is no longer whole rows of each warp: P·V reads it
+			// through shared memory (as `a regs` would be refused, naming P).
+			edited = strings.ReplaceAll(edited, pvFromRegs, pvFromShared)
+		}
+		back, err := ir.ParseProgram(edited)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, err := lower.CompileProgram(back, prog.Sequences(), target)
+		if err != nil {
+			t.Fatalf("score dots%s: %v", changed, err)
+		}
+		if comp.Module.Print() == c.Compiled.Module.Print() {
+			t.Fatalf("the score dots%s compile to the PTX of%s", changed, whole)
+		}
+		c.Compiled = comp
+		res, err := Run(Emulator{}, c)
+		if err != nil {
+			t.Fatalf("seed %d, score dots%s: %v", seed, changed, err)
+		}
+		if !res.OK() {
+			t.Errorf("seed %d, score dots%s: %s", seed, changed, res)
+		}
+	}
+}
+
+// TestHeldQuerySplitK: on one SM the 16-head decode's launch is not latency-bound
+// and its score dots split the reduction over the 4 warps (splitk 4); with `a
+// regs` each warp holds only its quarter of every Q slice across the candidate
+// loop, and the result still matches float64 in the emulator.
+func TestHeldQuerySplitK(t *testing.T) {
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}}}, SMs: 1}
+	target := tgt("sm_90")
+	const seed = 11
+	prog, _, _, err := kernels.MLACallDesign(cfg, target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, err := lower.CompileProgram(back, prog.Sequences(), target)
+	filled, err := lower.FillScheduleProgram(prog.Program, target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if changed.Module.Print() == c.Compiled.Module.Print() {
-		t.Fatalf("the score dots split %s compile to the PTX of %s", byColumns, whole)
+	const split, held = " warps 1x1 replicate 4 splitk 4 a shared atom m16n8k16 :", " warps 1x1 replicate 4 splitk 4 a regs atom m16n8k16 :"
+	text := ir.PrintProgram(filled)
+	if n := strings.Count(text, split); n != 8 {
+		t.Fatalf("%d score dots split along the reduction (%q), want 8", n, split)
 	}
-	c.Compiled = changed
+	back, err := ir.ParseProgram(strings.ReplaceAll(text, split, held))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := lower.CompileProgram(back, prog.Sequences(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.Module.Print() == c.Compiled.Module.Print() {
+		t.Fatal("holding Q changed nothing")
+	}
+	c.Compiled = comp
 	res, err := Run(Emulator{}, c)
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
 	if !res.OK() {
-		t.Errorf("seed %d, score dots%s: %s", seed, byColumns, res)
+		t.Errorf("seed %d, score dots%s: %s", seed, held, res)
 	}
 }

@@ -224,8 +224,8 @@ type Op struct {
 }
 
 // DotSchedule is a dot's schedule clauses: `warps RxC [replicate N] [splitk N]
-// [atom NAME]` in the text form, after the operands. Warps decides the split and
-// the rest follow it: a dot with Warps set is computed exactly as stated.
+// [a HOME] [atom NAME]` in the text form, after the operands. Warps decides the
+// split and the rest follow it: a dot with Warps set is computed exactly as stated.
 type DotSchedule struct {
 	// Warps is the result's grid of warp groups: Warps[0] row groups x Warps[1]
 	// column groups, each a block of the result's m16n8 tiles (`warps RxC`).
@@ -238,10 +238,23 @@ type DotSchedule struct {
 	// whose partial sums are then all-reduced through shared memory (`splitk N`, N =
 	// Replicate). 0: each of them computes the whole sum.
 	SplitK int
+	// AHome is where each warp reads its A fragments from (`a regs` or `a shared`;
+	// "" leaves it to the lowering): "shared", through ldmatrix from A's shared
+	// home at every use; "regs", from registers: the fragments that computed A
+	// (whole rows of this warp's row group), or, for an A in shared memory defined
+	// before the loop the dot is in, fragments loaded once before that loop and held
+	// across its iterations (loop-invariant fragments: a query tile).
+	AHome string
 	// Atom is the tensor-core instruction shape the dot is built from (`atom NAME`;
 	// "" is the target's default, today always m16n8k16).
 	Atom string
 }
+
+// Operand homes a DotSchedule's AHome may name.
+const (
+	HomeRegs   = "regs"
+	HomeShared = "shared"
+)
 
 // DotAtoms are the instruction shapes a DotSchedule's Atom may name.
 var DotAtoms = []string{"m16n8k16"}
@@ -258,6 +271,9 @@ func (s DotSchedule) String() string {
 	}
 	if s.SplitK > 0 {
 		fmt.Fprintf(&b, " splitk %d", s.SplitK)
+	}
+	if s.AHome != "" {
+		b.WriteString(" a " + s.AHome)
 	}
 	if s.Atom != "" {
 		b.WriteString(" atom " + s.Atom)
@@ -285,6 +301,9 @@ func (s DotSchedule) check() error {
 	}
 	if s.SplitK != 0 && s.SplitK != s.Replicate {
 		return fmt.Errorf("splitk %d: the reduction is split over the %d warps that hold each element (replicate %d), want splitk %d", s.SplitK, s.Replicate, s.Replicate, s.Replicate)
+	}
+	if s.AHome != "" && s.AHome != HomeRegs && s.AHome != HomeShared {
+		return fmt.Errorf("a %q: want a %s or a %s", s.AHome, HomeRegs, HomeShared)
 	}
 	if s.Atom != "" && !slices.Contains(DotAtoms, s.Atom) {
 		return fmt.Errorf("atom %q: want one of %s", s.Atom, strings.Join(DotAtoms, ", "))

@@ -719,20 +719,20 @@ func (p *parser) dotOperands() ([]*Value, error) {
 }
 
 // dotSchedule reads a dot's optional schedule clauses (DotSchedule), each at most
-// once, in any order; replicate, splitk and atom refine warps, so they need it.
+// once, in any order; replicate, splitk, a and atom refine warps, so they need it.
 func (p *parser) dotSchedule() (*DotSchedule, error) {
 	var s DotSchedule
 	seen := map[string]bool{}
 	for {
 		kw := p.peek()
 		switch kw {
-		case "warps", "replicate", "splitk", "atom":
+		case "warps", "replicate", "splitk", "a", "atom":
 		default:
 			if len(seen) == 0 {
 				return nil, nil
 			}
 			if !seen["warps"] {
-				return nil, p.errf("dot schedule without warps RxC: replicate, splitk and atom refine the warp grid, so a schedule states it")
+				return nil, p.errf("dot schedule without warps RxC: replicate, splitk, a and atom refine the warp grid, so a schedule states it")
 			}
 			if err := s.check(); err != nil {
 				return nil, p.errf("dot schedule: %v", err)
@@ -768,6 +768,8 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 			} else {
 				s.SplitK = int(n)
 			}
+		case "a":
+			s.AHome = p.next()
 		case "atom":
 			s.Atom = p.next()
 		}

@@ -13,7 +13,7 @@ const scheduledKernel = `kernel k(%a: ptr<bf16> div 16 bytes 4096, %y: ptr<f32> 
   %xt = trans %x : tile<64x32xbf16>
   %c = const 0.0 : tile<32x32xf32>
   %d = dot %x, %xt, %c warps 2x4 : tile<32x32xf32>
-  %e = dot %x, %xt, %d warps 2x1 replicate 4 splitk 4 atom m16n8k16 : tile<32x32xf32>
+  %e = dot %x, %xt, %d warps 2x1 replicate 4 splitk 4 a regs atom m16n8k16 : tile<32x32xf32>
   %s = dot %x, %xt, %c warps 2x2 : tile<32x32xf32> on score
   %u = dot %x, %xt, %c : tile<32x32xf32>
   store %y[%o, %z], %e
@@ -35,7 +35,7 @@ func TestDotScheduleRoundTrip(t *testing.T) {
 	}
 	want := map[string]*DotSchedule{
 		"d": {Warps: [2]int{2, 4}},
-		"e": {Warps: [2]int{2, 1}, Replicate: 4, SplitK: 4, Atom: "m16n8k16"},
+		"e": {Warps: [2]int{2, 1}, Replicate: 4, SplitK: 4, AHome: HomeRegs, Atom: "m16n8k16"},
 		"s": {Warps: [2]int{2, 2}},
 		"u": nil,
 	}
@@ -80,6 +80,7 @@ func TestDotScheduleRefused(t *testing.T) {
 		{"warps 8x1 splitk 2", "splitk 2: the reduction is split over the warps that hold each element: state replicate 2 too"},
 		{"warps 2x1 replicate 4 splitk 2", "splitk 2: the reduction is split over the 4 warps that hold each element (replicate 4), want splitk 4"},
 		{"warps 2x4 atom m16n8k32", `atom "m16n8k32": want one of m16n8k16`},
+		{"warps 2x4 a global", `a "global": want a regs or a shared`},
 		{"warps 2x4 warps 2x4", "states warps twice"},
 		{"replicate 2", "dot schedule without warps RxC"},
 		{"warps 2x2", "schedule warps 2x2 spreads it over 4 warps; it runs on the kernel's 8"},

@@ -13,7 +13,8 @@ import (
 type budgetRecord struct {
 	threads int
 	// carriedRegs are the registers per thread that loop-carried fragments hold
-	// (carriedRegs), from which the budget is set.
+	// (carriedRegs) and A fragments held across a loop (heldRegs), from which the
+	// budget is set.
 	carriedRegs int
 	// maxNReg is the .maxnreg: the most registers per thread that keep ctasPerSM
 	// CTAs resident (regBudget), the CTAs per SM shared memory allows.
@@ -30,7 +31,7 @@ type budgetRecord struct {
 // Guarantees: the register budget, the CTAs per SM it keeps resident, and a copy
 // width for every rank-2 load whose tile lands in shared memory.
 func decideBudget(f *fn) budgetRecord {
-	b := budgetRecord{threads: 32 * f.k.Warps, carriedRegs: f.carriedRegs(), copyBytes: map[*ir.Op]int{}}
+	b := budgetRecord{threads: 32 * f.k.Warps, carriedRegs: f.carriedRegs() + f.heldRegs(), copyBytes: map[*ir.Op]int{}}
 	b.maxNReg = regBudget(f.target, b.threads, f.smem, b.carriedRegs)
 	b.ctasPerSM = f.target.CTAsPerSM(b.threads, f.smem, b.carriedRegs)
 	walkOps(f.k.Body, func(o *ir.Op) {

@@ -65,6 +65,9 @@ type emitter struct {
 	roleLocked int
 	roleFilter string
 	concurrent bool
+	// held are the A fragments of the dots that hold them across a loop (holdA),
+	// loaded before the loop is entered.
+	held map[*ir.Op][][][4]ptx.Operand
 }
 
 // smemOf is the base register of v's shared bytes: the slot this iteration reads
@@ -79,7 +82,8 @@ func (e *emitter) smemOf(v *ir.Value) ptx.Operand {
 func emit(f *fn) error {
 	f.syncPoints = map[*ptx.Comment]syncEvent{}
 	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordScopes: []map[[5]int]*coords{{}},
-		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps}
+		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps,
+		held: map[*ir.Op][][][4]ptx.Operand{}}
 	e.cache = []map[string]ptx.Operand{{}}
 	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}

@@ -23,6 +23,10 @@ type dotPlan struct {
 	b4, b2     ptx.Operand
 	// Swizzled operands' bases (swizzledBase), in place of aBase, b4 and b2.
 	aSw, b4Sw, b2Sw *swizzledBase
+	// held are this warp's A fragments by k16 step and m16 tile, loaded before the
+	// loop and held across it (`a regs` on an A in shared memory: holdA); nil
+	// when A is read at the dot.
+	held [][][4]ptx.Operand
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -132,21 +136,12 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	p.bl, _ = e.f.sharedHome(b)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.mt, p.nt = rows.n, cols.n
-	p.ks = a.Type.Shape[1] / granuleK
 	p.in = a.Type.Elem.String()
-	// A dot split along its reduction: this warp's k16 steps start at kStart.
-	var kStart ptx.Operand
-	if parts := e.f.splitK[o]; parts > 1 {
-		p.ks /= parts
-		slice := e.reg(ir.I32)
-		e.divRemU32(ir.OpRem, slice, e.warp, parts)
-		k := e.reg(ir.I32)
-		e.add(ptx.MulLoS32(k, slice, ptx.Imm(p.ks*granuleK)))
-		kStart = k
-	}
+	p.held = e.held[o]
+	kStart := e.kSteps(o, p)
 	e.ready(b)
 	e.noteRead(b)
-	if p.al.kind == lShared {
+	if p.al.kind == lShared && p.held == nil {
 		e.ready(a)
 		e.noteRead(a)
 	}
@@ -175,15 +170,8 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		return p, nil
 	}
 	// Per-warp base addresses of the operand tiles.
-	if p.al.kind == lShared {
-		off := e.ldmatrixLaneOffset(p.al.pitch, "a", false)
-		aBase := e.reg(ir.I32)
-		e.add(ptx.MadLoS32(aBase, e.inReg(rows.base, ir.I32), ptx.Imm(p.al.pitch), off))
-		e.add(ptx.AddS32(aBase, aBase, e.smemOf(a)))
-		if kStart != nil {
-			e.add(ptx.MadLoS32(aBase, kStart, ptx.Imm(2), aBase))
-		}
-		p.aBase = aBase
+	if p.al.kind == lShared && p.held == nil {
+		e.aBase(p, rows.base, kStart)
 	}
 	bKind := "bt"
 	if p.bl.trans {
@@ -233,7 +221,7 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	if kStart != nil {
 		kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
 	}
-	if p.al.kind == lShared {
+	if p.al.kind == lShared && p.held == nil {
 		p.aSw = operand(p.a, p.al, "a", rows.base, kBytes, kAlign, p.ks-1)
 	}
 	if p.bl.trans { // [n][k]: rows are n, k runs along them
@@ -252,8 +240,80 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 // powerOfTwoFactor is the largest power of two dividing n > 0.
 func powerOfTwoFactor(n int) int { return n & -n }
 
+// kSteps sets p.ks, the k16 steps this warp computes of dot o, and returns where
+// they start (nil: at 0): a dot split along its reduction takes its share.
+func (e *emitter) kSteps(o *ir.Op, p *dotPlan) (kStart ptx.Operand) {
+	p.ks = o.Args[0].Type.Shape[1] / granuleK
+	if parts := e.f.splitK[o]; parts > 1 {
+		p.ks /= parts
+		slice := e.reg(ir.I32)
+		e.divRemU32(ir.OpRem, slice, e.warp, parts)
+		k := e.reg(ir.I32)
+		e.add(ptx.MulLoS32(k, slice, ptx.Imm(p.ks*granuleK)))
+		kStart = k
+	}
+	return kStart
+}
+
+// aBase sets up p.aBase, the ldmatrix address of this warp's A rows (rowBase,
+// from kStart along k) in A's shared home.
+func (e *emitter) aBase(p *dotPlan, rowBase, kStart ptx.Operand) {
+	off := e.ldmatrixLaneOffset(p.al.pitch, "a", false)
+	aBase := e.reg(ir.I32)
+	e.add(ptx.MadLoS32(aBase, e.inReg(rowBase, ir.I32), ptx.Imm(p.al.pitch), off))
+	e.add(ptx.AddS32(aBase, aBase, e.smemOf(p.a)))
+	if kStart != nil {
+		e.add(ptx.MadLoS32(aBase, kStart, ptx.Imm(2), aBase))
+	}
+	p.aBase = aBase
+}
+
+// holdA loads this warp's A fragments of dot o, every k16 step of its share,
+// from A's shared home into registers that the dot then reads in every iteration
+// of the loop being entered (the layout pass's heldA: `a regs` on a
+// loop-invariant A).
+func (e *emitter) holdA(o *ir.Op) error {
+	a, r := o.Args[0], o.Result()
+	home, ok := e.f.sharedHome(a)
+	if !ok {
+		return fmt.Errorf("%s: a %s: %s has no shared home to load the held fragments from", o, ir.HomeRegs, a)
+	}
+	p := &dotPlan{a: a, r: r, al: home}
+	rows := e.rowsOf(r.Type.Shape[0], e.layout(r))
+	p.mt = rows.n
+	kStart := e.kSteps(o, p)
+	e.ready(a)
+	e.noteRead(a)
+	e.comment("%s = dot: %d k16 steps x %d m16 tiles of %s held in registers across the loop", r, p.ks, p.mt, a)
+	if home.swizzle {
+		var kBytes ptx.Operand
+		kAlign := 0
+		if kStart != nil {
+			kBytes = e.reg(ir.I32)
+			e.add(ptx.ShlB32(kBytes, kStart, ptx.Imm(1)))
+			kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
+		}
+		p.aSw = e.swizzledOperand("a", e.smemOf(a), home.pitch, home.swizzle, rows.base, kBytes, kAlign, p.ks-1)
+	} else {
+		e.aBase(p, rows.base, kStart)
+	}
+	held := make([][][4]ptx.Operand, p.ks)
+	for k := range held {
+		afr, err := e.aFrags(p, k)
+		if err != nil {
+			return err
+		}
+		held[k] = afr
+	}
+	e.held[o] = held
+	return nil
+}
+
 // aFrags loads (or packs from registers) the A fragments of k16 step k.
 func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
+	if p.held != nil {
+		return p.held[k], nil
+	}
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := 0; mi < p.mt; mi++ {
 		if p.al.kind == lShared {

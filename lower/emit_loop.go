@@ -53,6 +53,13 @@ func (e *emitter) loop(o *ir.Op) error {
 			}
 		}
 	}
+	// Dots of the body that hold their loop-invariant A in registers load it here,
+	// once.
+	for _, d := range e.f.heldA[o] {
+		if err := e.holdA(d); err != nil {
+			return err
+		}
+	}
 	// The body ends with every shared access complete (flushAll), so after the loop
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.

@@ -59,7 +59,10 @@ func FillScheduleProgram(p *ir.Program, t target.Target) (*ir.Program, error) {
 // dotSchedule is the schedule the layout pass gave dot o.
 func (f *fn) dotSchedule(o *ir.Op) ir.DotSchedule {
 	l := f.layouts[o.Result()]
-	s := ir.DotSchedule{Warps: [2]int{l.wm, l.wn}, SplitK: f.splitK[o], Atom: "m16n8k16"}
+	s := ir.DotSchedule{Warps: [2]int{l.wm, l.wn}, SplitK: f.splitK[o], AHome: ir.HomeShared, Atom: "m16n8k16"}
+	if f.aInRegisters(o) || o.Dot != nil && o.Dot.AHome == ir.HomeRegs {
+		s.AHome = ir.HomeRegs
+	}
 	if l.rep > 1 {
 		s.Replicate = l.rep
 	}

@@ -115,7 +115,10 @@ func assignLayouts(f *fn) error {
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
-	return f.layoutBlock(f.k.Body)
+	if err := f.layoutBlock(f.k.Body); err != nil {
+		return err
+	}
+	return f.holdOperands()
 }
 
 func (f *fn) layoutBlock(b *ir.Block) error {

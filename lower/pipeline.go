@@ -41,6 +41,9 @@ type fn struct {
 	roles *roleInfo
 	// flexible marks tiles whose split only broadcast row vectors decided.
 	flexible map[*ir.Value]bool
+	// heldA maps each loop to the dots of its body that hold their loop-invariant
+	// A operand in registers across it (layout: `a regs`), in body order.
+	heldA map[*ir.Op][]*ir.Op
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
 	// splitK maps each dot whose reduction is split across the warps of its row

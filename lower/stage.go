@@ -48,6 +48,9 @@ func (f *fn) aInRegisters(o *ir.Op) bool { return f.aHeldFor(o, f.layouts[o.Resu
 // row groups needs it: in fragments of whole rows in wm row groups, computed by
 // the same warps.
 func (f *fn) aHeldFor(o *ir.Op, wm int) bool {
+	if o.Dot != nil && o.Dot.AHome == ir.HomeShared {
+		return false // stated: read through its shared home (staged if need be)
+	}
 	a := f.layouts[o.Args[0]]
 	return a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
 }

@@ -211,10 +211,11 @@ func badInputsFolder(t *testing.T) string {
 	edit("sched8.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 2x4 : tile<64x64xf32> on score")
 	edit("sched4x1.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 4x1 : tile<64x64xf32> on score")
 	edit("schedrep.ir", from["phased.ir"], score, "%s = dot %at, %xt, %s0 warps 2x2 replicate 1 splitk 2 : tile<64x64xf32> on score")
-	edit("schedatom.ir", gemmIR, " warps 4x1 atom m16n8k16 ", " warps 4x1 atom m16n8k8 ")
-	edit("schedk.ir", gemmIR, " warps 4x1 atom m16n8k16 ", " warps 1x1 replicate 4 splitk 4 ")
+	edit("schedatom.ir", gemmIR, " warps 4x1 a shared atom m16n8k16 ", " warps 4x1 a shared atom m16n8k8 ")
+	edit("schedk.ir", gemmIR, " warps 4x1 a shared atom m16n8k16 ", " warps 1x1 replicate 4 splitk 4 ")
+	edit("schedhold.ir", gemmIR, " warps 4x1 a shared atom m16n8k16 ", " warps 4x1 a regs atom m16n8k16 ")
 	_, decodeIR, _ := runCLI("dump", "-ir", "-heads", "16", "-tokens", "2", "-k0", "64", "-k1", "0", "-target", "sm_90")
-	edit("schedgrid.ir", decodeIR, " warps 1x1 replicate 4 atom m16n8k16 ", " warps 2x2 atom m16n8k16 ")
+	edit("schedgrid.ir", decodeIR, " warps 1x1 replicate 4 a shared atom m16n8k16 ", " warps 2x2 atom m16n8k16 ")
 
 	// Issue 29: IR whose numbers overflowed, bounds the parser and verifier hold.
 	edit("rolewarps.ir", from["phased.ir"], "role score 0 4", "role score 1 9223372036854775807")
