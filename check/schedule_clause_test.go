@@ -119,3 +119,22 @@ func TestHeldQuerySplitK(t *testing.T) {
 		t.Errorf("seed %d, score dots%s: %s", seed, held, res)
 	}
 }
+
+// TestHoldQFlag: -hold-q (MLAConfig.HoldQ) builds the 16-head decode with its
+// score dots stating `a regs`, in latency-bound launches (scores replicated) and
+// in others (split along the reduction), and both match float64 in the emulator,
+// invalid and out-of-pool candidates included.
+func TestHoldQFlag(t *testing.T) {
+	for _, sms := range []int{0, 1} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: sms, HoldQ: true}
+		c, err := MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 5, InvalidFrac: 0.2, Poison: true, OutOfPool: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(c.Compiled.Module.Print(), "held in registers across the loop"); n == 0 {
+			t.Fatalf("sms %d: no score dot holds Q", sms)
+		}
+		passesInEmulator(t, c)
+	}
+}

@@ -225,7 +225,9 @@ type Op struct {
 
 // DotSchedule is a dot's schedule clauses: `warps RxC [replicate N] [splitk N]
 // [a HOME] [atom NAME]` in the text form, after the operands. Warps decides the
-// split and the rest follow it: a dot with Warps set is computed exactly as stated.
+// split and replicate and splitk refine it: a dot with Warps set is computed
+// exactly as stated. `a HOME` (and `atom`) may also stand alone, the split then
+// left to the lowering.
 type DotSchedule struct {
 	// Warps is the result's grid of warp groups: Warps[0] row groups x Warps[1]
 	// column groups, each a block of the result's m16n8 tiles (`warps RxC`).
@@ -265,7 +267,9 @@ func (s DotSchedule) WarpCount() int { return s.Warps[0] * s.Warps[1] * max(s.Re
 // String is the clauses' text form (without a leading space).
 func (s DotSchedule) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "warps %dx%d", s.Warps[0], s.Warps[1])
+	if s.Warps != [2]int{} {
+		fmt.Fprintf(&b, "warps %dx%d", s.Warps[0], s.Warps[1])
+	}
 	if s.Replicate > 1 {
 		fmt.Fprintf(&b, " replicate %d", s.Replicate)
 	}
@@ -278,7 +282,7 @@ func (s DotSchedule) String() string {
 	if s.Atom != "" {
 		b.WriteString(" atom " + s.Atom)
 	}
-	return b.String()
+	return strings.TrimPrefix(b.String(), " ")
 }
 
 // MaxDotWarps bounds each of a dot schedule's counts (a CTA has at most 32 warps).
@@ -287,7 +291,14 @@ const MaxDotWarps = 32
 // check reports what is wrong with the clauses on their own (the warps they must
 // cover are the kernel's, checked by Verify).
 func (s DotSchedule) check() error {
-	if s.Warps[0] < 1 || s.Warps[1] < 1 || s.Warps[0] > MaxDotWarps || s.Warps[1] > MaxDotWarps {
+	if s.Warps == [2]int{} {
+		if s.Replicate != 0 || s.SplitK != 0 {
+			return fmt.Errorf("%s: replicate and splitk refine the warp grid, so a schedule with them states warps RxC", s)
+		}
+		if s.AHome == "" && s.Atom == "" {
+			return fmt.Errorf("an empty dot schedule: state warps RxC, a HOME or atom NAME")
+		}
+	} else if s.Warps[0] < 1 || s.Warps[1] < 1 || s.Warps[0] > MaxDotWarps || s.Warps[1] > MaxDotWarps {
 		return fmt.Errorf("warps %dx%d: want RxC with R and C in 1..%d", s.Warps[0], s.Warps[1], MaxDotWarps)
 	}
 	if s.Replicate < 0 || s.Replicate > MaxDotWarps {

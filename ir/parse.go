@@ -719,7 +719,7 @@ func (p *parser) dotOperands() ([]*Value, error) {
 }
 
 // dotSchedule reads a dot's optional schedule clauses (DotSchedule), each at most
-// once, in any order; replicate, splitk, a and atom refine warps, so they need it.
+// once, in any order; replicate and splitk refine warps, so they need it.
 func (p *parser) dotSchedule() (*DotSchedule, error) {
 	var s DotSchedule
 	seen := map[string]bool{}
@@ -731,8 +731,8 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 			if len(seen) == 0 {
 				return nil, nil
 			}
-			if !seen["warps"] {
-				return nil, p.errf("dot schedule without warps RxC: replicate, splitk, a and atom refine the warp grid, so a schedule states it")
+			if !seen["warps"] && (seen["replicate"] || seen["splitk"]) {
+				return nil, p.errf("dot schedule without warps RxC: replicate and splitk refine the warp grid, so a schedule with them states it")
 			}
 			if err := s.check(); err != nil {
 				return nil, p.errf("dot schedule: %v", err)

@@ -16,6 +16,7 @@ const scheduledKernel = `kernel k(%a: ptr<bf16> div 16 bytes 4096, %y: ptr<f32> 
   %e = dot %x, %xt, %d warps 2x1 replicate 4 splitk 4 a regs atom m16n8k16 : tile<32x32xf32>
   %s = dot %x, %xt, %c warps 2x2 : tile<32x32xf32> on score
   %u = dot %x, %xt, %c : tile<32x32xf32>
+  %h = dot %x, %xt, %c a regs : tile<32x32xf32>
   store %y[%o, %z], %e
 }
 `
@@ -38,6 +39,7 @@ func TestDotScheduleRoundTrip(t *testing.T) {
 		"e": {Warps: [2]int{2, 1}, Replicate: 4, SplitK: 4, AHome: HomeRegs, Atom: "m16n8k16"},
 		"s": {Warps: [2]int{2, 2}},
 		"u": nil,
+		"h": {AHome: HomeRegs},
 	}
 	for _, o := range k.Body.Ops {
 		if o.Kind != OpDot {
@@ -83,6 +85,7 @@ func TestDotScheduleRefused(t *testing.T) {
 		{"warps 2x4 a global", `a "global": want a regs or a shared`},
 		{"warps 2x4 warps 2x4", "states warps twice"},
 		{"replicate 2", "dot schedule without warps RxC"},
+		{"splitk 2 a regs", "dot schedule without warps RxC"},
 		{"warps 2x2", "schedule warps 2x2 spreads it over 4 warps; it runs on the kernel's 8"},
 		{"warps 2x4 on score", "spreads it over 8 warps; it runs on role score's 4"},
 	} {

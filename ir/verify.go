@@ -778,7 +778,7 @@ func verifyStrides(k *Kernel, p *Param, params map[string]*Param) error {
 // verifyDotWarps checks that a dot's schedule spreads it over exactly the warps
 // that run it: its role's, or the kernel's.
 func verifyDotWarps(k *Kernel, o *Op) error {
-	if o.Dot == nil {
+	if o.Dot == nil || o.Dot.Warps == [2]int{} {
 		return nil
 	}
 	warps, who := k.Warps, "the kernel's"

@@ -46,6 +46,14 @@ type MLAConfig struct {
 	// and no producer role (measured 3-6% faster exact, 6-10% bf16p:
 	// docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
+	// HoldQ has the score dots of 16-head CTAs hold their Q slices in registers
+	// across the candidate loop (`a regs`), instead of reading them from shared
+	// memory in every tile. Experimental: checked in the emulator, not yet measured
+	// on a GPU. It holds 32 registers per thread where the scores split their
+	// reduction, 128 where they are replicated: ptxas 11.8 (sm_90) assembles them
+	// with no spill at 225-226 and 255 registers (193 without). 64-head CTAs do not
+	// take it: with -score-warps 8 they spilled 856 bytes.
+	HoldQ bool
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one

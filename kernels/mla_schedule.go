@@ -50,15 +50,23 @@ func (v MLAVariant) pvGrid(chunks [][3]int, w int) [2]int {
 }
 
 // scoreSchedule is the schedule of the score dot of a slice w columns wide, nil
-// where the lowering chooses it (16 heads). The score warps (the score role's,
+// where the lowering chooses it (16 heads), stating only `a regs` there with
+// HoldQ. The score warps (the score role's,
 // else every math warp) split the tile by the fewest bytes read, ties keeping
 // whole rows per warp: the score role's 4 warps take A2's 32 x 32 quadrants
 // (2x2: Q and K each read twice per tile; 4x1 reads K four times): 1.5-2.4%
 // faster exact, 2.2-3.2% bf16p (run 51); 8 warps tie 4x2 against 2x4 and keep
 // 4x2.
 func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
+	var hold string
+	if v.HoldQ {
+		hold = ir.HomeRegs
+	}
 	if v.HeadBlock == 16 {
-		return nil
+		if hold == "" {
+			return nil
+		}
+		return &ir.DotSchedule{AHome: hold}
 	}
 	warps := v.Warps - v.Producer
 	if v.Score > 0 {
@@ -71,7 +79,10 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 	}
 	wm, wn = lower.FewestBytesGrid(mt, nt, warps, wm, wn, float64(v.HeadBlock*w*2), float64(w*v.Tile*2))
 	if wm == 1 {
-		return nil // one row group: the lowering may replicate the scores
+		if hold == "" {
+			return nil // one row group: the lowering may replicate the scores
+		}
+		return &ir.DotSchedule{AHome: hold}
 	}
-	return &ir.DotSchedule{Warps: [2]int{wm, wn}}
+	return &ir.DotSchedule{Warps: [2]int{wm, wn}, AHome: hold}
 }

@@ -34,6 +34,9 @@ type MLAVariant struct {
 	// they compute the scores and the online softmax, every warp P·V
 	// (MLAConfig.ScoreWarps).
 	Score int
+	// HoldQ: the score dots hold their Q slices in registers across the loop
+	// (MLAConfig.HoldQ), in 16-head CTAs.
+	HoldQ bool
 }
 
 // MLAPrecision is the decode's arithmetic for P·V (DESIGN.md, "Precisions"). Both
@@ -95,6 +98,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
+	v.HoldQ = c.HoldQ && hb == 16
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -115,6 +119,9 @@ func (v MLAVariant) Short() string {
 	if v.Score > 0 {
 		s += fmt.Sprintf(" q%d", v.Score)
 	}
+	if v.HoldQ {
+		s += " hq"
+	}
 	return s
 }
 
@@ -125,6 +132,9 @@ func (v MLAVariant) String() string {
 	}
 	if v.Score > 0 {
 		s += fmt.Sprintf(", a score role of %d warps (the first) computing the scores and the softmax", v.Score)
+	}
+	if v.HoldQ {
+		s += ", Q held in registers across the candidate loop"
 	}
 	return s
 }

@@ -266,7 +266,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		a, b, c := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Args[2]]
 		var out layout
 		var err error
-		if o.Dot != nil {
+		if o.Dot != nil && o.Dot.Warps != [2]int{} {
 			out, err = f.statedDotLayout(o)
 		} else {
 			out, err = f.chosenDotLayout(o)
