@@ -108,6 +108,17 @@ func nargs(in *ptx.Instr, n ...int) error {
 	return fmt.Errorf("wrong number of operands (%d)", len(in.Args))
 }
 
+// writes reports whether in writes its operand i: from its form where ptx.Forms
+// has one, else known, what the decoder knows of an opcode Forms lacks
+// (hand-written PTX's st.u32, stmatrix, ...).
+func writes(in *ptx.Instr, i int, known bool) bool {
+	if f := ptx.FormOf(in.Op); f != nil {
+		ops := f.Operands()
+		return i < len(ops) && ops[i].Written
+	}
+	return known
+}
+
 // decode builds the executable form of one instruction.
 func (d *decoder) decode(in *instr) (execFn, error) {
 	src := in.src

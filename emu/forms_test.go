@@ -22,8 +22,40 @@ func TestFormsDecode(t *testing.T) {
 	}
 }
 
+// TestFormsWritten: the emulator treats as a destination every operand ptx.Forms
+// marks written: the form with that operand an immediate (a vector of them) does
+// not decode.
+func TestFormsWritten(t *testing.T) {
+	for _, f := range ptx.Forms {
+		for _, op := range f.Opcodes() {
+			args := formOperands(op, f.Operands())
+			for i, o := range f.Operands() {
+				if !o.Written {
+					continue
+				}
+				bad := append([]ptx.Operand(nil), args...)
+				bad[i] = ptx.Imm(1)
+				if v, ok := args[i].(ptx.Vec); ok {
+					bad[i] = append(ptx.Vec{ptx.Imm(1)}, v[1:]...)
+				}
+				in := &ptx.Instr{Op: op, Args: bad}
+				if _, err := Load(oneInstr(in)); err == nil {
+					t.Errorf("%s: decodes with its written operand %d an immediate", in, i)
+				}
+			}
+		}
+	}
+}
+
 // decodeOne loads a kernel of the one instruction in.
 func decodeOne(t *testing.T, in *ptx.Instr) {
+	if _, err := Load(oneInstr(in)); err != nil {
+		t.Errorf("%s: %v", in, err)
+	}
+}
+
+// oneInstr is a module of one kernel running in.
+func oneInstr(in *ptx.Instr) *ptx.Module {
 	fn := &ptx.Func{
 		Name:   "k",
 		Params: []ptx.Param{{Name: "param_x", Type: ptx.Type(paramType(in.Op))}},
@@ -32,10 +64,7 @@ func decodeOne(t *testing.T, in *ptx.Instr) {
 		Shared: []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}},
 		Body:   []ptx.Stmt{&ptx.Label{Name: "$L0"}, in, &ptx.Instr{Op: "ret"}},
 	}
-	mod := &ptx.Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*ptx.Func{fn}}
-	if _, err := Load(mod); err != nil {
-		t.Errorf("%s: %v", in, err)
-	}
+	return &ptx.Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*ptx.Func{fn}}
 }
 
 func paramType(op string) string {

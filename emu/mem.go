@@ -332,8 +332,11 @@ func (d *decoder) ldst(in *instr, m *mods) (execFn, error) {
 	if err := nargs(in.src, 2); err != nil {
 		return nil, err
 	}
+	// A load writes its first operand, a value; a store writes neither of its
+	// operands, an address and a value.
+	loads := writes(in.src, 0, isLd)
 	valOp, addrOp := in.src.Args[0], in.src.Args[1]
-	if !isLd {
+	if !loads {
 		valOp, addrOp = addrOp, valOp
 	}
 	base, off, isParam, err := d.addr(addrOp)
@@ -359,7 +362,7 @@ func (d *decoder) ldst(in *instr, m *mods) (execFn, error) {
 		return nil, fmt.Errorf("parameter %s addressed outside .param", ptx.OperandString(addrOp))
 	}
 	var regs []int
-	if isLd {
+	if loads {
 		regs, err = d.vecDst(valOp, nv)
 	} else {
 		regs, err = d.vecSrc(valOp, nv)

@@ -33,7 +33,7 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 	regOp, addrOp := in.src.Args[0], in.src.Args[1]
 	var dsts []int
 	var err error
-	if store {
+	if !writes(in.src, 0, !store) { // stmatrix [a], {r...}
 		regOp, addrOp = addrOp, regOp
 		dsts, err = d.vecSrc(regOp, num)
 	} else {

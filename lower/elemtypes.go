@@ -9,10 +9,10 @@ import (
 // file, type suffix and parameter type that depends on the element type is read
 // from elemTypes.
 type elemPTX struct {
-	reg     string // register file prefix (u8 and e4m3 are widened to 32 bits)
-	compute string // suffix of arithmetic, comparisons and negation
-	bits    string // suffix of moves and selects
-	mem     string // suffix of scalar loads and stores
+	reg     string   // register file prefix (u8 and e4m3 are widened to 32 bits)
+	compute ptx.Type // suffix of arithmetic, comparisons and negation
+	bits    ptx.Type // suffix of moves and selects
+	mem     ptx.Type // suffix of scalar loads and stores
 	// param and paramKind are the .param type and the launch-fact kind of a
 	// scalar kernel parameter ("" where the element type cannot be one).
 	param     ptx.Type
@@ -41,8 +41,8 @@ func elemType(e ir.Elem) elemPTX {
 func regPrefix(e ir.Elem) string { return elemType(e).reg }
 
 // typeSuffix is the PTX type an op on elem computes in.
-func typeSuffix(e ir.Elem) string { return elemType(e).compute }
+func typeSuffix(e ir.Elem) ptx.Type { return elemType(e).compute }
 
-func bitsSuffix(e ir.Elem) string { return elemType(e).bits }
+func bitsSuffix(e ir.Elem) ptx.Type { return elemType(e).bits }
 
-func memSuffix(e ir.Elem) string { return elemType(e).mem }
+func memSuffix(e ir.Elem) ptx.Type { return elemType(e).mem }

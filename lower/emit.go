@@ -149,18 +149,9 @@ func (e *emitter) reg(elem ir.Elem) ptx.Reg {
 	return ptx.Reg(p + strconv.Itoa(n))
 }
 
-// ins and insIf append an instruction whose opcode is spelt at run time
-// ("mov."+bitsSuffix(elem)); a fixed opcode goes through its ptx constructor and add.
-func (e *emitter) ins(op string, args ...ptx.Operand) {
-	e.add(&ptx.Instr{Op: op, Args: args})
-}
-
-func (e *emitter) insIf(guard ptx.Operand, neg bool, op string, args ...ptx.Operand) {
-	e.addIf(guard, neg, &ptx.Instr{Op: op, Args: args})
-}
-
-// add appends an instruction built by a ptx constructor (ptx/instrs_gen.go), raising
-// the module's PTX version to what it needs on the target (ptx.Forms).
+// add appends an instruction built by a ptx constructor (ptx/instrs_gen.go: one per
+// opcode, or one per family taking the type suffix, ptx.Mov(bitsSuffix(elem), d, a)),
+// raising the module's PTX version to what it needs on the target (ptx.Forms).
 func (e *emitter) add(in *ptx.Instr) {
 	e.needFor(in.Op)
 	e.body = append(e.body, in)
@@ -218,7 +209,7 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 			e.params[p.Value] = r
 		default:
 			r := e.reg(t.Elem)
-			e.ins("ld.param."+string(fnc.Params[i].Type), r, ptx.Addr{Base: name})
+			e.add(ptx.LdParam(fnc.Params[i].Type, r, ptx.Addr{Base: name}))
 			e.params[p.Value] = r
 		}
 		e.v[p.Value] = &vals{scalar: e.params[p.Value]}

@@ -370,19 +370,18 @@ func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
 				b2 = e.swizzledAt(p.b2Sw, j%4, k)
 			}
 		}
-		op := "ldmatrix.sync.aligned.m8n8.x4"
-		if !p.bl.trans {
-			op += ".trans"
+		ld4, ld2 := ptx.LdmatrixSyncAlignedM8n8X4TransSharedB16, ptx.LdmatrixSyncAlignedM8n8X2TransSharedB16
+		if p.bl.trans {
+			ld4, ld2 = ptx.LdmatrixSyncAlignedM8n8X4SharedB16, ptx.LdmatrixSyncAlignedM8n8X2SharedB16
 		}
-		op += ".shared.b16"
 		if ni+1 < p.nt {
 			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I32)}
-			e.ins(op, regs, ptx.Addr{Base: b4, Off: int64(off)})
+			e.add(ld4(regs, ptx.Addr{Base: b4, Off: int64(off)}))
 			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
 			bfr[ni+1] = [2]ptx.Operand{regs[2], regs[3]}
 		} else {
 			regs := ptx.Vec{e.reg(ir.I32), e.reg(ir.I32)}
-			e.ins(replaceX4(op), regs, ptx.Addr{Base: b2, Off: int64(off)})
+			e.add(ld2(regs, ptx.Addr{Base: b2, Off: int64(off)}))
 			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
 		}
 	}
@@ -391,14 +390,17 @@ func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
 
 // mmaStep issues the mma.sync of one k16 step.
 func (e *emitter) mmaStep(p *dotPlan, afr [][4]ptx.Operand, bfr [][2]ptx.Operand) {
+	mma := ptx.MmaSyncAlignedM16n8k16RowColF32F16F16F32 // ir.Verify admits f16 and bf16 dots only
+	if p.in == "bf16" {
+		mma = ptx.MmaSyncAlignedM16n8k16RowColF32Bf16Bf16F32
+	}
 	for mi := 0; mi < p.mt; mi++ {
 		for ni := 0; ni < p.nt; ni++ {
 			d := [4]ptx.Operand{e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32), e.reg(ir.F32)}
-			e.ins("mma.sync.aligned.m16n8k16.row.col.f32."+p.in+"."+p.in+".f32",
-				ptx.Vec{d[0], d[1], d[2], d[3]},
+			e.add(mma(ptx.Vec{d[0], d[1], d[2], d[3]},
 				ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]},
 				ptx.Vec{bfr[ni][0], bfr[ni][1]},
-				ptx.Vec{p.acc[mi][ni][0], p.acc[mi][ni][1], p.acc[mi][ni][2], p.acc[mi][ni][3]})
+				ptx.Vec{p.acc[mi][ni][0], p.acc[mi][ni][1], p.acc[mi][ni][2], p.acc[mi][ni][3]}))
 			p.acc[mi][ni] = d
 		}
 	}
@@ -552,14 +554,4 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 		}
 	}
 	return nil
-}
-
-func replaceX4(op string) string {
-	const x4 = ".x4"
-	for i := 0; i+len(x4) <= len(op); i++ {
-		if op[i:i+len(x4)] == x4 {
-			return op[:i] + ".x2" + op[i+len(x4):]
-		}
-	}
-	return op
 }

@@ -27,7 +27,7 @@ func (e *emitter) inReg(x ptx.Operand, elem ir.Elem) ptx.Operand {
 		return r
 	}
 	r := e.reg(elem)
-	e.ins("mov."+bitsSuffix(elem), r, x)
+	e.add(ptx.Mov(bitsSuffix(elem), r, x))
 	return r
 }
 
@@ -67,7 +67,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		c := constOperand(o, re)
 		if re == ir.BF16 || re == ir.F16 {
 			r := e.reg(re)
-			e.ins("cvt.rn."+re.String()+".f32", r, c)
+			e.add(cvtFromF32(re, r, c))
 			return r, nil
 		}
 		if re == ir.I1 {
@@ -87,12 +87,12 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 			return -c, nil
 		}
 		r := e.reg(re)
-		e.ins("neg."+typeSuffix(re), r, args[0])
+		e.add(ptx.Neg(typeSuffix(re), r, args[0]))
 		return r, nil
 	case ir.OpExp2, ir.OpLog2, ir.OpRcp:
 		r := e.reg(re)
-		name := map[ir.OpKind]string{ir.OpExp2: "ex2.approx.f32", ir.OpLog2: "lg2.approx.f32", ir.OpRcp: "rcp.approx.f32"}[o.Kind]
-		e.ins(name, r, e.inReg(args[0], ir.F32))
+		approx := map[ir.OpKind]func(d, a ptx.Operand) *ptx.Instr{ir.OpExp2: ptx.Ex2ApproxF32, ir.OpLog2: ptx.Lg2ApproxF32, ir.OpRcp: ptx.RcpApproxF32}[o.Kind]
+		e.add(approx(r, e.inReg(args[0], ir.F32)))
 		return r, nil
 	case ir.OpSqrt:
 		r := e.reg(re)
@@ -122,7 +122,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 			a, b = b, a
 			pred = map[string]string{"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}[pred]
 		}
-		e.ins("setp."+pred+"."+typeSuffix(ae), r, e.inReg(a, ae), b)
+		e.add(ptx.Setp(ptx.Cmp(pred), typeSuffix(ae), r, e.inReg(a, ae), b))
 		return r, nil
 	case ir.OpSelect:
 		if re == ir.I1 {
@@ -136,7 +136,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 			return r, nil
 		}
 		r := e.reg(re)
-		e.ins("selp."+bitsSuffix(re), r, args[1], args[2], e.inReg(args[0], ir.I1))
+		e.add(ptx.Selp(bitsSuffix(re), r, args[1], args[2], e.inReg(args[0], ir.I1)))
 		return r, nil
 	case ir.OpCast:
 		return e.cast(ae, re, args[0])
@@ -148,7 +148,7 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 			return args[0], nil
 		}
 		r := e.reg(re)
-		e.ins("mov.b"+strconv.Itoa(8*max(re.Size(), 2)), r, args[0])
+		e.add(ptx.Mov(ptx.Type("b"+strconv.Itoa(8*max(re.Size(), 2))), r, args[0]))
 		return r, nil
 	case ir.OpLoad:
 		return e.loadElem(o, args)
@@ -170,41 +170,6 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 		b = e.inReg(b, elem)
 	}
 	r := e.reg(elem)
-	ts := typeSuffix(elem)
-	var name string
-	switch k {
-	case ir.OpAdd, ir.OpSub:
-		name = string(k) + "." + ts
-		if elem == ir.F32 {
-			name = string(k) + ".rn.f32"
-		}
-	case ir.OpMul:
-		name = "mul.lo." + ts
-		if elem == ir.F32 {
-			name = "mul.rn.f32"
-		}
-	case ir.OpDiv:
-		name = "div." + ts
-		if elem == ir.F32 {
-			name = "div.rn.f32"
-		}
-	case ir.OpRem:
-		name = "rem." + ts
-	case ir.OpMax, ir.OpMin:
-		name = string(k) + "." + ts
-	case ir.OpAnd, ir.OpOr, ir.OpXor:
-		name = string(k) + "." + bitsSuffix(elem)
-		if elem == ir.I1 {
-			name = string(k) + ".pred"
-		}
-	case ir.OpShl:
-		name = "shl.b" + strconv.Itoa(8*max(elem.Size(), 4))
-	case ir.OpShr:
-		name = "shr." + ts
-		if elem == ir.U8 {
-			name = "shr.u32"
-		}
-	}
 	if (k == ir.OpShl || k == ir.OpShr) && elem == ir.I64 {
 		// Shift amounts are 32-bit registers in PTX.
 		if ib, ok := b.(ptx.Imm); ok {
@@ -215,7 +180,47 @@ func (e *emitter) binary(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Opera
 			b = t
 		}
 	}
-	e.ins(name, r, a, b)
+	ts, f32 := typeSuffix(elem), elem == ir.F32
+	var in *ptx.Instr
+	switch {
+	case k == ir.OpAdd && f32:
+		in = ptx.AddRnF32(r, a, b)
+	case k == ir.OpAdd:
+		in = ptx.Add(ts, r, a, b)
+	case k == ir.OpSub && f32:
+		in = ptx.SubRnF32(r, a, b)
+	case k == ir.OpSub:
+		in = ptx.Sub(ts, r, a, b)
+	case k == ir.OpMul && f32:
+		in = ptx.MulRnF32(r, a, b)
+	case k == ir.OpMul:
+		in = ptx.MulLo(ts, r, a, b)
+	case k == ir.OpDiv && f32:
+		in = ptx.DivRnF32(r, a, b)
+	case k == ir.OpDiv:
+		in = ptx.Div(ts, r, a, b)
+	case k == ir.OpRem:
+		in = ptx.Rem(ts, r, a, b)
+	case k == ir.OpMax:
+		in = ptx.Max(ts, r, a, b)
+	case k == ir.OpMin:
+		in = ptx.Min(ts, r, a, b)
+	case k == ir.OpAnd: // and.pred for I1 (its bits suffix)
+		in = ptx.And(bitsSuffix(elem), r, a, b)
+	case k == ir.OpOr:
+		in = ptx.Or(bitsSuffix(elem), r, a, b)
+	case k == ir.OpXor:
+		in = ptx.Xor(bitsSuffix(elem), r, a, b)
+	case k == ir.OpShl:
+		in = ptx.Shl(ptx.Type("b"+strconv.Itoa(8*max(elem.Size(), 4))), r, a, b)
+	case k == ir.OpShr && elem == ir.U8:
+		in = ptx.ShrU32(r, a, b)
+	case k == ir.OpShr:
+		in = ptx.Shr(ts, r, a, b)
+	default:
+		return nil, fmt.Errorf("no PTX instruction for %s on %s", k, elem)
+	}
+	e.add(in)
 	return r, nil
 }
 
@@ -255,7 +260,7 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 	case from == ir.F32 && to == ir.I64:
 		e.add(ptx.CvtRziS64F32(r, x))
 	case from == ir.F32 && (to == ir.BF16 || to == ir.F16):
-		e.ins("cvt.rn."+to.String()+".f32", r, x)
+		e.add(cvtFromF32(to, r, x))
 	case from == ir.BF16 && to == ir.F32:
 		e.add(ptx.CvtF32Bf16(r, x))
 	case from == ir.F16 && to == ir.F32:
@@ -263,11 +268,19 @@ func (e *emitter) cast(from, to ir.Elem, x ptx.Operand) (ptx.Operand, error) {
 	case from == ir.E4M3 && to == ir.F32:
 		return e.e4m3ToF32(x, r)
 	case from == ir.I1 && to.IsInt():
-		e.ins("selp."+bitsSuffix(to), r, ptx.Imm(1), ptx.Imm(0), x)
+		e.add(ptx.Selp(bitsSuffix(to), r, ptx.Imm(1), ptx.Imm(0), x))
 	default:
 		return nil, fmt.Errorf("no conversion from %s to %s", from, to)
 	}
 	return r, nil
+}
+
+// cvtFromF32 rounds an f32 to the element type to, bf16 or f16.
+func cvtFromF32(to ir.Elem, d, a ptx.Operand) *ptx.Instr {
+	if to == ir.BF16 {
+		return ptx.CvtRnBf16F32(d, a)
+	}
+	return ptx.CvtRnF16F32(d, a)
 }
 
 // e4m3ToF32 decodes an e4m3 byte (in the low bits of a 32-bit register) exactly.

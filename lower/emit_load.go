@@ -71,21 +71,21 @@ func (e *emitter) loadElem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 	elem := m.val.Type.Elem
 	addr := e.elemAddr(args[0], e.toI64(args[1], m.offs.Type.Elem), elem.Size())
 	r := e.reg(elem)
-	op := "ld.global."
+	ld := ptx.LdGlobal
 	if e.readOnly(m.ptr) {
-		op = "ld.global.nc."
+		ld = ptx.LdGlobalNc
 	}
 	var guard ptx.Operand
 	if len(args) > 2 && args[2] != nil {
 		if c, ok := args[2].(ptx.Imm); ok && c == 0 {
-			e.ins("mov."+bitsSuffix(elem), r, zeroOf(elem))
+			e.add(ptx.Mov(bitsSuffix(elem), r, zeroOf(elem)))
 			return r, nil
 		} else if !ok {
 			guard = args[2]
-			e.ins("mov."+bitsSuffix(elem), r, zeroOf(elem))
+			e.add(ptx.Mov(bitsSuffix(elem), r, zeroOf(elem)))
 		}
 	}
-	e.insIf(guard, false, op+memSuffix(elem), r, ptx.Addr{Base: addr})
+	e.addIf(guard, false, ld(memSuffix(elem), r, ptx.Addr{Base: addr}))
 	return r, nil
 }
 
@@ -191,9 +191,9 @@ func (e *emitter) loadShared(o *ir.Op) error {
 	}
 	cpr := (C*es + vw - 1) / vw
 	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, (R*cpr+e.nthreads-1)/e.nthreads)
-	kind := "ca"
+	cpAsync := ptx.CpAsyncCaSharedGlobal
 	if vw == 16 {
-		kind = "cg"
+		cpAsync = ptx.CpAsyncCgSharedGlobal
 	}
 	slot := e.smemOf(v) // a handoff ring's slot, or smem
 	if e.prefetchBase != nil {
@@ -249,7 +249,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}
 		cp := func() {
-			e.insIf(live, false, "cp.async."+kind+".shared.global", dst, ptx.Addr{Base: src}, ptx.Imm(vw), size)
+			e.addIf(live, false, cpAsync(dst, ptx.Addr{Base: src}, ptx.Imm(vw), size))
 		}
 		if e.copies != nil {
 			*e.copies = append(*e.copies, cp)
@@ -303,8 +303,8 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 		}
 		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
 		x := e.reg(elem)
-		e.ins("mov."+bitsSuffix(elem), x, zeroOf(elem))
-		e.insIf(ok, false, "ld.global."+memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)})
+		e.add(ptx.Mov(bitsSuffix(elem), x, zeroOf(elem)))
+		e.addIf(ok, false, ptx.LdGlobal(memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)}))
 		var dst ptx.Addr
 		if l.swizzle {
 			dst = e.sharedAddr(e.smemOf(v), l, row, col, es)
@@ -314,7 +314,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 			e.add(ptx.MadLoS32(a, col, ptx.Imm(es), a))
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}
-		e.insIf(live, false, "st.shared."+memSuffix(elem), dst, x)
+		e.addIf(live, false, ptx.StShared(memSuffix(elem), dst, x))
 		return nil
 	})
 	if err != nil {
@@ -322,6 +322,18 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	}
 	e.sync(syncWrote, v)
 	return nil
+}
+
+// ldSharedWords loads the 32-bit words w from shared memory: one word by a scalar
+// load, two or four by a vector load (Validate refuses another count).
+func ldSharedWords(w ptx.Vec, addr ptx.Addr) *ptx.Instr {
+	switch len(w) {
+	case 1:
+		return ptx.LdSharedB32(w[0], addr)
+	case 2:
+		return ptx.LdSharedV2B32(w, addr)
+	}
+	return ptx.LdSharedV4B32(w, addr)
 }
 
 // narrowRowByte reads byte column c of a shared tile of unsigned bytes whose rows
@@ -349,12 +361,7 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 		for i := range w {
 			w[i] = e.reg(ir.I32)
 		}
-		var dst ptx.Operand = w[0]
-		op := "ld.shared.b32"
-		if words > 1 {
-			op, dst = fmt.Sprintf("ld.shared.v%d.b32", words), w
-		}
-		e.ins(op, dst, ptx.Addr{Base: addr, Off: int64(l.offset)})
+		e.add(ldSharedWords(w, ptx.Addr{Base: addr, Off: int64(l.offset)}))
 		e.cache[len(e.cache)-1][key] = w
 	}
 	x := e.reg(ir.I32)
@@ -378,7 +385,7 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 			return x, nil
 		}
 		x := e.reg(v.Type.Elem)
-		e.ins("ld.shared."+memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)})
+		e.add(ptx.LdShared(memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)}))
 		return x, nil
 	}
 	r, c := idx[0], idx[1]
@@ -390,6 +397,6 @@ func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	}
 	addr := e.sharedAddr(e.smemOf(v), l, r, c, v.Type.Elem.Size())
 	x := e.reg(v.Type.Elem)
-	e.ins("ld.shared."+memSuffix(v.Type.Elem), x, addr)
+	e.add(ptx.LdShared(memSuffix(v.Type.Elem), x, addr))
 	return x, nil
 }

@@ -176,7 +176,7 @@ func (e *emitter) writesShared(b *ir.Block, keep func(*ir.Op) bool) bool {
 func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 	out := &vals{}
 	elem := v.Type.Elem
-	mov := "mov." + bitsSuffix(elem)
+	movType := bitsSuffix(elem)
 	switch l.kind {
 	case lScalar:
 		r := e.reg(elem)
@@ -184,7 +184,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 		if elem == ir.I1 {
 			e.add(ptx.AndPred(r, e.inReg(src, ir.I1), e.inReg(src, ir.I1)))
 		} else {
-			e.ins(mov, r, src)
+			e.add(ptx.Mov(movType, r, src))
 		}
 		out.scalar = r
 		return out, nil
@@ -249,7 +249,7 @@ func (e *emitter) movElem(dst, x ptx.Operand, elem ir.Elem) {
 		e.add(ptx.AndPred(dst, p, p))
 		return
 	}
-	e.ins("mov."+bitsSuffix(elem), dst, x)
+	e.add(ptx.Mov(bitsSuffix(elem), dst, x))
 }
 
 // threadElems is the number of elements of a rank-1 lThreads tile of n elements
@@ -293,7 +293,7 @@ func (e *emitter) threadElementwise(o *ir.Op) error {
 
 // copyInto moves y's elements into the carried registers dst.
 func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
-	mov := "mov." + bitsSuffix(y.Type.Elem)
+	movType := bitsSuffix(y.Type.Elem)
 	switch l.kind {
 	case lScalar:
 		src := e.scalar(y)
@@ -304,7 +304,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 			s := e.inReg(src, ir.I1)
 			e.add(ptx.AndPred(dst.scalar, s, s))
 		} else {
-			e.ins(mov, dst.scalar, src)
+			e.add(ptx.Mov(movType, dst.scalar, src))
 		}
 	case lAcc:
 		for mi := range dst.acc {

@@ -25,13 +25,13 @@ func (e *emitter) stageRows(v *ir.Value, l, h layout) error {
 			}
 			a := e.reg(ir.I32)
 			e.add(ptx.MadLoS32(a, rows.idx[i][half], ptx.Imm(h.pitch), e.smem))
-			val, op := e.inReg(x, v.Type.Elem), "st.shared."+memSuffix(v.Type.Elem)
+			val, ty := e.inReg(x, v.Type.Elem), memSuffix(v.Type.Elem)
 			if v.Type.Elem == ir.I1 { // a predicate goes out as a 32-bit 0 or 1
 				w := e.reg(ir.I32)
 				e.add(ptx.SelpB32(w, ptx.Imm(1), ptx.Imm(0), val))
-				val, op = w, "st.shared.b32"
+				val, ty = w, "b32"
 			}
-			e.insIf(writer, false, op, ptx.Addr{Base: a, Off: int64(h.offset)}, val)
+			e.addIf(writer, false, ptx.StShared(ty, ptx.Addr{Base: a, Off: int64(h.offset)}, val))
 		}
 	}
 	e.stagedDone[v] = true

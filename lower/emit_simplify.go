@@ -55,20 +55,20 @@ func (e *emitter) divRemPow2(k ir.OpKind, elem ir.Elem, a ptx.Operand, d int) pt
 	width := 8 * elem.Size()
 	ts := typeSuffix(elem)
 	sign := e.reg(elem)
-	e.ins("shr.s"+ts[1:], sign, a, ptx.Imm(width-1))
+	e.add(ptx.Shr("s"+ts[1:], sign, a, ptx.Imm(width-1)))
 	bias := e.reg(elem)
-	e.ins("shr.u"+ts[1:], bias, sign, ptx.Imm(width-log2(d)))
+	e.add(ptx.Shr("u"+ts[1:], bias, sign, ptx.Imm(width-log2(d))))
 	biased := e.reg(elem)
-	e.ins("add.s"+ts[1:], biased, a, bias)
+	e.add(ptx.Add("s"+ts[1:], biased, a, bias))
 	r := e.reg(elem)
 	if k == ir.OpDiv {
-		e.ins("shr.s"+ts[1:], r, biased, ptx.Imm(log2(d)))
+		e.add(ptx.Shr("s"+ts[1:], r, biased, ptx.Imm(log2(d))))
 		return r
 	}
 	// a - trunc(a/d)*d: clear the biased value's low bits and subtract.
 	whole := e.reg(elem)
-	e.ins("and.b"+ts[1:], whole, biased, ptx.Imm(-d))
-	e.ins("sub.s"+ts[1:], r, a, whole)
+	e.add(ptx.And("b"+ts[1:], whole, biased, ptx.Imm(-d)))
+	e.add(ptx.Sub("s"+ts[1:], r, a, whole))
 	return r
 }
 

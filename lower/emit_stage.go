@@ -89,7 +89,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 					e.add(ptx.MovB32(p, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)}))
 					e.addIf(first, false, ptx.StSharedB32(addr, p))
 				case 4:
-					e.insIf(first, false, "st.shared.v2."+bitsSuffix(elem), addr, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)})
+					e.addIf(first, false, ptx.StSharedV2(bitsSuffix(elem), addr, ptx.Vec{e.inReg(x0, elem), e.inReg(x1, elem)}))
 				default:
 					return fmt.Errorf("cannot stage %s fragments", elem)
 				}
@@ -125,25 +125,24 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 			return err
 		}
 		addr := e.sharedAddr(e.smemOf(v), h, row, col0, es)
-		var op string
-		var x ptx.Operand
+		var st *ptx.Instr
 		switch {
 		case vec == 1:
-			op, x = "st.shared."+memSuffix(elem), e.inReg(run.elem(e, 0), elem)
+			st = ptx.StShared(memSuffix(elem), addr, e.inReg(run.elem(e, 0), elem))
 		case es == 2:
 			var packed ptx.Vec
 			for j := 0; j < vec; j += 2 {
 				packed = append(packed, run.pair(e, j/2))
 			}
-			op, x = "st.shared.v4.b32", packed
+			st = ptx.StSharedV4B32(addr, packed)
 		default:
 			xs := make(ptx.Vec, vec)
 			for j := range xs {
 				xs[j] = e.inReg(run.elem(e, j), elem)
 			}
-			op, x = "st.shared.v4."+bitsSuffix(elem), xs
+			st = ptx.StSharedV4(bitsSuffix(elem), addr, xs)
 		}
-		stores = append(stores, func() { e.insIf(live, false, op, addr, x) })
+		stores = append(stores, func() { e.addIf(live, false, st) })
 		return nil
 	})
 	return stores, err
@@ -311,13 +310,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		for i := range words {
 			words[i] = e.reg(ir.I32)
 		}
-		op := "ld.shared.b32"
-		var dst ptx.Operand = words[0]
-		if len(words) > 1 {
-			op = fmt.Sprintf("ld.shared.v%d.b32", len(words))
-			dst = words
-		}
-		e.ins(op, dst, addr)
+		e.add(ldSharedWords(words, addr))
 		switch es {
 		case 1:
 			r.words = words
@@ -437,7 +430,7 @@ func (e *emitter) stageVector(v *ir.Value, h layout) error {
 		}
 		a := e.reg(ir.I32)
 		e.add(ptx.MadLoS32(a, idx, ptx.Imm(h.pitch), e.smem))
-		e.insIf(live, false, "st.shared."+memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem))
+		e.addIf(live, false, ptx.StShared(memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem)))
 		return nil
 	})
 	if err != nil {

@@ -14,7 +14,6 @@ func (e *emitter) store(o *ir.Op) error {
 	l := e.layout(v)
 	elem := v.Type.Elem
 	base := e.scalar(m.ptr)
-	st := "st.global." + memSuffix(elem)
 	switch {
 	case l.kind == lAcc:
 		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
@@ -99,7 +98,7 @@ func (e *emitter) store(o *ir.Op) error {
 						addr := ptx.Addr{Base: colAddr(ni, 0), Off: immOff}
 						ok := inBounds(rowOK, cols.idx[ni][0])
 						if elem.Size() == 4 {
-							e.insIf(guardOf(ok), false, "st.global.v2."+memSuffix(elem), addr, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)})
+							e.addIf(guardOf(ok), false, ptx.StGlobalV2(memSuffix(elem), addr, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)}))
 						} else {
 							w := e.reg(ir.I32)
 							e.add(ptx.MovB32(w, ptx.Vec{e.inReg(lo, elem), e.inReg(hi, elem)}))
@@ -114,7 +113,7 @@ func (e *emitter) store(o *ir.Op) error {
 						if err != nil {
 							return err
 						}
-						e.insIf(guardOf(ok), false, st, ptx.Addr{Base: colAddr(ni, j), Off: immOff}, e.inReg(x, elem))
+						e.addIf(guardOf(ok), false, ptx.StGlobal(memSuffix(elem), ptx.Addr{Base: colAddr(ni, j), Off: immOff}, e.inReg(x, elem)))
 					}
 				}
 				e.popScope()
@@ -215,7 +214,7 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 	}
 	elem := m.val.Type.Elem
 	addr := e.elemAddr(e.scalar(m.ptr), e.toI64(off, m.offs.Type.Elem), elem.Size())
-	e.insIf(guardOf(ok), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem))
+	e.addIf(guardOf(ok), false, ptx.StGlobal(memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem)))
 	return nil
 }
 
@@ -301,7 +300,7 @@ func (e *emitter) storeTile(m memOps) error {
 					okj = e.andPred(okj, p)
 				}
 				addr := e.elemAddr(rowAddr, e.toI64(cj, ir.I32), es)
-				e.insIf(guardOf(okj), false, "st.global."+memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(run.elem(e, j), elem))
+				e.addIf(guardOf(okj), false, ptx.StGlobal(memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(run.elem(e, j), elem)))
 			}
 		}
 		return nil

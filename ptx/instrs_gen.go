@@ -1096,3 +1096,225 @@ func SetmaxnregIncSyncAlignedU32(a Imm) *Instr {
 func SetmaxnregDecSyncAlignedU32(a Imm) *Instr {
 	return &Instr{Op: "setmaxnreg.dec.sync.aligned.u32", Args: []Operand{a}}
 }
+
+// Add is add.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32 or u64; Validate refuses any other.
+func Add(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "add." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Sub is sub.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32 or u64; Validate refuses any other.
+func Sub(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "sub." + string(t), Args: []Operand{d, a, b}}
+}
+
+// MulRn is mul.rn.<t> d, a, b (d written).
+// Forms lists it for t f32 or bf16x2; Validate refuses any other.
+func MulRn(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "mul.rn." + string(t), Args: []Operand{d, a, b}}
+}
+
+// MulLo is mul.lo.<t> d, a, b (d written).
+// Forms lists it for t s32, u32, s64 or u64; Validate refuses any other.
+func MulLo(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "mul.lo." + string(t), Args: []Operand{d, a, b}}
+}
+
+// MulHi is mul.hi.<t> d, a, b (d written).
+// Forms lists it for t s32 or u32; Validate refuses any other.
+func MulHi(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "mul.hi." + string(t), Args: []Operand{d, a, b}}
+}
+
+// MadLo is mad.lo.<t> d, a, b, c (d written).
+// Forms lists it for t s32, u32 or s64; Validate refuses any other.
+func MadLo(t Type, d, a, b, c Operand) *Instr {
+	return &Instr{Op: "mad.lo." + string(t), Args: []Operand{d, a, b, c}}
+}
+
+// Div is div.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32 or u64; Validate refuses any other.
+func Div(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "div." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Rem is rem.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32 or u64; Validate refuses any other.
+func Rem(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "rem." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Min is min.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32, u64 or f32; Validate refuses any other.
+func Min(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "min." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Max is max.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32, u64 or f32; Validate refuses any other.
+func Max(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "max." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Neg is neg.<t> d, a (d written).
+// Forms lists it for t s32, s64 or f32; Validate refuses any other.
+func Neg(t Type, d, a Operand) *Instr {
+	return &Instr{Op: "neg." + string(t), Args: []Operand{d, a}}
+}
+
+// And is and.<t> d, a, b (d written).
+// Forms lists it for t b16, b32, b64 or pred; Validate refuses any other.
+func And(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "and." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Or is or.<t> d, a, b (d written).
+// Forms lists it for t b16, b32, b64 or pred; Validate refuses any other.
+func Or(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "or." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Xor is xor.<t> d, a, b (d written).
+// Forms lists it for t b16, b32, b64 or pred; Validate refuses any other.
+func Xor(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "xor." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Shl is shl.<t> d, a, b (d written).
+// Forms lists it for t b32 or b64; Validate refuses any other.
+func Shl(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "shl." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Shr is shr.<t> d, a, b (d written).
+// Forms lists it for t s32, s64, u32 or u64; Validate refuses any other.
+func Shr(t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "shr." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Setp is setp.<cmp>.<t> d, a, b (d written).
+// Forms lists it for cmp eq, ne, lt, le, gt or ge and t s32, s64, u32, u64 or f32; Validate refuses any other.
+func Setp(cmp Cmp, t Type, d, a, b Operand) *Instr {
+	return &Instr{Op: "setp." + string(cmp) + "." + string(t), Args: []Operand{d, a, b}}
+}
+
+// Selp is selp.<t> d, a, b, c (d written).
+// Forms lists it for t b16, b32, b64 or f32; Validate refuses any other.
+func Selp(t Type, d, a, b, c Operand) *Instr {
+	return &Instr{Op: "selp." + string(t), Args: []Operand{d, a, b, c}}
+}
+
+// Mov is mov.<t> d, a (d written).
+// Forms lists it for t b16, b32, b64, u32, u64 or f32; Validate refuses any other.
+func Mov(t Type, d, a Operand) *Instr {
+	return &Instr{Op: "mov." + string(t), Args: []Operand{d, a}}
+}
+
+// CvtRnF32 is cvt.rn.f32.<t> d, a (d written).
+// Forms lists it for t s32 or s64; Validate refuses any other.
+func CvtRnF32(t Type, d, a Operand) *Instr {
+	return &Instr{Op: "cvt.rn.f32." + string(t), Args: []Operand{d, a}}
+}
+
+// CvtF32 is cvt.f32.<t> d, a (d written).
+// Forms lists it for t f16 or bf16; Validate refuses any other.
+func CvtF32(t Type, d, a Operand) *Instr {
+	return &Instr{Op: "cvt.f32." + string(t), Args: []Operand{d, a}}
+}
+
+// LdParam is ld.param.<t> d, a (d written).
+// Forms lists it for t u64, s32, s64 or f32; Validate refuses any other.
+func LdParam(t Type, d Operand, a Addr) *Instr {
+	return &Instr{Op: "ld.param." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobal is ld.global.<t> d, a (d written).
+// Forms lists it for t u8, b16, s32, b32, f32, s64 or b64; Validate refuses any other.
+func LdGlobal(t Type, d Operand, a Addr) *Instr {
+	return &Instr{Op: "ld.global." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobalNc is ld.global.nc.<t> d, a (d written).
+// Forms lists it for t u8, b16, s32, b32, f32, s64 or b64; Validate refuses any other.
+func LdGlobalNc(t Type, d Operand, a Addr) *Instr {
+	return &Instr{Op: "ld.global.nc." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobalV2 is ld.global.v2.<t> d, a (d written).
+// Forms lists it for t b32 or f32; Validate refuses any other.
+func LdGlobalV2(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.global.v2." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobalV4 is ld.global.v4.<t> d, a (d written).
+// Forms lists it for t b32 or f32; Validate refuses any other.
+func LdGlobalV4(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.global.v4." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobalNcV2 is ld.global.nc.v2.<t> d, a (d written).
+// Forms lists it for t b32 or f32; Validate refuses any other.
+func LdGlobalNcV2(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.global.nc.v2." + string(t), Args: []Operand{d, a}}
+}
+
+// LdGlobalNcV4 is ld.global.nc.v4.<t> d, a (d written).
+// Forms lists it for t b32 or f32; Validate refuses any other.
+func LdGlobalNcV4(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.global.nc.v4." + string(t), Args: []Operand{d, a}}
+}
+
+// LdShared is ld.shared.<t> d, a (d written).
+// Forms lists it for t u8, b16, s32, b32, f32, s64 or b64; Validate refuses any other.
+func LdShared(t Type, d Operand, a Addr) *Instr {
+	return &Instr{Op: "ld.shared." + string(t), Args: []Operand{d, a}}
+}
+
+// LdSharedV2 is ld.shared.v2.<t> d, a (d written).
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func LdSharedV2(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.shared.v2." + string(t), Args: []Operand{d, a}}
+}
+
+// LdSharedV4 is ld.shared.v4.<t> d, a (d written).
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func LdSharedV4(t Type, d Vec, a Addr) *Instr {
+	return &Instr{Op: "ld.shared.v4." + string(t), Args: []Operand{d, a}}
+}
+
+// StGlobal is st.global.<t> a, b.
+// Forms lists it for t u8, b16, s32, b32, f32, s64 or b64; Validate refuses any other.
+func StGlobal(t Type, a Addr, b Operand) *Instr {
+	return &Instr{Op: "st.global." + string(t), Args: []Operand{a, b}}
+}
+
+// StGlobalV2 is st.global.v2.<t> a, b.
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func StGlobalV2(t Type, a Addr, b Vec) *Instr {
+	return &Instr{Op: "st.global.v2." + string(t), Args: []Operand{a, b}}
+}
+
+// StGlobalV4 is st.global.v4.<t> a, b.
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func StGlobalV4(t Type, a Addr, b Vec) *Instr {
+	return &Instr{Op: "st.global.v4." + string(t), Args: []Operand{a, b}}
+}
+
+// StShared is st.shared.<t> a, b.
+// Forms lists it for t u8, b16, s32, b32, f32, s64 or b64; Validate refuses any other.
+func StShared(t Type, a Addr, b Operand) *Instr {
+	return &Instr{Op: "st.shared." + string(t), Args: []Operand{a, b}}
+}
+
+// StSharedV2 is st.shared.v2.<t> a, b.
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func StSharedV2(t Type, a Addr, b Vec) *Instr {
+	return &Instr{Op: "st.shared.v2." + string(t), Args: []Operand{a, b}}
+}
+
+// StSharedV4 is st.shared.v4.<t> a, b.
+// Forms lists it for t b16, b32 or f32; Validate refuses any other.
+func StSharedV4(t Type, a Addr, b Vec) *Instr {
+	return &Instr{Op: "st.shared.v4." + string(t), Args: []Operand{a, b}}
+}

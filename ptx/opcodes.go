@@ -7,7 +7,8 @@ package ptx
 // PTX ISA's target and version notes). It is the one place opcode knowledge lives:
 // Validate checks instructions against it, the constructors of instrs_gen.go are
 // generated from it (go generate), and the emulator's decoder takes operand counts
-// from it and decodes every form (emu's TestFormsDecode).
+// and which operand a load or store writes from it and decodes every form (emu's
+// TestFormsDecode; TestFormsWritten holds its destinations to the = marks).
 //
 // Op is the full opcode with alternatives in braces: "add.{s32|s64}" stands for
 // add.s32 and add.s64, and "{|.nc}" for nothing or ".nc". Args has one entry per

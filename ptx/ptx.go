@@ -60,6 +60,9 @@ type SharedDecl struct {
 // Type is a PTX fundamental type name without the leading dot ("u32", "f32", "pred").
 type Type string
 
+// Cmp is a comparison of setp ("lt", "eq").
+type Cmp string
+
 // Stmt is a statement in a function body: *Instr, *Label or *Comment.
 type Stmt interface{ stmt() }
 

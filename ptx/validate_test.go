@@ -159,3 +159,29 @@ func TestTargetFlagsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedConstructors: a typed constructor with a type (and comparison) Forms
+// lists builds what the opcode's own constructor builds; with any other it builds an
+// instruction Validate refuses, naming the opcode.
+func TestTypedConstructors(t *testing.T) {
+	d, a, b := Reg("%r1"), Reg("%r2"), Reg("%r3")
+	for _, c := range []struct{ typed, exact *Instr }{
+		{Mov("b32", d, a), MovB32(d, a)},
+		{Setp("lt", "f32", Reg("%p1"), Reg("%f1"), Reg("%f2")), SetpLtF32(Reg("%p1"), Reg("%f1"), Reg("%f2"))},
+		{Shr("s64", Reg("%rd1"), Reg("%rd2"), Imm(3)), ShrS64(Reg("%rd1"), Reg("%rd2"), Imm(3))},
+		{StSharedV2("f32", Addr{Base: a}, Vec{Reg("%f1"), Reg("%f2")}), StSharedV2F32(Addr{Base: a}, Vec{Reg("%f1"), Reg("%f2")})},
+	} {
+		if instrString(c.typed) != instrString(c.exact) {
+			t.Errorf("typed %s, want %s", instrString(c.typed), instrString(c.exact))
+		}
+		if err := Validate(c.typed, "sm_90", "7.8"); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, in := range []*Instr{Mov("s32", d, a), Setp("lo", "s32", Reg("%p1"), a, b), Neg("b16", Reg("%h1"), Reg("%h2"))} {
+		err := Validate(in, "sm_90", "7.8")
+		if err == nil || !strings.Contains(err.Error(), `unknown opcode "`+in.Op+`"`) {
+			t.Errorf("%s: error %v, want unknown opcode %q", instrString(in), err, in.Op)
+		}
+	}
+}

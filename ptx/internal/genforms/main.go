@@ -3,6 +3,16 @@
 // constructor takes the form's operands in order, each named by its role (d for a
 // written operand, a, b, c, e, ... for read ones) and typed by its kinds, so a call
 // states the opcode and its operand count in Go rather than in a string.
+//
+// It also writes one typed constructor per family: the opcodes of Forms that differ
+// only in their type suffix (the last segment, a PTX fundamental type) and, for
+// setp, the comparison before it, and that take the same operands. The suffix is a
+// parameter, ptx.Mov(t, d, a) for mov.<t>, ptx.Setp(cmp, t, d, a, b) for
+// setp.<cmp>.<t>, for the emitter's sites whose type follows an element type. Such
+// a constructor spells the opcode its arguments name and checks nothing: a type or
+// comparison Forms does not list gives an opcode ptx.Validate refuses (the emitter's
+// check and every CompileProgram run it), so a bad combination is an error naming
+// the instruction, never a panic in the emitter.
 package main
 
 import (
@@ -50,6 +60,17 @@ func generate(forms []ptx.Form) ([]byte, error) {
 			constructor(f, name, op, ops, form.Optional)
 		}
 	}
+	fams, err := families(forms)
+	if err != nil {
+		return nil, err
+	}
+	for _, fam := range fams {
+		if prev, ok := seen[fam.name]; ok {
+			return nil, fmt.Errorf("opcode %s and the family %s.<t> both make the constructor %s", prev, fam.prefix, fam.name)
+		}
+		seen[fam.name] = fam.prefix
+		familyConstructor(f, fam)
+	}
 	var b bytes.Buffer
 	if err := f.Render(&b); err != nil {
 		return nil, err
@@ -63,7 +84,21 @@ var readNames = []string{"a", "b", "c", "e", "f", "g"}
 // constructor writes the function that builds op: the last optional operands
 // become one variadic parameter.
 func constructor(f *jen.File, name, op string, ops []ptx.FormOperand, optional int) {
-	var names, types []string
+	params, args, names := operandParams(ops, optional)
+	fields := []jen.Code{jen.Id("Op").Op(":").Lit(op)}
+	if len(ops) > 0 {
+		fields = append(fields, jen.Id("Args").Op(":").Add(args))
+	}
+	f.Comment(name + " is " + op + operandComment(names, ops, optional))
+	f.Func().Id(name).Params(params...).Op("*").Id("Instr").Block(
+		jen.Return(jen.Op("&").Id("Instr").Values(fields...)),
+	)
+}
+
+// operandParams are the parameters of a constructor taking ops, the operand
+// list it builds from them, and the operands' names.
+func operandParams(ops []ptx.FormOperand, optional int) (params []jen.Code, args *jen.Statement, names []string) {
+	var types []string
 	reads := 0
 	for _, o := range ops {
 		p := "d"
@@ -75,7 +110,6 @@ func constructor(f *jen.File, name, op string, ops []ptx.FormOperand, optional i
 		types = append(types, goType(o.Kinds))
 	}
 	nfixed := len(ops) - optional
-	var params []jen.Code
 	for i := 0; i < nfixed; i++ {
 		// Consecutive parameters of one type share it, as gofmt'd code writes them.
 		p := jen.Id(names[i])
@@ -84,21 +118,23 @@ func constructor(f *jen.File, name, op string, ops []ptx.FormOperand, optional i
 		}
 		params = append(params, p)
 	}
-	fields := []jen.Code{jen.Id("Op").Op(":").Lit(op)}
 	var fixed []jen.Code
 	for _, n := range names[:nfixed] {
 		fixed = append(fixed, jen.Id(n))
 	}
-	args := jen.Index().Id("Operand").Values(fixed...)
+	args = jen.Index().Id("Operand").Values(fixed...)
 	if optional > 0 {
 		rest := names[nfixed]
 		params = append(params, jen.Id(rest).Op("...").Id("Operand"))
 		args = jen.Append(args, jen.Id(rest).Op("..."))
 	}
-	if len(ops) > 0 {
-		fields = append(fields, jen.Id("Args").Op(":").Add(args))
-	}
-	comment := name + " is " + op
+	return params, args, names
+}
+
+// operandComment is the end of a constructor's comment: its operands, the written
+// ones, and those that may be left out.
+func operandComment(names []string, ops []ptx.FormOperand, optional int) string {
+	var comment string
 	if len(names) > 0 {
 		comment += " " + strings.Join(names, ", ")
 	}
@@ -107,12 +143,131 @@ func constructor(f *jen.File, name, op string, ops []ptx.FormOperand, optional i
 	}
 	comment += "."
 	if optional > 0 {
-		comment += " " + strings.Join(names[nfixed:], ", ") + " may be left out."
+		comment += " " + strings.Join(names[len(names)-optional:], ", ") + " may be left out."
 	}
-	f.Comment(comment)
-	f.Func().Id(name).Params(params...).Op("*").Id("Instr").Block(
+	return comment
+}
+
+// family is the opcodes of Forms that are prefix.<t>, or prefix.<cmp>.<t>, for
+// more than one type t (or comparison cmp), all taking the same operands.
+type family struct {
+	name, prefix string
+	cmp          bool
+	cmps, types  []string // in Forms' order
+	ops          []ptx.FormOperand
+	optional     int
+}
+
+// typeNames are PTX's fundamental types: an opcode segment that is one is a type suffix.
+var typeNames = map[string]bool{
+	"b8": true, "b16": true, "b32": true, "b64": true, "u8": true, "u16": true, "u32": true, "u64": true,
+	"s8": true, "s16": true, "s32": true, "s64": true, "f16": true, "f16x2": true, "bf16": true, "bf16x2": true,
+	"f32": true, "f64": true, "pred": true,
+}
+
+// cmpNames are setp's comparisons.
+var cmpNames = map[string]bool{"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
+
+// families groups the opcodes of forms into families, in the order they first
+// appear; a family of one opcode is left out (its constructor is the opcode's). Two
+// opcodes of one family that take different operands are an error naming both.
+func families(forms []ptx.Form) ([]*family, error) {
+	var out []*family
+	byPrefix := map[string]*family{}
+	first := map[string]string{} // an opcode of each family, for the error
+	for _, form := range forms {
+		ops := form.Operands()
+		for _, op := range form.Opcodes() {
+			segs := strings.Split(op, ".")
+			n := len(segs)
+			if n < 2 || !typeNames[segs[n-1]] {
+				continue
+			}
+			t, prefix, cmp := segs[n-1], strings.Join(segs[:n-1], "."), ""
+			if n >= 3 && cmpNames[segs[n-2]] {
+				cmp, prefix = segs[n-2], strings.Join(segs[:n-2], ".")
+			}
+			fam := byPrefix[prefix]
+			if fam == nil {
+				fam = &family{name: funcName(prefix), prefix: prefix, cmp: cmp != "", ops: ops, optional: form.Optional}
+				byPrefix[prefix], first[prefix] = fam, op
+				out = append(out, fam)
+			}
+			if fam.cmp != (cmp != "") || !sameParams(fam.ops, ops) || fam.optional != form.Optional {
+				return nil, fmt.Errorf("opcodes %s and %s are one family %s but take different operands", first[prefix], op, fam.name)
+			}
+			fam.types = appendNew(fam.types, t)
+			if cmp != "" {
+				fam.cmps = appendNew(fam.cmps, cmp)
+			}
+		}
+	}
+	var multi []*family
+	for _, fam := range out {
+		if len(fam.types) > 1 || len(fam.cmps) > 1 {
+			multi = append(multi, fam)
+		}
+	}
+	return multi, nil
+}
+
+// sameParams reports that operands a and b make the same constructor parameters.
+func sameParams(a, b []ptx.FormOperand) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Written != b[i].Written || goType(a[i].Kinds) != goType(b[i].Kinds) {
+			return false
+		}
+	}
+	return true
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// familyConstructor writes the typed constructor of fam: Setp(cmp Cmp, t Type, d,
+// a, b Operand) builds "setp." + cmp + "." + t.
+func familyConstructor(f *jen.File, fam *family) {
+	params, args, names := operandParams(fam.ops, fam.optional)
+	op := jen.Lit(fam.prefix + ".")
+	spelt := fam.prefix + "."
+	lead := []jen.Code{jen.Id("t").Id("Type")}
+	if fam.cmp {
+		op = op.Op("+").String().Call(jen.Id("cmp")).Op("+").Lit(".")
+		spelt += "<cmp>."
+		lead = []jen.Code{jen.Id("cmp").Id("Cmp"), jen.Id("t").Id("Type")}
+	}
+	op = op.Op("+").String().Call(jen.Id("t"))
+	spelt += "<t>"
+	fields := []jen.Code{jen.Id("Op").Op(":").Add(op)}
+	if len(fam.ops) > 0 {
+		fields = append(fields, jen.Id("Args").Op(":").Add(args))
+	}
+	which := "t " + orList(fam.types)
+	if fam.cmp {
+		which = "cmp " + orList(fam.cmps) + " and " + which
+	}
+	f.Comment(fam.name + " is " + spelt + operandComment(names, fam.ops, fam.optional))
+	f.Comment("Forms lists it for " + which + "; Validate refuses any other.")
+	f.Func().Id(fam.name).Params(append(lead, params...)...).Op("*").Id("Instr").Block(
 		jen.Return(jen.Op("&").Id("Instr").Values(fields...)),
 	)
+}
+
+// orList is "a, b or c".
+func orList(s []string) string {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 func written(names []string, ops []ptx.FormOperand) string {

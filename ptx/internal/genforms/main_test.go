@@ -45,3 +45,51 @@ func TestGenerateRefusesCollisions(t *testing.T) {
 		t.Errorf("error %v, want one naming a.b_c and a.b.c", err)
 	}
 }
+
+// TestFamilies: the typed constructors group the opcodes that differ only in their
+// type suffix (and setp's comparison), each family with the types Forms lists.
+func TestFamilies(t *testing.T) {
+	fams, err := families(ptx.Forms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*family{}
+	for _, f := range fams {
+		byName[f.name] = f
+	}
+	for name, want := range map[string]string{
+		"Mov":      "b16 b32 b64 u32 u64 f32",
+		"Setp":     "s32 s64 u32 u64 f32",
+		"StShared": "u8 b16 s32 b32 f32 s64 b64",
+		"Shr":      "s32 s64 u32 u64",
+	} {
+		f := byName[name]
+		if f == nil {
+			t.Errorf("no family %s", name)
+			continue
+		}
+		if got := strings.Join(f.types, " "); got != want {
+			t.Errorf("%s types %s, want %s", name, got, want)
+		}
+	}
+	if f := byName["Setp"]; f == nil || !f.cmp || strings.Join(f.cmps, " ") != "eq ne lt le gt ge" {
+		t.Errorf("Setp family %+v, want the comparisons eq ne lt le gt ge", f)
+	}
+	// One type only is no family: cvta.to.global.u64 keeps its own constructor.
+	if f := byName["CvtaToGlobal"]; f != nil {
+		t.Errorf("family %+v of one opcode", f)
+	}
+}
+
+// TestFamiliesRefuseMixedOperands: opcodes of one family taking different operands
+// are an error naming both, not a constructor that builds one of them wrong.
+func TestFamiliesRefuseMixedOperands(t *testing.T) {
+	_, err := generate([]ptx.Form{{Op: "x.{b32|b64}", Args: "=r r"}, {Op: "x.f32", Args: "=r r r"}})
+	if err == nil || !strings.Contains(err.Error(), "x.b32 and x.f32") {
+		t.Errorf("error %v, want one naming x.b32 and x.f32", err)
+	}
+	_, err = generate([]ptx.Form{{Op: "ab.{b32|b64}"}, {Op: "ab"}})
+	if err == nil || !strings.Contains(err.Error(), "constructor Ab") {
+		t.Errorf("error %v, want one naming the constructor Ab", err)
+	}
+}
