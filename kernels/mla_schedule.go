@@ -6,10 +6,10 @@ import (
 )
 
 // The decode's dot schedules (ir.DotSchedule), as the variant states them: the
-// grids of P·V and, in CTAs of more than 16 heads, of the scores. A 16-head CTA's
-// scores are left to the lowering, which replicates them in latency-bound launches
-// and splits their reduction over the warps where that fits (DESIGN.md, the
-// layout pass).
+// grids of P·V and, in CTAs of more than 16 heads, of the scores; with HoldQ, the
+// scores' Q held in registers. A 16-head CTA's score grid is left to the lowering,
+// which replicates the scores in latency-bound launches and splits their reduction
+// over the warps where that fits (DESIGN.md, the layout pass).
 
 // pvGrid is the warp grid of the P·V dots whose output slice is w columns wide.
 // A 16-head CTA (one row group) splits it by columns over its warps. Wider CTAs
@@ -49,11 +49,11 @@ func (v MLAVariant) pvGrid(chunks [][3]int, w int) [2]int {
 	return [2]int{wm, wn}
 }
 
-// scoreSchedule is the schedule of the score dot of a slice w columns wide, nil
-// where the lowering chooses it (16 heads), stating only `a regs` there with
-// HoldQ. The score warps (the score role's,
-// else every math warp) split the tile by the fewest bytes read, ties keeping
-// whole rows per warp: the score role's 4 warps take A2's 32 x 32 quadrants
+// scoreSchedule is the schedule of the score dot of a slice w columns wide: nil
+// where the lowering chooses it (one row group of 16 heads, which it may
+// replicate), just `a regs` there with HoldQ. Wider CTAs' score warps (the score
+// role's, else every math warp) split the tile by the fewest bytes read, ties
+// keeping whole rows per warp: the score role's 4 warps take A2's 32 x 32 quadrants
 // (2x2: Q and K each read twice per tile; 4x1 reads K four times): 1.5-2.4%
 // faster exact, 2.2-3.2% bf16p (run 51); 8 warps tie 4x2 against 2x4 and keep
 // 4x2.
