@@ -213,3 +213,76 @@ func TestBudgetRecord(t *testing.T) {
 		t.Errorf(".maxnreg %d: %d would keep the %d CTAs per SM too", rec.maxNReg, more, rec.ctasPerSM)
 	}
 }
+
+// stagedOperands dots a tile converted from f32 (recomputed, so staged as A) with
+// a loaded B (already in shared memory), and stores the result transposed (its
+// fragments staged as the transpose's source).
+const stagedOperands = `kernel staged_operands(%a: ptr<f32> div 16 bytes 4096, %b: ptr<bf16> div 16 bytes 2048, %o: ptr<f32> div 16 bytes 4096) grid(1, 1, 1) warps 4 {
+  %i = iota : tile<32xi32>
+  %ri = cast %i : tile<32xi64>
+  %c32 = const 32 : i64
+  %r = mul %ri, %c32 : tile<32xi64>
+  %z = const 0 : i64
+  %af = load %a[%r, %z] : tile<32x32xf32>
+  %ab = cast %af : tile<32x32xbf16>
+  %bt = load %b[%r, %z] : tile<32x32xbf16>
+  %acc = const 0.0 : tile<32x32xf32>
+  %s = dot %ab, %bt, %acc : tile<32x32xf32>
+  %st = trans %s : tile<32x32xf32>
+  store %o[%r, %z], %st
+}
+`
+
+// TestStageRecord: the recomputed A operand and the transposed fragments get
+// shared homes; the loaded tiles, in shared memory already, do not.
+func TestStageRecord(t *testing.T) {
+	f := beforePass(t, stagedOperands, "stage")
+	if err := stageTiles(f); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.stageRecord
+	for name, want := range map[string]bool{"ab": true, "s": true, "af": false, "bt": false, "st": false} {
+		if _, got := rec.staged[value(t, f, name)]; got != want {
+			t.Errorf("%%%s staged: %v, want %v", name, got, want)
+		}
+	}
+	if len(rec.staged) != 2 {
+		t.Errorf("%d tiles staged, want 2: %v", len(rec.staged), rec.staged)
+	}
+}
+
+// TestLayoutRecord: in split_dot's launch (not latency-bound, 4 warps, one row
+// group), the score chain %17 -> %23 is split along its reduction over the 4
+// warps, %17 stays a per-warp partial sum, and every warp holds the whole score
+// tile; P·V (%31) is not split. With noSplitK (smem's feedback) nothing is.
+func TestLayoutRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "layout")
+	if err := assignLayouts(f); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.layoutRecord
+	s17, s23, s31 := value(t, f, "17"), value(t, f, "23"), value(t, f, "31")
+	if rec.splitK[s17.Def] != 4 || rec.splitK[s23.Def] != 4 || len(rec.splitK) != 2 {
+		t.Errorf("splitK %v; want %%17 and %%23 over 4 warps", rec.splitK)
+	}
+	if !rec.splitPartial[s17] || rec.splitPartial[s23] || len(rec.splitPartial) != 1 {
+		t.Errorf("splitPartial %v; want %%17 only", rec.splitPartial)
+	}
+	if l := rec.layouts[s23]; l != (layout{kind: lAcc, wm: 1, wn: 1, rep: 4}) {
+		t.Errorf("%%23 in %v; want mma fragments replicated 4 times", l)
+	}
+	if l := rec.layouts[s31]; l.kind != lAcc || l.rep != 0 || l.wm*l.wn != 4 {
+		t.Errorf("%%31 in %v; want mma fragments split over the 4 warps", l)
+	}
+	f.noSplitK = true
+	if err := assignLayouts(f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.splitK) != 0 || len(f.splitPartial) != 0 || f.layouts[s23].rep != 0 {
+		t.Errorf("with noSplitK: splitK %v, splitPartial %v, %%23 in %v; want no split and no replication", f.splitK, f.splitPartial, f.layouts[s23])
+	}
+}

@@ -30,31 +30,22 @@ type fn struct {
 	schedule   scheduleRecord
 	simplify   simplifyRecord
 	budget     budgetRecord
-	layouts    map[*ir.Value]layout
-	staged     map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
-	scratch    map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
-	aliases    map[*ir.Value][]*ir.Value
+	layoutRecord
+	stageRecord
+	scratch map[*ir.Value]int // shared offset of a cross-warp reduction's scratch
+	aliases map[*ir.Value][]*ir.Value
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
 	// roles are the warp roles' values and handoff rings (roles.go).
 	roles *roleInfo
-	// flexible marks tiles whose split only broadcast row vectors decided.
-	flexible map[*ir.Value]bool
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
-	// splitK maps each dot whose reduction is split across the warps of its row
-	// group to that warp count (layout); splitPartial marks the split dots'
-	// results that only feed the next split dot's accumulator, so they stay
-	// per-warp partial sums: the others are all-reduced where the dot is emitted.
-	splitK       map[*ir.Op]int
-	splitPartial map[*ir.Value]bool
-	noSplitK     bool // layout splits no dot along its reduction (splitCostsFit)
-	uses         map[*ir.Value]int
-	smem         int // dynamic shared memory bytes
-	names        map[string]bool
-	nextID       int
-	out          *ptx.Kernel
+	noSplitK bool // layout splits no dot along its reduction (splitCostsFit)
+	smem     int  // dynamic shared memory bytes
+	names    map[string]bool
+	nextID   int
+	out      *ptx.Kernel
 	// follows and precedes place the kernel in its program (Options).
 	follows, precedes bool
 	// measuring is Measure's compilation: the smem pass reports a size over the

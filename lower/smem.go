@@ -43,6 +43,7 @@ type sharedItem struct {
 // pass puts a barrier between the last read of one array and the first write of
 // another that reuses its bytes.
 func (f *fn) allocShared() error {
+	f.scratch = map[*ir.Value]int{}
 	order := f.placeShared(nil)
 	// Where the padding costs the fit (or, as the kernel builders choose stages
 	// by fit, a pipeline stage), swizzle the dot operands' rows instead, the
