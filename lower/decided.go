@@ -37,12 +37,11 @@ func (f *fn) roleWarps(r string) int {
 // warpsFor is the number of warps a tile computed by v's defining op is split over.
 func (f *fn) warpsFor(v *ir.Value) int { return f.roleWarps(f.valueRole(v)) }
 
-// valueRole is the role that computes v.
+// valueRole is the role that computes v: the kernel's (valueRoles), or for a
+// value a pass added (legalize's masks), its op's.
 func (f *fn) valueRole(v *ir.Value) string {
-	if f.roles != nil {
-		if r, ok := f.roles.of[v]; ok {
-			return r
-		}
+	if r, ok := f.roleOf[v]; ok {
+		return r
 	}
 	if v.Def != nil {
 		return v.Def.Role
@@ -56,8 +55,5 @@ func (f *fn) pipeTile(v *ir.Value) *loopPipeline {
 	if p := f.pipeline.pipeTile[v]; p != nil {
 		return p
 	}
-	if f.roles != nil {
-		return f.roles.handoffTile[v]
-	}
-	return nil
+	return f.roles.handoffTile[v]
 }

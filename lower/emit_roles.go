@@ -113,10 +113,7 @@ func (e *emitter) splitLoop(o *ir.Op) error {
 	// Every warp is here for the last time before the roles part: settle what
 	// the code before wrote, once, rather than in the roles' regions.
 	e.sync(syncSettle, nil)
-	var ring *loopPipeline
-	if e.f.roles != nil {
-		ring = e.f.roles.handoffs[o]
-	}
+	ring := e.f.roles.handoffs[o]
 	results := make([]*vals, len(o.Results))
 	// Scalars of no role are carried in the same registers by every copy: each
 	// thread runs one copy, so each ends with the value its copy computed, and

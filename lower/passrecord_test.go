@@ -286,3 +286,36 @@ func TestLayoutRecord(t *testing.T) {
 		t.Errorf("with noSplitK: splitK %v, splitPartial %v, %%23 in %v; want no split and no replication", f.splitK, f.splitPartial, f.layouts[s23])
 	}
 }
+
+// TestRolesRecord: the warp-specialized matmul's loop hands its two chunk tiles
+// (a's copy and b's dequantized tile) from the load role to the mma role through
+// one ring of its 2 stages; the loop's carried sum and result are the mma
+// role's, which computes what the loop yields (valueRoles, before any pass).
+func TestRolesRecord(t *testing.T) {
+	k, err := rolesMatmul(rolesCase{16, 64, 128, 32, 2, 1, 1, false}).Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, ir.Print(k), "roles")
+	rec, err := assignRoles(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.handoffs) != 1 {
+		t.Fatalf("%d rings, want 1", len(rec.handoffs))
+	}
+	for loop, p := range rec.handoffs {
+		if p.loop != loop || p.producer != "load" || p.consumer != "mma" || p.stages != 2 || len(p.tiles) != 2 {
+			t.Fatalf("ring from %q to %q, %d stages, tiles %v; want load to mma, 2 stages, 2 tiles", p.producer, p.consumer, p.stages, p.tiles)
+		}
+		dot := loop.Body.Yield[0].Def
+		for i, tile := range p.tiles {
+			if storageOf(dot.Args[i]) != tile || rec.handoffTile[tile] != p || f.valueRole(tile) != "load" {
+				t.Errorf("ring tile %d: %s (role %q, ring %p); want the dot's operand %s of role load in ring %p", i, tile, f.valueRole(tile), rec.handoffTile[tile], dot.Args[i], p)
+			}
+		}
+		if r := f.roleOf[loop.Results[0]]; r != "mma" || f.roleOf[loop.Body.Args[1]] != "mma" {
+			t.Errorf("the loop's carried sum is role %q, its result %q; want mma", f.roleOf[loop.Body.Args[1]], r)
+		}
+	}
+}

@@ -37,8 +37,10 @@ type fn struct {
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
-	// roles are the warp roles' values and handoff rings (roles.go).
-	roles *roleInfo
+	roles      roleRecord // the roles pass's: the handoff rings
+	// roleOf is the role computing each value of the kernel as given
+	// (valueRoles), a fact legalize and layout read before the roles pass.
+	roleOf map[*ir.Value]string
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
 	noSplitK bool // layout splits no dot along its reduction (splitCostsFit)
@@ -84,7 +86,7 @@ var Passes = []Pass{
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
 	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.pipeline = pipelineLoops(f); return nil }, checkPipelines},
-	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", assignRoles, checkRoles},
+	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", func(f *fn) (err error) { f.roles, err = assignRoles(f); return err }, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.budget = decideBudget(f); return nil }, checkBudget},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.schedule = scheduleDots(f); return nil }, checkSchedule},
@@ -168,7 +170,7 @@ func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
-	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
+	f := &fn{k: kc, target: t, names: map[string]bool{}, roleOf: valueRoles(kc), follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
 	walkOps(kc.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
