@@ -6,13 +6,25 @@ package lower
 import "github.com/ptxgen/ptxgen/ir"
 
 // sharedHome is where v's elements live in shared memory, if anywhere: its own
-// layout, or its staging area.
+// layout, or its staging area; placed (offset, pitch, swizzle) once smem placed it.
 func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
+	if h, ok := f.homes[v]; ok {
+		return h, true
+	}
 	if l := f.layouts[v]; l.kind == lShared {
 		return l, true
 	}
 	h, ok := f.staged[v]
 	return h, ok
+}
+
+// placed is v's layout, a shared one with its home as smem placed it.
+func (f *fn) placed(v *ir.Value) layout {
+	l := f.layouts[v]
+	if h, ok := f.homes[v]; ok && l.kind == lShared {
+		return h
+	}
+	return l
 }
 
 // splitScratch is the shared scratch a split dot's all-reduce needs (0 for none).

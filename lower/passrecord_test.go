@@ -319,3 +319,66 @@ func TestRolesRecord(t *testing.T) {
 		}
 	}
 }
+
+// TestSmemRecord: in split_dot, the score chain's all-reduce has its scratch
+// (4 warps' f32 partials of the 16x32 tile) at the chain's last dot only; q's
+// tiles, which a dot reads through ldmatrix, get the odd pitch (144 bytes for
+// 128-byte rows); a transpose is a view of its source's placed home; and
+// layout's record keeps its homes unplaced.
+func TestSmemRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "smem")
+	if err := f.allocShared(); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.smemRecord
+	s17, s23 := value(t, f, "17"), value(t, f, "23")
+	if _, ok := rec.scratch[s17]; ok || len(rec.scratch) != 1 {
+		t.Errorf("scratch %v; want %%23's only", rec.scratch)
+	}
+	if off, ok := rec.scratch[s23]; !ok || off%128 != 0 || off+4*16*32*4 > rec.smem {
+		t.Errorf("%%23's scratch at %d (present %v) in %d bytes; want 8192 bytes, 128-byte aligned, inside", off, ok, rec.smem)
+	}
+	q, k, kt := value(t, f, "13"), value(t, f, "15"), value(t, f, "16")
+	if h := rec.homes[q]; h.kind != lShared || h.pitch != 144 {
+		t.Errorf("%%13's home %v; want pitch 144", h)
+	}
+	if h, v := rec.homes[k], rec.homes[kt]; v.offset != h.offset || v.pitch != h.pitch || v.trans == h.trans {
+		t.Errorf("transpose %%16 at %v; want a view of %%15 at %v", v, h)
+	}
+	if l := f.layouts[q]; l.pitch != 0 || l.offset != 0 {
+		t.Errorf("layout's record of %%13 changed to %v", l)
+	}
+	if f.placed(q) != rec.homes[q] {
+		t.Errorf("placed(%%13) = %v, want the home %v", f.placed(q), rec.homes[q])
+	}
+}
+
+// TestSmemRingRecord: the 2-stage GEMM loop's ring has each slot hold both
+// operand tiles (each 128-byte aligned), and the allocation holds both slots.
+func TestSmemRingRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/pipeline_gemm_s2.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "smem")
+	if err := f.allocShared(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.pipeline.pipelines {
+		slot := 0
+		for _, tile := range p.tiles {
+			h := f.homes[tile]
+			slot = roundUp(slot, 128) + h.pitch*tile.Type.Shape[0]
+		}
+		if got := f.slotBytes[p]; got != roundUp(slot, 128) || slot == 0 || f.smem < p.stages*got {
+			t.Errorf("ring of %d tiles: %d bytes a slot, %d in all; want %d a slot and room for %d slots", len(p.tiles), got, f.smem, roundUp(slot, 128), p.stages)
+		}
+	}
+	if len(f.slotBytes) != 1 {
+		t.Errorf("%d rings placed, want 1", len(f.slotBytes))
+	}
+}

@@ -32,8 +32,7 @@ type fn struct {
 	budget     budgetRecord
 	layoutRecord
 	stageRecord
-	scratch map[*ir.Value]int // shared offset of a cross-warp reduction's scratch
-	aliases map[*ir.Value][]*ir.Value
+	smemRecord
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
@@ -44,7 +43,6 @@ type fn struct {
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
 	noSplitK bool // layout splits no dot along its reduction (splitCostsFit)
-	smem     int  // dynamic shared memory bytes
 	names    map[string]bool
 	nextID   int
 	out      *ptx.Kernel
@@ -228,11 +226,13 @@ func (f *fn) annotate(o *ir.Op) string {
 	if lg, ok := f.legalize.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
 		notes = append(notes, "logical "+shapeString(lg))
 	}
-	if l, ok := f.layouts[v]; ok {
-		notes = append(notes, l.String())
+	if _, ok := f.layouts[v]; ok {
+		notes = append(notes, f.placed(v).String())
 	}
-	if h, ok := f.staged[v]; ok && h.pitch > 0 {
-		notes = append(notes, "staged in "+h.String())
+	if _, ok := f.staged[v]; ok {
+		if h, _ := f.sharedHome(v); h.pitch > 0 {
+			notes = append(notes, "staged in "+h.String())
+		}
 	}
 	if r, ok := f.simplify.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
