@@ -382,3 +382,49 @@ func TestSmemRingRecord(t *testing.T) {
 		t.Errorf("%d rings placed, want 1", len(f.slotBytes))
 	}
 }
+
+// TestLayoutAgain: where split_dot's all-reduce scratch costs the fit (a target
+// whose shared memory holds the kernel only without it), smem sends the
+// compilation back to layout with noSplitK, and the PTX is that of a
+// compilation laid out with noSplitK from the start.
+func TestLayoutAgain(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := target.MustLookup("sm_90")
+	unsplit := func(tg target.Target, after string) *fn {
+		f, err := newFn(k, tg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.noSplitK = true
+		if _, err := f.run(k, Options{After: after}); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	split, _, err := compile(k, tg, Options{After: "smem"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := unsplit(tg, "smem").smem
+	if len(split.splitK) == 0 || without >= split.smem {
+		t.Fatalf("split_dot splits %d dots in %d bytes, %d without; want a split whose scratch costs bytes", len(split.splitK), split.smem, without)
+	}
+	tg.MaxSharedPerBlock = without
+	f, res, err := compile(k, tg, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.splitK) != 0 || !f.noSplitK {
+		t.Errorf("after the feedback: %d dots split, noSplitK %v; want none split", len(f.splitK), f.noSplitK)
+	}
+	if got, want := res.Kernel.Module.Print(), unsplit(tg, "").out.Module.Print(); got != want {
+		t.Errorf("PTX after the feedback differs from a compilation without the split from the start")
+	}
+}

@@ -11,6 +11,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,26 +24,28 @@ import (
 type fn struct {
 	k      *ir.Kernel
 	target target.Target
-	// The passes' records, one field per pass that returns one: what it decided.
+	// The passes' records, one field per pass, in pipeline order: what each
+	// decided, written by that pass alone. Layout's, stage's and smem's are
+	// embedded, so that f.layouts, f.staged, f.scratch, f.smem, ... read them.
 	legalize   legalizeRecord
 	rowReduced rowReduceRecord // the rowreduce pass's
-	pipeline   pipelineRecord
-	schedule   scheduleRecord
-	simplify   simplifyRecord
-	budget     budgetRecord
 	layoutRecord
 	stageRecord
+	pipeline pipelineRecord
+	roles    roleRecord
 	smemRecord
+	budget   budgetRecord
+	schedule scheduleRecord
+	simplify simplifyRecord
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
-	roles      roleRecord // the roles pass's: the handoff rings
 	// roleOf is the role computing each value of the kernel as given
 	// (valueRoles), a fact legalize and layout read before the roles pass.
 	roleOf map[*ir.Value]string
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
-	noSplitK bool // layout splits no dot along its reduction (splitCostsFit)
+	noSplitK bool // layout's option: split no dot along its reduction (smem's feedback, layoutAgain)
 	names    map[string]bool
 	nextID   int
 	out      *ptx.Kernel
@@ -127,27 +130,19 @@ func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	if opt.After != "" && !validPass(opt.After) {
 		return nil, fmt.Errorf("unknown pass %q: want one of %s", opt.After, strings.Join(PassNames(), ", "))
 	}
-	_, res, err := compileFitting(k, t, opt, false)
+	_, res, err := compile(k, t, opt, false)
 	return res, err
 }
 
-// compileFitting runs the passes on a copy of k (up to opt.After; measuring:
-// Measure's run, which reports a size over the limit instead of refusing it),
-// and once more without splitting dots along their reduction where the split's
-// scratch cost the fit (splitCostsFit).
-func compileFitting(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
-	var f *fn
-	var res *Result
-	var err error
-	for _, noSplit := range []bool{false, true} {
-		if f, err = newFn(k, t, opt); err != nil {
-			return nil, nil, err
-		}
-		f.measuring, f.noSplitK = measuring, noSplit
-		if res, err = f.run(k, opt); !f.splitCostsFit() {
-			break
-		}
+// compile runs the passes on a copy of k, up to opt.After (measuring: Measure's
+// run, which reports a size over the limit instead of refusing it).
+func compile(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
+	f, err := newFn(k, t, opt)
+	if err != nil {
+		return nil, nil, err
 	}
+	f.measuring = measuring
+	res, err := f.run(k, opt)
 	return f, res, err
 }
 
@@ -157,6 +152,18 @@ func compileFitting(k *ir.Kernel, t target.Target, opt Options, measuring bool) 
 // builders choose by fit), so the kernel is laid out again without the split.
 func (f *fn) splitCostsFit() bool {
 	return !f.noSplitK && len(f.splitK) > 0 && f.smem > f.target.MaxSharedPerBlock
+}
+
+// layoutAgain is the smem -> layout feedback (splitCostsFit): it sets layout's
+// option noSplitK and drops the records of layout and the passes after it up to
+// smem, and returns where the pipeline resumes, at layout. These passes change
+// nothing but their records (the kernel is as rowreduce left it), so that is the
+// state before layout, and the passes run again from it give what a compilation
+// with noSplitK from the start gives.
+func (f *fn) layoutAgain() int {
+	f.noSplitK = true
+	f.layoutRecord, f.stageRecord, f.pipeline, f.roles, f.smemRecord = layoutRecord{}, stageRecord{}, pipelineRecord{}, roleRecord{}, smemRecord{}
+	return slices.IndexFunc(Passes, func(p Pass) bool { return p.Name == "layout" })
 }
 
 // newFn verifies k and starts a compilation of a copy of it.
@@ -183,8 +190,15 @@ func (f *fn) run(k *ir.Kernel, opt Options) (*Result, error) {
 	// Measure's passes are checked when the kernel is compiled; their smem check
 	// would refuse a size over the limit, which Measure reports instead.
 	check := (opt.Check || CheckPasses) && !f.measuring
-	for _, p := range Passes {
-		if err := p.run(f); err != nil {
+	for i := 0; i < len(Passes); i++ {
+		p := Passes[i]
+		err := p.run(f)
+		if p.Name == "smem" && f.splitCostsFit() {
+			// Its error, if any, is the split's: lay the kernel out without it.
+			i = f.layoutAgain() - 1
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
 		}
 		if check && p.check != nil {
