@@ -167,7 +167,7 @@ func checkShared(f *fn) error {
 			size = rowBytes
 		}
 		if p := f.pipeTile(v); p != nil {
-			size += (p.stages - 1) * p.slotBytes // the ring's other slots
+			size += (p.stages - 1) * f.slotBytes[p] // the ring's other slots
 		}
 		switch {
 		case h.pitch <= 0 || v.Type.Rank() == 2 && (h.pitch%16 != 0 || h.pitch < rowBytes):
@@ -186,7 +186,7 @@ func checkShared(f *fn) error {
 			if err != nil {
 				return
 			}
-			l := f.layouts[r]
+			l := f.placed(r)
 			switch {
 			case o.Kind == ir.OpTrans:
 				src, ok := f.sharedHome(o.Args[0])
@@ -196,8 +196,8 @@ func checkShared(f *fn) error {
 			case l.kind == lShared:
 				home(r, l, "shared tile")
 			}
-			if h, ok := f.staged[r]; ok {
-				home(r, h, "staged tile")
+			if _, ok := f.staged[r]; ok {
+				home(r, f.homes[r], "staged tile")
 			}
 			if off, ok := f.scratch[r]; ok {
 				size := f.reduceScratch(o)

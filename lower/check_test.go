@@ -187,9 +187,10 @@ func TestLayoutChecksCatchDefects(t *testing.T) {
 			}
 		}},
 		{"home outside the allocation", "smem", "outside", func(f *fn) {
-			for v, h := range f.staged {
+			for v := range f.staged {
+				h := f.homes[v]
 				h.offset = f.smem
-				f.staged[v] = h
+				f.homes[v] = h
 				return
 			}
 		}},
@@ -197,9 +198,9 @@ func TestLayoutChecksCatchDefects(t *testing.T) {
 			walkOps(f.k.Body, func(o *ir.Op) {
 				if o.Kind == ir.OpDot {
 					for _, v := range o.Args[:2] {
-						if h, ok := f.staged[v]; ok && h.pitch/16%2 == 1 {
+						if h, ok := f.homes[v]; ok && f.layouts[v].kind != lShared && h.pitch/16%2 == 1 {
 							h.pitch += 16
-							f.staged[v] = h
+							f.homes[v] = h
 						}
 					}
 				}

@@ -6,13 +6,25 @@ package lower
 import "github.com/ptxgen/ptxgen/ir"
 
 // sharedHome is where v's elements live in shared memory, if anywhere: its own
-// layout, or its staging area.
+// layout, or its staging area; placed (offset, pitch, swizzle) once smem placed it.
 func (f *fn) sharedHome(v *ir.Value) (layout, bool) {
+	if h, ok := f.homes[v]; ok {
+		return h, true
+	}
 	if l := f.layouts[v]; l.kind == lShared {
 		return l, true
 	}
 	h, ok := f.staged[v]
 	return h, ok
+}
+
+// placed is v's layout, a shared one with its home as smem placed it.
+func (f *fn) placed(v *ir.Value) layout {
+	l := f.layouts[v]
+	if h, ok := f.homes[v]; ok && l.kind == lShared {
+		return h
+	}
+	return l
 }
 
 // splitScratch is the shared scratch a split dot's all-reduce needs (0 for none).
@@ -37,12 +49,11 @@ func (f *fn) roleWarps(r string) int {
 // warpsFor is the number of warps a tile computed by v's defining op is split over.
 func (f *fn) warpsFor(v *ir.Value) int { return f.roleWarps(f.valueRole(v)) }
 
-// valueRole is the role that computes v.
+// valueRole is the role that computes v: the kernel's (valueRoles), or for a
+// value a pass added (legalize's masks), its op's.
 func (f *fn) valueRole(v *ir.Value) string {
-	if f.roles != nil {
-		if r, ok := f.roles.of[v]; ok {
-			return r
-		}
+	if r, ok := f.roleOf[v]; ok {
+		return r
 	}
 	if v.Def != nil {
 		return v.Def.Role
@@ -56,8 +67,5 @@ func (f *fn) pipeTile(v *ir.Value) *loopPipeline {
 	if p := f.pipeline.pipeTile[v]; p != nil {
 		return p
 	}
-	if f.roles != nil {
-		return f.roles.handoffTile[v]
-	}
-	return nil
+	return f.roles.handoffTile[v]
 }

@@ -271,7 +271,7 @@ func (e *emitter) stagesComputed(o *ir.Op) bool {
 	return staged && e.layout(r).kind == lExpr && r.Type.Rank() == 2
 }
 
-func (e *emitter) layout(v *ir.Value) layout { return e.f.layouts[v] }
+func (e *emitter) layout(v *ir.Value) layout { return e.f.placed(v) }
 
 func (e *emitter) op(o *ir.Op) error {
 	if err := e.opCompute(o); err != nil {

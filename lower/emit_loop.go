@@ -349,7 +349,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 // pipelinePrologue issues the first stages-1 iterations' pipelined loads, into
 // slots 0..stages-2, and returns the register holding the slot iteration 0 reads.
 func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
-	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.stages, pl.stages, pl.slotBytes)
+	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.stages, pl.stages, e.f.slotBytes[pl])
 	for _, v := range pl.reads {
 		e.ready(v)
 	}
@@ -362,7 +362,7 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 		base := e.smem
 		if s > 0 {
 			r := e.reg(ir.I32)
-			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*pl.slotBytes)))
+			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*e.f.slotBytes[pl])))
 			base = r
 		}
 		if err := e.pipelineStage(pl, ivs, hi, base); err != nil {
@@ -381,7 +381,7 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
 	e.pipeTop(pl.stages - 2)
 	cur := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(pl.slotBytes), e.smem))
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.f.slotBytes[pl]), e.smem))
 	for _, t := range pl.tiles {
 		e.ring[t] = cur
 	}
@@ -391,7 +391,7 @@ func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.R
 	e.add(ptx.SetpGeS32(p, w, ptx.Imm(pl.stages)))
 	e.add(ptx.SelpB32(w, wrapped, w, p))
 	next := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(next, w, ptx.Imm(pl.slotBytes), e.smem))
+	e.add(ptx.MadLoS32(next, w, ptx.Imm(e.f.slotBytes[pl]), e.smem))
 	ivNext := e.reg(ir.I32)
 	e.add(ptx.AddS32(ivNext, iv, ptx.Imm(int64(pl.stages-1)*pl.loop.Int)))
 	return e.pipelineStage(pl, ivNext, hi, next)

@@ -113,10 +113,7 @@ func (e *emitter) splitLoop(o *ir.Op) error {
 	// Every warp is here for the last time before the roles part: settle what
 	// the code before wrote, once, rather than in the roles' regions.
 	e.sync(syncSettle, nil)
-	var ring *loopPipeline
-	if e.f.roles != nil {
-		ring = e.f.roles.handoffs[o]
-	}
+	ring := e.f.roles.handoffs[o]
 	results := make([]*vals, len(o.Results))
 	// Scalars of no role are carried in the same registers by every copy: each
 	// thread runs one copy, so each ends with the value its copy computed, and
@@ -187,7 +184,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	e.sync(syncLoopEnter, nil)
 	var slot ptx.Reg
 	if ring != nil {
-		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, ring.slotBytes, ring.consumer)
+		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, e.f.slotBytes[ring], ring.consumer)
 		slot = e.reg(ir.I32)
 		e.add(ptx.MovU32(slot, ptx.Imm(0)))
 	}
@@ -233,7 +230,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 // empty barrier ids.
 func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.Operand, step int64) (full, empty ptx.Reg) {
 	cur := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(p.slotBytes), e.smem))
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.f.slotBytes[p]), e.smem))
 	for _, t := range p.tiles {
 		e.ring[t] = cur
 	}

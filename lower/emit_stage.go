@@ -9,7 +9,7 @@ import (
 
 // stage writes a recomputed or fragment tile into its shared home (see fn.stage).
 func (e *emitter) stage(v *ir.Value) error {
-	h := e.f.staged[v]
+	h, _ := e.f.sharedHome(v)
 	e.beforeWrite(v)
 	var err error
 	switch l := e.layout(v); {

@@ -37,7 +37,7 @@ type Figures struct {
 // it keeps) and the shared memory, which Compile's emitter then writes for the same
 // kernel on the same target.
 func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
-	f, _, err := compileFitting(k, t, Options{After: "budget"}, true)
+	f, _, err := compile(k, t, Options{After: "budget"}, true)
 	if err != nil {
 		return Figures{}, err
 	}

@@ -15,7 +15,7 @@ func FillSchedule(k *ir.Kernel, t target.Target) (*ir.Kernel, error) {
 	// Measure's compilation: the decisions are complete after smem (which may send
 	// the layout back without split reductions), and a kernel over t's shared
 	// memory still gets its schedule stated.
-	f, _, err := compileFitting(k, t, Options{After: "smem"}, true)
+	f, _, err := compile(k, t, Options{After: "smem"}, true)
 	if err != nil {
 		return nil, err
 	}

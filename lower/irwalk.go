@@ -207,3 +207,84 @@ func nonEmpty(s ...string) []string {
 	}
 	return out
 }
+
+// valueRoles maps every value an op or a loop body defines to the role that
+// computes it ("" = every warp): its op's, or for the carried values and results
+// of a loop placing ops on roles (split or phased, or of no role holding such a
+// loop in its body) the role that computes the yielded value. It is a fact of
+// the kernel as given, computed when the compilation starts (newFn), because
+// legalize (a warp split's padding, a dot operand's mask on the operand's role)
+// and layout (warpsFor) need it before the roles pass; values legalize adds take
+// their op's role (valueRole).
+func valueRoles(k *ir.Kernel) map[*ir.Value]string {
+	of := map[*ir.Value]string{}
+	walkOps(k.Body, func(o *ir.Op) {
+		for _, r := range o.Results {
+			of[r] = o.Role
+		}
+		if o.Kind != ir.OpFor {
+			return
+		}
+		// A loop's carried values are its role's; those of a loop placing ops on
+		// roles (split or phased), the role's that computes what it yields.
+		for i, y := range o.Body.Yield {
+			r := o.Role
+			if placesRoles(o) {
+				r = yieldRole(of, y, o.Args[2+i])
+			}
+			of[o.Body.Args[1+i]] = r
+			of[o.Results[i]] = r
+		}
+	})
+	// A loop of no role that places ops on roles only through a loop in its body
+	// carries what that loop computes, so its carried values take the yielded
+	// values' roles too, settled after the inner loops (innermost first).
+	var settle func(b *ir.Block)
+	settle = func(b *ir.Block) {
+		for _, o := range b.Ops {
+			if o.Kind != ir.OpFor {
+				continue
+			}
+			settle(o.Body)
+			if o.Role != "" || placesRoles(o) || !placesRolesWithin(o) {
+				continue
+			}
+			for i, y := range o.Body.Yield {
+				r := yieldRole(of, y, o.Args[2+i])
+				of[o.Body.Args[1+i]] = r
+				of[o.Results[i]] = r
+			}
+		}
+	}
+	settle(k.Body)
+	return of
+}
+
+// placesRolesWithin reports whether loop o, of no role, places ops on roles in its
+// body or in the body of a loop of no role there (at any depth).
+func placesRolesWithin(o *ir.Op) bool {
+	if placesRoles(o) {
+		return true
+	}
+	if o.Kind != ir.OpFor || o.Role != "" {
+		return false
+	}
+	for _, bo := range o.Body.Ops {
+		if bo.Kind == ir.OpFor && placesRolesWithin(bo) {
+			return true
+		}
+	}
+	return false
+}
+
+// yieldRole is the role computing a carried value: the yielded value's, or its
+// initial value's when the body yields it unchanged.
+func yieldRole(of map[*ir.Value]string, y, init *ir.Value) string {
+	if y.Def != nil && y.Def.Role != "" {
+		return y.Def.Role
+	}
+	if r := of[y]; r != "" {
+		return r
+	}
+	return of[init]
+}

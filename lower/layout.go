@@ -92,7 +92,35 @@ func tileBytes(v *ir.Value) float64 {
 	return float64(v.Type.Shape[0] * v.Type.Shape[1] * v.Type.Elem.Size())
 }
 
-// assignLayouts is the layout pass.
+// layoutRecord is what the layout pass decided.
+type layoutRecord struct {
+	// layouts places every value defined in the kernel (shared homes without
+	// offset or pitch: smem places them).
+	layouts map[*ir.Value]layout
+	// splitK maps each dot whose reduction is split across the warps of its row
+	// group to that warp count; splitPartial marks the split dots' results that
+	// only feed the next split dot's accumulator, so they stay per-warp partial
+	// sums: the others are all-reduced where the dot is emitted.
+	splitK       map[*ir.Op]int
+	splitPartial map[*ir.Value]bool
+	// heldA maps each loop to the dots of its body that hold their loop-invariant
+	// A operand in registers across it (`a regs`: holdOperands), in body order.
+	heldA map[*ir.Op][]*ir.Op
+}
+
+// layoutPass is the layout pass's working state beside its record.
+type layoutPass struct {
+	*fn
+	// flexible marks tiles whose split only broadcast row vectors decided
+	// (adopt may change it).
+	flexible map[*ir.Value]bool
+	uses     map[*ir.Value]int
+}
+
+// assignLayouts is the layout pass. It builds its record in place
+// (f.layoutRecord), since its own questions (isRowView, reduceSource, the
+// accumulator's layout) read the layouts decided so far; with f.noSplitK (the
+// smem pass's feedback, splitCostsFit) it splits no dot along its reduction.
 //
 // Requires: a legalized kernel (tile extents are multiples of the mma granules
 // wherever a dot touches them) and rowReduced (rowreduce).
@@ -105,23 +133,18 @@ func tileBytes(v *ir.Value) float64 {
 // be staged (stage decides which are). Shared offsets and pitches are not yet
 // assigned (smem).
 func assignLayouts(f *fn) error {
-	f.flexible = map[*ir.Value]bool{}
-	f.layouts = map[*ir.Value]layout{}
-	f.staged = map[*ir.Value]layout{}
-	f.scratch = map[*ir.Value]int{}
-	f.splitK = map[*ir.Op]int{}
-	f.splitPartial = map[*ir.Value]bool{}
-	f.uses = useCounts(f.k)
+	f.layoutRecord = layoutRecord{layouts: map[*ir.Value]layout{}, splitK: map[*ir.Op]int{}, splitPartial: map[*ir.Value]bool{}}
 	for _, p := range f.k.Params {
 		f.layouts[p.Value] = layout{kind: lScalar}
 	}
-	if err := f.layoutBlock(f.k.Body); err != nil {
+	lp := &layoutPass{fn: f, flexible: map[*ir.Value]bool{}, uses: useCounts(f.k)}
+	if err := lp.layoutBlock(f.k.Body); err != nil {
 		return err
 	}
 	return f.holdOperands()
 }
 
-func (f *fn) layoutBlock(b *ir.Block) error {
+func (f *layoutPass) layoutBlock(b *ir.Block) error {
 	for _, o := range b.Ops {
 		if o.Kind == ir.OpFor {
 			if err := f.layoutLoop(o); err != nil {
@@ -144,7 +167,7 @@ func (f *fn) layoutBlock(b *ir.Block) error {
 	return nil
 }
 
-func (f *fn) layoutLoop(o *ir.Op) error {
+func (f *layoutPass) layoutLoop(o *ir.Op) error {
 	body := o.Body
 	f.layouts[body.Args[0]] = layout{kind: lScalar}
 	for i, in := range o.Args[2:] {
@@ -227,7 +250,7 @@ func joinLayouts(a, b layout) (layout, error) {
 	return layout{}, fmt.Errorf("cannot hold both %v and %v", a, b)
 }
 
-func (f *fn) layoutOf(o *ir.Op) (layout, error) {
+func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 	r := o.Result()
 	if r.Type.Kind != ir.Tile {
 		for i, a := range o.Args {
@@ -253,7 +276,9 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 		}
 		return layout{kind: lShared}, nil
 	case ir.OpTrans:
-		src, ok := f.sharedHome(o.Args[0])
+		// Nothing is staged yet (stage runs after): a tile not in shared
+		// memory is transposed in the home stage will give it.
+		src, ok := f.layouts[o.Args[0]], f.layouts[o.Args[0]].kind == lShared
 		if !ok {
 			src, ok = stageable(o.Args[0], f.layouts[o.Args[0]])
 		}
@@ -374,7 +399,7 @@ func (f *fn) layoutOf(o *ir.Op) (layout, error) {
 // chosenDotLayout is the split of a dot that states no schedule (ir.DotSchedule):
 // rows first, then by operand traffic or, for a tile whose rows are reduced, by
 // the bytes its warps read, replicated where that keeps reductions in the warp.
-func (f *fn) chosenDotLayout(o *ir.Op) (layout, error) {
+func (f *layoutPass) chosenDotLayout(o *ir.Op) (layout, error) {
 	r, c := o.Result(), f.layouts[o.Args[2]]
 	mt := r.Type.Shape[0] / granuleM
 	warps := f.warpsFor(r)
@@ -425,7 +450,7 @@ func (f *fn) splitDot(o *ir.Op, parts int) {
 
 // statedDotLayout is the split a dot's schedule states, or an error naming the
 // clause that cannot be honoured and what would be.
-func (f *fn) statedDotLayout(o *ir.Op) (layout, error) {
+func (f *layoutPass) statedDotLayout(o *ir.Op) (layout, error) {
 	s, r := *o.Dot, o.Result()
 	mt, nt := r.Type.Shape[0]/granuleM, r.Type.Shape[1]/granuleN
 	rep := max(s.Replicate, 1)
@@ -498,11 +523,11 @@ func (f *fn) reduceSource(o *ir.Op) (layout, error) {
 // starts at its own k offset), and it starts a chain (a zero accumulator, which
 // every warp may add) or continues one (the accumulator is a split dot's result
 // that nothing else uses, so it is still a per-warp partial sum).
-func (f *fn) splittable(o *ir.Op, parts int) bool { return f.unsplittable(o, parts) == "" }
+func (f *layoutPass) splittable(o *ir.Op, parts int) bool { return f.unsplittable(o, parts) == "" }
 
 // unsplittable says why dot o's reduction cannot be split over parts warps ("" if
 // it can).
-func (f *fn) unsplittable(o *ir.Op, parts int) string {
+func (f *layoutPass) unsplittable(o *ir.Op, parts int) string {
 	a, c := o.Args[0], o.Args[2]
 	if ks := a.Type.Shape[1] / granuleK; ks%parts != 0 {
 		return fmt.Sprintf("A's %d k16 steps do not divide by %d", ks, parts)
@@ -568,7 +593,7 @@ func (f *fn) threadRegs() int {
 // broadcast row vectors alone). With other row groups its row vectors are read
 // through shared memory (stageRowViews), and only where the consumer is v's one
 // use: an elementwise op laid out earlier would read v in the old split.
-func (f *fn) adopt(v *ir.Value, want layout) bool {
+func (f *layoutPass) adopt(v *ir.Value, want layout) bool {
 	l := f.layouts[v]
 	if !f.flexible[v] || l.kind != lAcc || l.wm != want.wm && f.uses[v] != 1 {
 		return false

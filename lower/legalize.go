@@ -88,7 +88,6 @@ type legalizeRecord struct {
 // written), reductions see the neutral element there, and a dot's padded K is zero
 // in both operands. After it, every tile type holds padded extents.
 func legalize(f *fn) (legalizeRecord, error) {
-	f.computeRoles()
 	c := &dimClasses{parent: map[dimRef]dimRef{}, granule: map[dimRef]int{}}
 	var all []*ir.Value
 	seen := map[*ir.Value]bool{}
@@ -303,12 +302,12 @@ func (f *fn) insertPaddingMasks(logical map[*ir.Value][]int) error {
 					// where its fragments are: the masked tile then crosses to
 					// the dot as the operand would have (staged).
 					if !zeroFilled(a) {
-						e.role = f.roles.of[a]
+						e.role = f.valueRole(a)
 						ok := e.broadcast(e.iotaLess(p, n), 0, a.Type.Shape)
 						o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, a, e.constF(0, a.Type)}}, a.Type)
 					}
 					if !zeroFilled(bm) {
-						e.role = f.roles.of[bm]
+						e.role = f.valueRole(bm)
 						ok := e.broadcast(e.iotaLess(p, n), 1, bm.Type.Shape)
 						o.Args[1] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, bm, e.constF(0, bm.Type)}}, bm.Type)
 					}
@@ -402,7 +401,6 @@ func (e *opEmitter) op(o *ir.Op, t ir.Type) *ir.Value {
 	v := &ir.Value{Name: e.f.freshName(), Type: t, Def: o}
 	o.Role = e.role
 	o.Results = []*ir.Value{v}
-	e.f.roles.of[v] = o.Role
 	e.ops = append(e.ops, o)
 	return v
 }

@@ -34,9 +34,6 @@ type loopPipeline struct {
 	// addresses read (a staged index tile): made visible once, before the
 	// prologue, so that no wait or barrier lands in a stage's guarded branch.
 	reads []*ir.Value
-	// slotBytes is the distance between two slots of the ring (the smem pass): slot
-	// s of tile t is at t's home offset + s x slotBytes.
-	slotBytes int
 	// handoff marks the ring of a loop split by roles (roles.go): its tiles are
 	// written by the producer role in the iteration that reads them, not issued
 	// ahead; slots are handed over with named barriers.
@@ -219,10 +216,10 @@ func (f *fn) pipelineNote(o *ir.Op) string {
 	if len(o.Results) == 1 && f.pipeTile(o.Result()) != nil {
 		p := f.pipeTile(o.Result())
 		if p.handoff {
-			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.producer, p.consumer, p.stages, p.slotBytes)
+			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.producer, p.consumer, p.stages, f.slotBytes[p])
 		}
-		if p.slotBytes > 0 {
-			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.stages, p.slotBytes)
+		if f.slotBytes[p] > 0 {
+			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.stages, f.slotBytes[p])
 		}
 		return fmt.Sprintf("pipelined: ring of %d slots", p.stages)
 	}

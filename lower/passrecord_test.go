@@ -213,3 +213,218 @@ func TestBudgetRecord(t *testing.T) {
 		t.Errorf(".maxnreg %d: %d would keep the %d CTAs per SM too", rec.maxNReg, more, rec.ctasPerSM)
 	}
 }
+
+// stagedOperands dots a tile converted from f32 (recomputed, so staged as A) with
+// a loaded B (already in shared memory), and stores the result transposed (its
+// fragments staged as the transpose's source).
+const stagedOperands = `kernel staged_operands(%a: ptr<f32> div 16 bytes 4096, %b: ptr<bf16> div 16 bytes 2048, %o: ptr<f32> div 16 bytes 4096) grid(1, 1, 1) warps 4 {
+  %i = iota : tile<32xi32>
+  %ri = cast %i : tile<32xi64>
+  %c32 = const 32 : i64
+  %r = mul %ri, %c32 : tile<32xi64>
+  %z = const 0 : i64
+  %af = load %a[%r, %z] : tile<32x32xf32>
+  %ab = cast %af : tile<32x32xbf16>
+  %bt = load %b[%r, %z] : tile<32x32xbf16>
+  %acc = const 0.0 : tile<32x32xf32>
+  %s = dot %ab, %bt, %acc : tile<32x32xf32>
+  %st = trans %s : tile<32x32xf32>
+  store %o[%r, %z], %st
+}
+`
+
+// TestStageRecord: the recomputed A operand and the transposed fragments get
+// shared homes; the loaded tiles, in shared memory already, do not.
+func TestStageRecord(t *testing.T) {
+	f := beforePass(t, stagedOperands, "stage")
+	if err := stageTiles(f); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.stageRecord
+	for name, want := range map[string]bool{"ab": true, "s": true, "af": false, "bt": false, "st": false} {
+		if _, got := rec.staged[value(t, f, name)]; got != want {
+			t.Errorf("%%%s staged: %v, want %v", name, got, want)
+		}
+	}
+	if len(rec.staged) != 2 {
+		t.Errorf("%d tiles staged, want 2: %v", len(rec.staged), rec.staged)
+	}
+}
+
+// TestLayoutRecord: in split_dot's launch (not latency-bound, 4 warps, one row
+// group), the score chain %17 -> %23 is split along its reduction over the 4
+// warps, %17 stays a per-warp partial sum, and every warp holds the whole score
+// tile; P·V (%31) is not split. With noSplitK (smem's feedback) nothing is.
+func TestLayoutRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "layout")
+	if err := assignLayouts(f); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.layoutRecord
+	s17, s23, s31 := value(t, f, "17"), value(t, f, "23"), value(t, f, "31")
+	if rec.splitK[s17.Def] != 4 || rec.splitK[s23.Def] != 4 || len(rec.splitK) != 2 {
+		t.Errorf("splitK %v; want %%17 and %%23 over 4 warps", rec.splitK)
+	}
+	if !rec.splitPartial[s17] || rec.splitPartial[s23] || len(rec.splitPartial) != 1 {
+		t.Errorf("splitPartial %v; want %%17 only", rec.splitPartial)
+	}
+	if l := rec.layouts[s23]; l != (layout{kind: lAcc, wm: 1, wn: 1, rep: 4}) {
+		t.Errorf("%%23 in %v; want mma fragments replicated 4 times", l)
+	}
+	if l := rec.layouts[s31]; l.kind != lAcc || l.rep != 0 || l.wm*l.wn != 4 {
+		t.Errorf("%%31 in %v; want mma fragments split over the 4 warps", l)
+	}
+	f.noSplitK = true
+	if err := assignLayouts(f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.splitK) != 0 || len(f.splitPartial) != 0 || f.layouts[s23].rep != 0 {
+		t.Errorf("with noSplitK: splitK %v, splitPartial %v, %%23 in %v; want no split and no replication", f.splitK, f.splitPartial, f.layouts[s23])
+	}
+}
+
+// TestRolesRecord: the warp-specialized matmul's loop hands its two chunk tiles
+// (a's copy and b's dequantized tile) from the load role to the mma role through
+// one ring of its 2 stages; the loop's carried sum and result are the mma
+// role's, which computes what the loop yields (valueRoles, before any pass).
+func TestRolesRecord(t *testing.T) {
+	k, err := rolesMatmul(rolesCase{16, 64, 128, 32, 2, 1, 1, false}).Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, ir.Print(k), "roles")
+	rec, err := assignRoles(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.handoffs) != 1 {
+		t.Fatalf("%d rings, want 1", len(rec.handoffs))
+	}
+	for loop, p := range rec.handoffs {
+		if p.loop != loop || p.producer != "load" || p.consumer != "mma" || p.stages != 2 || len(p.tiles) != 2 {
+			t.Fatalf("ring from %q to %q, %d stages, tiles %v; want load to mma, 2 stages, 2 tiles", p.producer, p.consumer, p.stages, p.tiles)
+		}
+		dot := loop.Body.Yield[0].Def
+		for i, tile := range p.tiles {
+			if storageOf(dot.Args[i]) != tile || rec.handoffTile[tile] != p || f.valueRole(tile) != "load" {
+				t.Errorf("ring tile %d: %s (role %q, ring %p); want the dot's operand %s of role load in ring %p", i, tile, f.valueRole(tile), rec.handoffTile[tile], dot.Args[i], p)
+			}
+		}
+		if r := f.roleOf[loop.Results[0]]; r != "mma" || f.roleOf[loop.Body.Args[1]] != "mma" {
+			t.Errorf("the loop's carried sum is role %q, its result %q; want mma", f.roleOf[loop.Body.Args[1]], r)
+		}
+	}
+}
+
+// TestSmemRecord: in split_dot, the score chain's all-reduce has its scratch
+// (4 warps' f32 partials of the 16x32 tile) at the chain's last dot only; q's
+// tiles, which a dot reads through ldmatrix, get the odd pitch (144 bytes for
+// 128-byte rows); a transpose is a view of its source's placed home; and
+// layout's record keeps its homes unplaced.
+func TestSmemRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "smem")
+	if err := f.allocShared(); err != nil {
+		t.Fatal(err)
+	}
+	rec := f.smemRecord
+	s17, s23 := value(t, f, "17"), value(t, f, "23")
+	if _, ok := rec.scratch[s17]; ok || len(rec.scratch) != 1 {
+		t.Errorf("scratch %v; want %%23's only", rec.scratch)
+	}
+	if off, ok := rec.scratch[s23]; !ok || off%128 != 0 || off+4*16*32*4 > rec.smem {
+		t.Errorf("%%23's scratch at %d (present %v) in %d bytes; want 8192 bytes, 128-byte aligned, inside", off, ok, rec.smem)
+	}
+	q, k, kt := value(t, f, "13"), value(t, f, "15"), value(t, f, "16")
+	if h := rec.homes[q]; h.kind != lShared || h.pitch != 144 {
+		t.Errorf("%%13's home %v; want pitch 144", h)
+	}
+	if h, v := rec.homes[k], rec.homes[kt]; v.offset != h.offset || v.pitch != h.pitch || v.trans == h.trans {
+		t.Errorf("transpose %%16 at %v; want a view of %%15 at %v", v, h)
+	}
+	if l := f.layouts[q]; l.pitch != 0 || l.offset != 0 {
+		t.Errorf("layout's record of %%13 changed to %v", l)
+	}
+	if f.placed(q) != rec.homes[q] {
+		t.Errorf("placed(%%13) = %v, want the home %v", f.placed(q), rec.homes[q])
+	}
+}
+
+// TestSmemRingRecord: the 2-stage GEMM loop's ring has each slot hold both
+// operand tiles (each 128-byte aligned), and the allocation holds both slots.
+func TestSmemRingRecord(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/pipeline_gemm_s2.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := beforePass(t, string(src), "smem")
+	if err := f.allocShared(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.pipeline.pipelines {
+		slot := 0
+		for _, tile := range p.tiles {
+			h := f.homes[tile]
+			slot = roundUp(slot, 128) + h.pitch*tile.Type.Shape[0]
+		}
+		if got := f.slotBytes[p]; got != roundUp(slot, 128) || slot == 0 || f.smem < p.stages*got {
+			t.Errorf("ring of %d tiles: %d bytes a slot, %d in all; want %d a slot and room for %d slots", len(p.tiles), got, f.smem, roundUp(slot, 128), p.stages)
+		}
+	}
+	if len(f.slotBytes) != 1 {
+		t.Errorf("%d rings placed, want 1", len(f.slotBytes))
+	}
+}
+
+// TestLayoutAgain: where split_dot's all-reduce scratch costs the fit (a target
+// whose shared memory holds the kernel only without it), smem sends the
+// compilation back to layout with noSplitK, and the PTX is that of a
+// compilation laid out with noSplitK from the start.
+func TestLayoutAgain(t *testing.T) {
+	src, err := os.ReadFile("testdata/codegen/split_dot.ir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ir.Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := target.MustLookup("sm_90")
+	unsplit := func(tg target.Target, after string) *fn {
+		f, err := newFn(k, tg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.noSplitK = true
+		if _, err := f.run(k, Options{After: after}); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	split, _, err := compile(k, tg, Options{After: "smem"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without := unsplit(tg, "smem").smem
+	if len(split.splitK) == 0 || without >= split.smem {
+		t.Fatalf("split_dot splits %d dots in %d bytes, %d without; want a split whose scratch costs bytes", len(split.splitK), split.smem, without)
+	}
+	tg.MaxSharedPerBlock = without
+	f, res, err := compile(k, tg, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.splitK) != 0 || !f.noSplitK {
+		t.Errorf("after the feedback: %d dots split, noSplitK %v; want none split", len(f.splitK), f.noSplitK)
+	}
+	if got, want := res.Kernel.Module.Print(), unsplit(tg, "").out.Module.Print(); got != want {
+		t.Errorf("PTX after the feedback differs from a compilation without the split from the start")
+	}
+}

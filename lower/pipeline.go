@@ -11,6 +11,7 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,41 +24,31 @@ import (
 type fn struct {
 	k      *ir.Kernel
 	target target.Target
-	// The passes' records, one field per pass that returns one: what it decided.
+	// The passes' records, one field per pass, in pipeline order: what each
+	// decided, written by that pass alone. Layout's, stage's and smem's are
+	// embedded, so that f.layouts, f.staged, f.scratch, f.smem, ... read them.
 	legalize   legalizeRecord
 	rowReduced rowReduceRecord // the rowreduce pass's
-	pipeline   pipelineRecord
-	schedule   scheduleRecord
-	simplify   simplifyRecord
-	budget     budgetRecord
-	layouts    map[*ir.Value]layout
-	staged     map[*ir.Value]layout // shared homes of tiles staged for a dot or transpose
-	scratch    map[*ir.Value]int    // shared offset of a cross-warp reduction's scratch
-	aliases    map[*ir.Value][]*ir.Value
+	layoutRecord
+	stageRecord
+	pipeline pipelineRecord
+	roles    roleRecord
+	smemRecord
+	budget   budgetRecord
+	schedule scheduleRecord
+	simplify simplifyRecord
 	// syncPoints are the comments emit leaves for the sync pass.
 	syncPoints map[*ptx.Comment]syncEvent
 	syncTrace  []syncTracePoint
-	// roles are the warp roles' values and handoff rings (roles.go).
-	roles *roleInfo
-	// flexible marks tiles whose split only broadcast row vectors decided.
-	flexible map[*ir.Value]bool
-	// heldA maps each loop to the dots of its body that hold their loop-invariant
-	// A operand in registers across it (layout: `a regs`), in body order.
-	heldA map[*ir.Op][]*ir.Op
+	// roleOf is the role computing each value of the kernel as given
+	// (valueRoles), a fact legalize and layout read before the roles pass.
+	roleOf map[*ir.Value]string
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
-	// splitK maps each dot whose reduction is split across the warps of its row
-	// group to that warp count (layout); splitPartial marks the split dots'
-	// results that only feed the next split dot's accumulator, so they stay
-	// per-warp partial sums: the others are all-reduced where the dot is emitted.
-	splitK       map[*ir.Op]int
-	splitPartial map[*ir.Value]bool
-	noSplitK     bool // layout splits no dot along its reduction (splitCostsFit)
-	uses         map[*ir.Value]int
-	smem         int // dynamic shared memory bytes
-	names        map[string]bool
-	nextID       int
-	out          *ptx.Kernel
+	noSplitK bool // layout's option: split no dot along its reduction (smem's feedback, layoutAgain)
+	names    map[string]bool
+	nextID   int
+	out      *ptx.Kernel
 	// follows and precedes place the kernel in its program (Options).
 	follows, precedes bool
 	// measuring is Measure's compilation: the smem pass reports a size over the
@@ -96,7 +87,7 @@ var Passes = []Pass{
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
 	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.pipeline = pipelineLoops(f); return nil }, checkPipelines},
-	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", assignRoles, checkRoles},
+	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", func(f *fn) (err error) { f.roles, err = assignRoles(f); return err }, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.budget = decideBudget(f); return nil }, checkBudget},
 	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.schedule = scheduleDots(f); return nil }, checkSchedule},
@@ -139,27 +130,19 @@ func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	if opt.After != "" && !validPass(opt.After) {
 		return nil, fmt.Errorf("unknown pass %q: want one of %s", opt.After, strings.Join(PassNames(), ", "))
 	}
-	_, res, err := compileFitting(k, t, opt, false)
+	_, res, err := compile(k, t, opt, false)
 	return res, err
 }
 
-// compileFitting runs the passes on a copy of k (up to opt.After; measuring:
-// Measure's run, which reports a size over the limit instead of refusing it),
-// and once more without splitting dots along their reduction where the split's
-// scratch cost the fit (splitCostsFit).
-func compileFitting(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
-	var f *fn
-	var res *Result
-	var err error
-	for _, noSplit := range []bool{false, true} {
-		if f, err = newFn(k, t, opt); err != nil {
-			return nil, nil, err
-		}
-		f.measuring, f.noSplitK = measuring, noSplit
-		if res, err = f.run(k, opt); !f.splitCostsFit() {
-			break
-		}
+// compile runs the passes on a copy of k, up to opt.After (measuring: Measure's
+// run, which reports a size over the limit instead of refusing it).
+func compile(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
+	f, err := newFn(k, t, opt)
+	if err != nil {
+		return nil, nil, err
 	}
+	f.measuring = measuring
+	res, err := f.run(k, opt)
 	return f, res, err
 }
 
@@ -171,6 +154,18 @@ func (f *fn) splitCostsFit() bool {
 	return !f.noSplitK && len(f.splitK) > 0 && f.smem > f.target.MaxSharedPerBlock
 }
 
+// layoutAgain is the smem -> layout feedback (splitCostsFit): it sets layout's
+// option noSplitK and drops the records of layout and the passes after it up to
+// smem, and returns where the pipeline resumes, at layout. These passes change
+// nothing but their records (the kernel is as rowreduce left it), so that is the
+// state before layout, and the passes run again from it give what a compilation
+// with noSplitK from the start gives.
+func (f *fn) layoutAgain() int {
+	f.noSplitK = true
+	f.layoutRecord, f.stageRecord, f.pipeline, f.roles, f.smemRecord = layoutRecord{}, stageRecord{}, pipelineRecord{}, roleRecord{}, smemRecord{}
+	return slices.IndexFunc(Passes, func(p Pass) bool { return p.Name == "layout" })
+}
+
 // newFn verifies k and starts a compilation of a copy of it.
 func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err := ir.Verify(k); err != nil {
@@ -180,7 +175,7 @@ func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
-	f := &fn{k: kc, target: t, names: map[string]bool{}, follows: opt.Follows, precedes: opt.Precedes}
+	f := &fn{k: kc, target: t, names: map[string]bool{}, roleOf: valueRoles(kc), follows: opt.Follows, precedes: opt.Precedes}
 	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
 	walkOps(kc.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
@@ -195,8 +190,15 @@ func (f *fn) run(k *ir.Kernel, opt Options) (*Result, error) {
 	// Measure's passes are checked when the kernel is compiled; their smem check
 	// would refuse a size over the limit, which Measure reports instead.
 	check := (opt.Check || CheckPasses) && !f.measuring
-	for _, p := range Passes {
-		if err := p.run(f); err != nil {
+	for i := 0; i < len(Passes); i++ {
+		p := Passes[i]
+		err := p.run(f)
+		if p.Name == "smem" && f.splitCostsFit() {
+			// Its error, if any, is the split's: lay the kernel out without it.
+			i = f.layoutAgain() - 1
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", k.Name, p.Name, err)
 		}
 		if check && p.check != nil {
@@ -238,11 +240,13 @@ func (f *fn) annotate(o *ir.Op) string {
 	if lg, ok := f.legalize.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
 		notes = append(notes, "logical "+shapeString(lg))
 	}
-	if l, ok := f.layouts[v]; ok {
-		notes = append(notes, l.String())
+	if _, ok := f.layouts[v]; ok {
+		notes = append(notes, f.placed(v).String())
 	}
-	if h, ok := f.staged[v]; ok && h.pitch > 0 {
-		notes = append(notes, "staged in "+h.String())
+	if _, ok := f.staged[v]; ok {
+		if h, _ := f.sharedHome(v); h.pitch > 0 {
+			notes = append(notes, "staged in "+h.String())
+		}
 	}
 	if r, ok := f.simplify.rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())

@@ -22,14 +22,11 @@ import (
 // refills the slot N iterations later. So the producer runs up to N iterations
 // ahead of the consumer, and neither waits for the other's other work.
 
-// roleInfo is the roles pass's decision for one kernel.
-type roleInfo struct {
-	// of maps every value defined in the kernel to the role that computes it
-	// ("" = every warp): its defining op's, or for a split loop's carried values
-	// and results the role that computes the yielded value.
-	of map[*ir.Value]string
-	// handoffs are the split loops' rings, by loop; handoffTile maps each tile
-	// handed off to its loop's ring.
+// roleRecord is what the roles pass decided: handoffs are the split loops'
+// rings, by loop; handoffTile maps each tile handed off to its loop's ring. (The
+// role computing each value is no decision but a fact of the kernel, f.roleOf,
+// which legalize and layout need before this pass: valueRoles.)
+type roleRecord struct {
 	handoffs    map[*ir.Op]*loopPipeline
 	handoffTile map[*ir.Value]*loopPipeline
 }
@@ -57,93 +54,20 @@ func (f *fn) handoffBarrierBase() int { return 1 + len(f.k.Roles) }
 // maxBarriers is the named barriers a CTA has (bar.sync's id is 0..15).
 const maxBarriers = 16
 
-// computeRoles records the role of every value (legalize, before anything reads
-// f.warpsFor).
-func (f *fn) computeRoles() {
-	f.roles = &roleInfo{of: map[*ir.Value]string{}, handoffs: map[*ir.Op]*loopPipeline{}, handoffTile: map[*ir.Value]*loopPipeline{}}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		for _, r := range o.Results {
-			f.roles.of[r] = o.Role
-		}
-		if o.Kind != ir.OpFor {
-			return
-		}
-		// A loop's carried values are its role's; those of a loop placing ops on
-		// roles (split or phased), the role's that computes what it yields.
-		for i, y := range o.Body.Yield {
-			r := o.Role
-			if placesRoles(o) {
-				r = f.roles.yieldRole(y, o.Args[2+i])
-			}
-			f.roles.of[o.Body.Args[1+i]] = r
-			f.roles.of[o.Results[i]] = r
-		}
-	})
-	// A loop of no role that places ops on roles only through a loop in its body
-	// carries what that loop computes, so its carried values take the yielded
-	// values' roles too, settled after the inner loops (innermost first).
-	var settle func(b *ir.Block)
-	settle = func(b *ir.Block) {
-		for _, o := range b.Ops {
-			if o.Kind != ir.OpFor {
-				continue
-			}
-			settle(o.Body)
-			if o.Role != "" || placesRoles(o) || !placesRolesWithin(o) {
-				continue
-			}
-			for i, y := range o.Body.Yield {
-				r := f.roles.yieldRole(y, o.Args[2+i])
-				f.roles.of[o.Body.Args[1+i]] = r
-				f.roles.of[o.Results[i]] = r
-			}
-		}
-	}
-	settle(f.k.Body)
-}
-
-// placesRolesWithin reports whether loop o, of no role, places ops on roles in its
-// body or in the body of a loop of no role there (at any depth).
-func placesRolesWithin(o *ir.Op) bool {
-	if placesRoles(o) {
-		return true
-	}
-	if o.Kind != ir.OpFor || o.Role != "" {
-		return false
-	}
-	for _, bo := range o.Body.Ops {
-		if bo.Kind == ir.OpFor && placesRolesWithin(bo) {
-			return true
-		}
-	}
-	return false
-}
-
-// yieldRole is the role computing a carried value: the yielded value's, or its
-// initial value's when the body yields it unchanged.
-func (ri *roleInfo) yieldRole(y, init *ir.Value) string {
-	if y.Def != nil && y.Def.Role != "" {
-		return y.Def.Role
-	}
-	if r := ri.of[y]; r != "" {
-		return r
-	}
-	return ri.of[init]
-}
-
 // assignRoles is the roles pass.
 //
 // Requires: layouts (layout), staged homes (stage) and the pipeline decisions.
 // Guarantees: every value one role computes and an op of another role (or of no
 // role) reads is a scalar or recomputed value whose operands are readable there
 // too, or a tile with a shared home: in a loop split by roles, computed in the
-// same iteration, it is handed off through the loop's ring (f.roles.handoffs,
-// f.roles.handoffTile), one producer role and one consumer role per loop; every op of a
+// same iteration, it is handed off through the loop's ring (handoffs,
+// handoffTile), one producer role and one consumer role per loop; every op of a
 // split loop's body that is not scalar or recomputed is on a role, and nested
 // loops there are on one; the roles' barriers and the rings' fit in the CTA's 16.
-func assignRoles(f *fn) error {
+func assignRoles(f *fn) (roleRecord, error) {
+	rec := roleRecord{handoffs: map[*ir.Op]*loopPipeline{}, handoffTile: map[*ir.Value]*loopPipeline{}}
 	if len(f.k.Roles) == 0 {
-		return nil
+		return rec, nil
 	}
 	stages := 0
 	var err error
@@ -198,13 +122,13 @@ func assignRoles(f *fn) error {
 			return
 		}
 		for _, t := range p.tiles {
-			f.roles.handoffTile[t] = p
+			rec.handoffTile[t] = p
 		}
-		f.roles.handoffs[o] = p
+		rec.handoffs[o] = p
 		stages = max(stages, p.stages)
 	})
 	if err != nil {
-		return err
+		return rec, err
 	}
 	// A role's registers are its own: anywhere, a value read on another role must
 	// be in shared memory (outside split loops the sync pass orders it with a CTA
@@ -231,12 +155,12 @@ func assignRoles(f *fn) error {
 		}
 	})
 	if err != nil {
-		return err
+		return rec, err
 	}
 	if n := f.handoffBarrierBase() + 2*stages; n > maxBarriers {
-		return fmt.Errorf("%d roles and a %d-slot handoff ring need %d named barriers; a CTA has %d", len(f.k.Roles), stages, n, maxBarriers)
+		return rec, fmt.Errorf("%d roles and a %d-slot handoff ring need %d named barriers; a CTA has %d", len(f.k.Roles), stages, n, maxBarriers)
 	}
-	return nil
+	return rec, nil
 }
 
 // roleless reports whether an op may run on every warp in a split loop: it emits
@@ -319,9 +243,6 @@ func checkRoles(f *fn) error {
 	if err := checkLayoutsRoles(f, true); err != nil {
 		return err
 	}
-	if f.roles == nil {
-		return nil
-	}
 	for loop, p := range f.roles.handoffs {
 		if !splitByRoles(loop) || p.producer == p.consumer {
 			return fmt.Errorf("handoff ring of a loop not split by roles, or from %q to itself", p.producer)
@@ -338,9 +259,6 @@ func checkRoles(f *fn) error {
 // roleNote annotates `dump -after roles` with each split loop's ring (the ops'
 // roles print with the ops).
 func (f *fn) roleNote(o *ir.Op) string {
-	if f.roles == nil {
-		return ""
-	}
 	if p := f.roles.handoffs[o]; p != nil {
 		var names []string
 		for _, t := range p.tiles {

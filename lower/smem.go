@@ -30,10 +30,24 @@ type sharedItem struct {
 	offset     int
 }
 
-// allocShared is the smem pass. It places every shared array.
+// smemRecord is what the smem pass decided. It places the shared homes layout
+// and stage gave without changing their records: homes holds each placed home
+// (a shared layout, a transposed view of one, a staged home) with its offset,
+// pitch and swizzle, which f.sharedHome and f.placed read.
+type smemRecord struct {
+	homes     map[*ir.Value]layout
+	scratch   map[*ir.Value]int // offset of a cross-warp reduction's or split dot's scratch
+	aliases   map[*ir.Value][]*ir.Value
+	slotBytes map[*loopPipeline]int // a ring's distance between slots: slot s of tile t is at t's offset + s x slotBytes
+	smem      int                   // dynamic shared memory bytes
+}
+
+// allocShared is the smem pass. It places every shared array, building its
+// record in place (f.smemRecord, anew each time placeShared places the arrays),
+// since its own questions (sharedHome, ringTooLarge) read the homes placed so far.
 //
 // Requires: layouts (layout) and staged homes (stage).
-// Guarantees: every shared layout and staged home has a pitch (odd multiples of 16
+// Guarantees: every shared layout and staged home has a home in f.homes with a pitch (odd multiples of 16
 // bytes for dot operands, or dense swizzled rows where the padding would not fit;
 // dense 16-byte-rounded rows otherwise) and a 128-byte
 // aligned offset inside f.smem; every cross-warp reduction that needs scratch has
@@ -81,9 +95,9 @@ func (f *fn) ringTooLarge(it *sharedItem) error {
 		}
 	}
 	msg := fmt.Sprintf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; the pipeline ring of loop %s alone takes %d bytes (%d stages x %d bytes a slot; its largest tile, %s (%s), takes %d)",
-		f.smem, f.target, limit, p.loop.Body.Args[0], it.size, p.stages, p.slotBytes, largest, largest.Type, largestBytes)
+		f.smem, f.target, limit, p.loop.Body.Args[0], it.size, p.stages, f.slotBytes[p], largest, largest.Type, largestBytes)
 	for k := p.stages - 1; k >= 1; k-- {
-		if need := f.smem - (p.stages-k)*p.slotBytes; need <= limit {
+		if need := f.smem - (p.stages-k)*f.slotBytes[p]; need <= limit {
 			return fmt.Errorf("%s: ask for fewer stages (stages %d needs about %d bytes)", msg, k, need)
 		}
 	}
@@ -93,6 +107,7 @@ func (f *fn) ringTooLarge(it *sharedItem) error {
 // placeShared places every shared array (allocShared), swizzling the rows of the
 // arrays in swizzled, and returns the arrays.
 func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
+	f.smemRecord = smemRecord{homes: map[*ir.Value]layout{}, scratch: map[*ir.Value]int{}, aliases: map[*ir.Value][]*ir.Value{}, slotBytes: map[*loopPipeline]int{}}
 	pos := map[*ir.Op]int{}
 	loopEnd := map[*ir.Op]int{}
 	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
@@ -136,7 +151,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 				if r.Type.Elem == ir.I1 {
 					h.pitch = 4 // a predicate is stored as a 32-bit 0 or 1 (stageRows)
 				}
-				f.staged[r] = h
+				f.homes[r] = h
 				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
 				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
 					continue
@@ -152,7 +167,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			}
 			if h, ok := f.sharedHome(r); ok {
 				h.pitch, h.swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
-				f.setHome(r, h)
+				f.homes[r] = h
 				if p := f.pipeTile(r); p != nil {
 					if r == p.tiles[0] {
 						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand, swizzled))
@@ -221,7 +236,6 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 	})
 	top := 0
 	var placed []*sharedItem
-	f.aliases = map[*ir.Value][]*ir.Value{}
 	for _, it := range order {
 		off := 0
 		for {
@@ -251,14 +265,14 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			for i, t := range it.ring.tiles {
 				h, _ := f.sharedHome(t)
 				h.offset = off + it.ringOffs[i]
-				f.setHome(t, h)
+				f.homes[t] = h
 			}
 		case it.scratch:
 			f.scratch[it.v] = off
 		default:
 			h, _ := f.sharedHome(it.v)
 			h.offset = off
-			f.setHome(it.v, h)
+			f.homes[it.v] = h
 		}
 	}
 	// Transposed views share their source's storage.
@@ -266,7 +280,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		if o.Kind == ir.OpTrans {
 			src, _ := f.sharedHome(o.Args[0])
 			src.trans = !src.trans
-			f.layouts[o.Result()] = src
+			f.homes[o.Result()] = src
 		}
 	})
 	f.smem = roundUp(top, 128)
@@ -282,13 +296,13 @@ func (f *fn) ringItem(p *loopPipeline, start, end int, mmaOperand, swizzled map[
 	for _, t := range p.tiles {
 		h, _ := f.sharedHome(t)
 		h.pitch, h.swizzle = tilePitch(t, mmaOperand, swizzled), swizzled[t]
-		f.setHome(t, h)
+		f.homes[t] = h
 		slot = roundUp(slot, 128)
 		it.ringOffs = append(it.ringOffs, slot)
 		slot += h.pitch * t.Type.Shape[0]
 	}
-	p.slotBytes = roundUp(slot, 128)
-	it.size = p.stages * p.slotBytes
+	f.slotBytes[p] = roundUp(slot, 128)
+	it.size = p.stages * f.slotBytes[p]
 	return it
 }
 
@@ -358,14 +372,6 @@ func (f *fn) swizzleClass(v *ir.Value) int {
 		return swizzleFragments
 	}
 	return swizzleComputed
-}
-
-func (f *fn) setHome(v *ir.Value, h layout) {
-	if f.layouts[v].kind == lShared {
-		f.layouts[v] = h
-	} else {
-		f.staged[v] = h
-	}
 }
 
 // reduceScratch is the shared memory a reduction needs to combine partial results

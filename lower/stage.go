@@ -6,7 +6,16 @@ import (
 	"github.com/ptxgen/ptxgen/ir"
 )
 
-// stageTiles is the stage pass.
+// stageRecord is what the stage pass decided: staged maps each tile it gives a
+// shared home besides its layout to that home, without offset or pitch (smem
+// places it).
+type stageRecord struct {
+	staged map[*ir.Value]layout
+}
+
+// stageTiles is the stage pass. It builds its record in place (f.stageRecord),
+// since its own question sharedHome reads the homes given so far (a transpose of
+// a tile staged for an earlier dot has one).
 //
 // Requires: layouts (layout).
 // Guarantees: f.staged holds a shared home (offset and pitch not yet assigned) for
@@ -17,6 +26,7 @@ import (
 // (stageRowViews), and the gathered rank-1 tiles that stageGathers picks. The
 // emitter writes each staged tile to its home right after computing it.
 func stageTiles(f *fn) error {
+	f.stageRecord = stageRecord{staged: map[*ir.Value]layout{}}
 	if err := f.stageRowViews(); err != nil {
 		return err
 	}
