@@ -222,7 +222,7 @@ func (d *decoder) mov(in *instr, m *mods) (execFn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dst, a := in.src.Args[0], in.src.Args[1]
@@ -378,7 +378,16 @@ func (d *decoder) alu(in *instr, m *mods) (execFn, error) {
 	if nsrc == 0 {
 		nsrc = 2
 	}
-	if err := nargs(in.src, nsrc+1); err != nil {
+	switch t {
+	case "f32":
+		err = f32Modifiers(op, rnd, approx, full, sat, nan)
+	case "f64":
+		err = f64Modifiers(op, rnd, approx, ftz, sat, nan)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(args[0])
@@ -395,10 +404,7 @@ func (d *decoder) alu(in *instr, m *mods) (execFn, error) {
 		return d.f32op(op, rnd, approx, full, ftz, sat, nan, dd, s)
 	}
 	if t == "f64" {
-		if ftz || sat || nan {
-			return nil, fmt.Errorf("modifier not supported on .f64")
-		}
-		return d.f64op(op, rnd, approx, dd, s)
+		return d.f64op(op, rnd, dd, s)
 	}
 	it, ok := intType(t)
 	if !ok {
@@ -411,14 +417,10 @@ func (d *decoder) alu(in *instr, m *mods) (execFn, error) {
 }
 
 func (d *decoder) predLogic(in *instr, op string) (execFn, error) {
-	n := 3
-	if op == "not" {
-		n = 2
-	}
-	if err := nargs(in.src, n); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
-	p := make([]int, n)
+	p := make([]int, len(in.src.Args))
 	for i := range p {
 		var err error
 		if p[i], err = d.pred(in.src.Args[i]); err != nil {
@@ -619,31 +621,36 @@ func intOp(op, sub string, sat bool, it itype, dd int, s []int) (execFn, error) 
 	return nil, fmt.Errorf("%s is not an integer instruction", op)
 }
 
-func (d *decoder) f32op(op, rnd string, approx, full, ftz, sat, nan bool, dd int, s []int) (execFn, error) {
-	// Check which modifiers each op accepts.
+// f32Modifiers checks which modifiers each f32 op accepts (before its operands, so
+// that an opcode without a form is refused with the reason).
+func f32Modifiers(op, rnd string, approx, full, sat, nan bool) error {
 	needApprox := map[string]bool{"ex2": true, "lg2": true, "rsqrt": true, "sin": true, "cos": true, "tanh": true}
 	switch {
 	case needApprox[op] && !approx:
-		return nil, fmt.Errorf("%s.f32 needs .approx", op)
+		return fmt.Errorf("%s.f32 needs .approx", op)
 	case (op == "rcp" || op == "sqrt") && approx == (rnd == "rn"):
-		return nil, fmt.Errorf("%s.f32 needs exactly one of .approx and .rn", op)
+		return fmt.Errorf("%s.f32 needs exactly one of .approx and .rn", op)
 	case op == "div" && btoi(approx)+btoi(full)+btoi(rnd == "rn") != 1:
-		return nil, fmt.Errorf("div.f32 needs one of .approx, .full and .rn")
+		return fmt.Errorf("div.f32 needs one of .approx, .full and .rn")
 	case op == "fma" && rnd != "rn":
-		return nil, fmt.Errorf("fma.f32 needs .rn")
+		return fmt.Errorf("fma.f32 needs .rn")
 	case approx && !needApprox[op] && op != "rcp" && op != "sqrt" && op != "div":
-		return nil, fmt.Errorf(".approx on %s.f32", op)
+		return fmt.Errorf(".approx on %s.f32", op)
 	case full && op != "div":
-		return nil, fmt.Errorf(".full on %s.f32", op)
+		return fmt.Errorf(".full on %s.f32", op)
 	case nan && op != "min" && op != "max":
-		return nil, fmt.Errorf(".NaN on %s.f32", op)
+		return fmt.Errorf(".NaN on %s.f32", op)
 	case sat && !(op == "add" || op == "sub" || op == "mul" || op == "fma" || op == "mad"):
-		return nil, fmt.Errorf(".sat on %s.f32", op)
+		return fmt.Errorf(".sat on %s.f32", op)
 	case rnd != "" && (op == "min" || op == "max" || op == "neg" || op == "abs" || needApprox[op]):
-		return nil, fmt.Errorf(".%s on %s.f32", rnd, op)
+		return fmt.Errorf(".%s on %s.f32", rnd, op)
 	case op == "mad" && rnd != "rn":
-		return nil, fmt.Errorf("mad.f32 needs .rn")
+		return fmt.Errorf("mad.f32 needs .rn")
 	}
+	return nil
+}
+
+func (d *decoder) f32op(op, rnd string, approx, full, ftz, sat, nan bool, dd int, s []int) (execFn, error) {
 	in := func(x uint64) float32 { return f32(x) }
 	out := func(f float32) uint64 { return b32(f) }
 	if ftz {
@@ -731,14 +738,21 @@ func btoi(b bool) int {
 	return 0
 }
 
-func (d *decoder) f64op(op, rnd string, approx bool, dd int, s []int) (execFn, error) {
+// f64Modifiers checks the modifiers of an f64 op (before its operands, as f32Modifiers).
+func f64Modifiers(op, rnd string, approx, ftz, sat, nan bool) error {
 	needRn := op == "fma" || op == "mad" || op == "div" || op == "sqrt" || op == "rcp"
-	if needRn && rnd != "rn" {
-		return nil, fmt.Errorf("%s.f64 needs .rn", op)
+	switch {
+	case ftz || sat || nan:
+		return fmt.Errorf("modifier not supported on .f64")
+	case needRn && rnd != "rn":
+		return fmt.Errorf("%s.f64 needs .rn", op)
+	case approx:
+		return fmt.Errorf(".approx on %s.f64 is not supported", op)
 	}
-	if approx {
-		return nil, fmt.Errorf(".approx on %s.f64 is not supported", op)
-	}
+	return nil
+}
+
+func (d *decoder) f64op(op, rnd string, dd int, s []int) (execFn, error) {
 	switch op {
 	case "add":
 		return exec2(dd, s[0], s[1], func(x, y uint64) uint64 { return b64(f64(x) + f64(y)) }), nil
@@ -781,12 +795,7 @@ func (d *decoder) setp(in *instr, m *mods) (execFn, error) {
 		return nil, err
 	}
 	args := in.src.Args
-	if boolOp == "" {
-		err = nargs(in.src, 3)
-	} else {
-		err = nargs(in.src, 4)
-	}
-	if err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	p, q, err := d.predPair(args[0])
@@ -959,7 +968,7 @@ func (d *decoder) selp(in *instr, m *mods) (execFn, error) {
 	if tw == 0 {
 		return nil, fmt.Errorf("selp type .%s not supported", t)
 	}
-	if err := nargs(in.src, 4); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	args := in.src.Args
@@ -1014,7 +1023,7 @@ func (d *decoder) prmt(in *instr, m *mods) (execFn, error) {
 		return nil, fmt.Errorf("prmt needs .b32")
 	}
 	mode := m.one("f4e", "b4e", "rc8", "ecl", "ecr", "rc16")
-	if err := nargs(in.src, 4); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(in.src.Args[0])
@@ -1069,7 +1078,7 @@ func (d *decoder) bf16x2(in *instr, m *mods) (execFn, error) {
 	if op == "fma" {
 		n = 4
 	}
-	if err := nargs(in.src, n); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(in.src.Args[0])

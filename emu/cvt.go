@@ -129,7 +129,7 @@ func (d *decoder) cvt(in *instr, m *mods) (execFn, error) {
 
 	// Packed pair conversions: cvt.rn.T2.f32 d, a, b puts a in the upper half.
 	if st == "f32" && (dt == "bf16x2" || dt == "f16x2" || dt == "e4m3x2") {
-		if err := nargs(in.src, 3); err != nil {
+		if err := nargs(in.src); err != nil {
 			return nil, err
 		}
 		if rnd != "rn" || ftz || sat {
@@ -157,7 +157,7 @@ func (d *decoder) cvt(in *instr, m *mods) (execFn, error) {
 			}), nil
 		}
 	}
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(args[0])
@@ -341,7 +341,7 @@ func (d *decoder) cvta(in *instr, m *mods) (execFn, error) {
 	if t != "u64" && t != "u32" {
 		return nil, fmt.Errorf("cvta type must be .u64 or .u32")
 	}
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(in.src.Args[0])

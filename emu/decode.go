@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -89,34 +90,29 @@ func (m *mods) rest() error {
 	return nil
 }
 
-// nargs checks in's operand count: against its form where ptx.Forms has one (the
-// table the generator is validated against), else against the counts n the
-// decoder takes for the opcodes Forms lacks (hand-written PTX's abs, fma.rn.f32,
-// barrier.sync, ...). The decoders index the operands only after this check.
-func nargs(in *ptx.Instr, n ...int) error {
-	if f := ptx.FormOf(in.Op); f != nil {
-		if f.CheckOperandCount(in) != nil {
-			return fmt.Errorf("wrong number of operands (%d)", len(in.Args))
-		}
-		return nil
+// errNoForm is nargs's error for an opcode ptx.Forms lacks: decode reports it as
+// an unknown instruction, or as the modifier the decoder did not take.
+var errNoForm = errors.New("no form in ptx.Forms")
+
+// nargs checks in's operand count against its form in ptx.Forms (hand-written forms
+// included), the one table of what the emulator decodes. The decoders index the
+// operands only after this check.
+func nargs(in *ptx.Instr) error {
+	f := ptx.FormOf(in.Op)
+	if f == nil {
+		return errNoForm
 	}
-	for _, k := range n {
-		if len(in.Args) == k {
-			return nil
-		}
+	if f.CheckOperandCount(in) != nil {
+		return fmt.Errorf("wrong number of operands (%d)", len(in.Args))
 	}
-	return fmt.Errorf("wrong number of operands (%d)", len(in.Args))
+	return nil
 }
 
-// writes reports whether in writes its operand i: from its form where ptx.Forms
-// has one, else known, what the decoder knows of an opcode Forms lacks
-// (hand-written PTX's st.u32, stmatrix, ...).
-func writes(in *ptx.Instr, i int, known bool) bool {
-	if f := ptx.FormOf(in.Op); f != nil {
-		ops := f.Operands()
-		return i < len(ops) && ops[i].Written
-	}
-	return known
+// writes reports whether in, which nargs has checked, writes its operand i (its
+// form's = marks).
+func writes(in *ptx.Instr, i int) bool {
+	ops := ptx.FormOf(in.Op).Operands()
+	return i < len(ops) && ops[i].Written
 }
 
 // decode builds the executable form of one instruction.
@@ -159,11 +155,13 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		// run one after another, so a grid dependency is always already met. A
 		// register budget changes no value (the emulator's registers are unbounded).
 		m.list, m.used = nil, nil
-		f = func(*warp, uint32) error { return nil }
+		if err = nargs(src); err == nil {
+			f = func(*warp, uint32) error { return nil }
+		}
 	case "bra":
 		f, err = d.bra(in, m)
 	case "ret", "exit":
-		if err = nargs(src, 0); err == nil {
+		if err = nargs(src); err == nil {
 			f = func(w *warp, mask uint32) error {
 				w.active &^= mask
 				if w.active == 0 {
@@ -174,6 +172,13 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 		}
 	default:
 		return nil, fmt.Errorf("unknown instruction %s", src.Op)
+	}
+	if err == errNoForm {
+		// A modifier the decoder left says more than the missing form.
+		if rest := m.rest(); rest != nil {
+			return nil, rest
+		}
+		return nil, fmt.Errorf("unknown instruction %s (%v)", src.Op, err)
 	}
 	if err != nil {
 		return nil, err
@@ -186,7 +191,7 @@ func (d *decoder) decode(in *instr) (execFn, error) {
 
 func (d *decoder) bra(in *instr, m *mods) (execFn, error) {
 	uni := m.has("uni")
-	if err := nargs(in.src, 1); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	s, ok := in.src.Args[0].(ptx.Sym)

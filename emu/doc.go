@@ -111,8 +111,8 @@
 //	          .ftz, .sat; f32 <- bf16/f16 (exact); bf16/f16 <- f32 (.rn .relu
 //	          .satfinite); bf16x2/f16x2 <- f32 pair (a -> upper half); e4m3x2 <- f32
 //	          pair and <- f16x2 (.rn.satfinite .relu); f16x2 <- e4m3x2 (exact)
-//	memory    ld/st .global .shared .param (ld only) and generic, .nc, cache and
-//	          L2 hints, .v2 .v4, all 8- to 64-bit types; cp.async.{ca,cg}.shared.global
+//	memory    ld/st .global .shared .param (ld only) and generic, .nc, .v2 .v4,
+//	          8- to 64-bit types; cp.async.{ca,cg}.shared.global
 //	          (.L2::64B/128B/256B) with src-size or ignore-src; cp.async.commit_group,
 //	          wait_group, wait_all; membar/fence (no-ops)
 //	warp      ldmatrix/stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16;
@@ -128,7 +128,10 @@
 // Register names are those of the .reg ranges; an index with leading zeros (%x07)
 // is the same register (%x7), as ptxas reads it.
 //
-// Anything else, or an unknown modifier, is a *DecodeError when the module loads.
+// This is what the decoder handles; it runs an opcode only where ptx.Forms has its
+// form (the generator's, or one marked HandWritten for hand-written PTX), with the
+// operand count and destinations the form gives. Anything else, or an unknown
+// modifier, is a *DecodeError when the module loads.
 //
 // # Numerics
 //

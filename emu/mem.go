@@ -329,12 +329,12 @@ func (d *decoder) ldst(in *instr, m *mods) (execFn, error) {
 	es := tw / 8
 	signed := t == "s8" || t == "s16" || t == "s32"
 	size := es * nv
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	// A load writes its first operand, a value; a store writes neither of its
 	// operands, an address and a value.
-	loads := writes(in.src, 0, isLd)
+	loads := writes(in.src, 0)
 	valOp, addrOp := in.src.Args[0], in.src.Args[1]
 	if !loads {
 		valOp, addrOp = addrOp, valOp
@@ -476,7 +476,7 @@ func (d *decoder) cpAsync(in *instr, m *mods) (execFn, error) {
 	args := in.src.Args
 	switch {
 	case m.has("commit_group"):
-		if err := nargs(in.src, 0); err != nil {
+		if err := nargs(in.src); err != nil {
 			return nil, err
 		}
 		return func(w *warp, mask uint32) error {
@@ -486,12 +486,12 @@ func (d *decoder) cpAsync(in *instr, m *mods) (execFn, error) {
 			return nil
 		}, nil
 	case m.has("wait_group"), m.has("wait_all"):
+		if err := nargs(in.src); err != nil {
+			return nil, err
+		}
 		keep := int32(0)
 		all := len(args) == 0
 		if !all {
-			if err := nargs(in.src, 1); err != nil {
-				return nil, err
-			}
 			n, ok := args[0].(ptx.Imm)
 			if !ok || n < 0 {
 				return nil, fmt.Errorf("wait_group needs a non-negative immediate")
@@ -516,8 +516,8 @@ func (d *decoder) cpAsync(in *instr, m *mods) (execFn, error) {
 		return nil, fmt.Errorf("cp.async needs .shared.global")
 	}
 	m.one("L2::64B", "L2::128B", "L2::256B")
-	if len(args) != 3 && len(args) != 4 {
-		return nil, fmt.Errorf("wrong number of operands (%d)", len(args))
+	if err := nargs(in.src); err != nil {
+		return nil, err
 	}
 	dbase, doff, p1, err := d.addr(args[0])
 	if err != nil {
@@ -612,7 +612,7 @@ func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
 		if !m.has("sync") {
 			return nil, fmt.Errorf("unknown instruction %s", in.src.Op)
 		}
-		if err := nargs(in.src, 1); err != nil {
+		if err := nargs(in.src); err != nil {
 			return nil, err
 		}
 		ms, err := d.src(args[0])
@@ -645,11 +645,7 @@ func (d *decoder) bar(in *instr, m *mods) (execFn, error) {
 		return nil, fmt.Errorf("unsupported barrier %s", in.src.Op)
 	}
 	m.has("aligned")
-	if kind == "sync" {
-		if err := nargs(in.src, 1, 2); err != nil {
-			return nil, err
-		}
-	} else if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	ida, err := d.src(args[0])

@@ -15,7 +15,6 @@ import (
 // row r of matrix j; register j of lane l holds halfwords 2(l&3), 2(l&3)+1 of row
 // l>>2 (.trans: of column l>>2, rows 2(l&3) and 2(l&3)+1).
 func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
-	store := m.base == "stmatrix"
 	if !m.has("sync") || !m.has("aligned") || !m.has("m8n8") {
 		return nil, fmt.Errorf("%s needs .sync.aligned.m8n8", m.base)
 	}
@@ -27,13 +26,14 @@ func (d *decoder) ldmatrix(in *instr, m *mods) (execFn, error) {
 	if m.one("shared", "shared::cta") == "" || !m.has("b16") {
 		return nil, fmt.Errorf("ldmatrix needs .shared.b16")
 	}
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	regOp, addrOp := in.src.Args[0], in.src.Args[1]
 	var dsts []int
 	var err error
-	if !writes(in.src, 0, !store) { // stmatrix [a], {r...}
+	store := !writes(in.src, 0)
+	if store { // stmatrix [a], {r...}
 		regOp, addrOp = addrOp, regOp
 		dsts, err = d.vecSrc(regOp, num)
 	} else {
@@ -157,7 +157,7 @@ func (d *decoder) movmatrix(in *instr, m *mods) (execFn, error) {
 	if !m.has("sync") || !m.has("aligned") || !m.has("m8n8") || !m.has("trans") || !m.has("b16") {
 		return nil, fmt.Errorf("movmatrix needs .sync.aligned.m8n8.trans.b16")
 	}
-	if err := nargs(in.src, 2); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	dd, err := d.dst(in.src.Args[0])
@@ -250,7 +250,7 @@ func (d *decoder) mma(in *instr, m *mods) (execFn, error) {
 	default:
 		return nil, fmt.Errorf("mma %s with .%s.%s inputs is not supported", shape, at, bt)
 	}
-	if err := nargs(in.src, 4); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	args := in.src.Args
@@ -371,7 +371,7 @@ func (d *decoder) shfl(in *instr, m *mods) (execFn, error) {
 	if mode == "" || !m.has("b32") {
 		return nil, fmt.Errorf("shfl.sync needs a mode and .b32")
 	}
-	if err := nargs(in.src, 5); err != nil {
+	if err := nargs(in.src); err != nil {
 		return nil, err
 	}
 	args := in.src.Args

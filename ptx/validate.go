@@ -19,6 +19,14 @@ type Form struct {
 	// Check, if set, checks what the operand kinds cannot say (vector lengths,
 	// immediate values).
 	Check func(*Instr) error
+	// HandWritten marks a form only hand-written PTX uses (emu's tests,
+	// scripts/proto): the emulator decodes it, as every form, but ptxgen never emits
+	// it, so Validate refuses it and genforms writes no constructor for it.
+	HandWritten bool
+	// HandWrittenOptional is how many more trailing operands only hand-written PTX
+	// leaves out (cp.async's src-size): the emulator decodes the shorter instruction,
+	// Validate refuses it as a hand-written form.
+	HandWrittenOptional int
 }
 
 // Features is a set of target capabilities: those a form needs (Form.Needs) and
@@ -93,19 +101,21 @@ func (f Form) Operands() []FormOperand {
 	return out
 }
 
-// FormOf is the form of the exact opcode op, nil when op is not in Forms.
+// FormOf is the form of the exact opcode op, nil when op is not in Forms
+// (hand-written forms included).
 func FormOf(op string) *Form { return forms[op] }
 
-// CheckOperandCount checks that in has as many operands as its form takes (in.Op
-// must have a form).
+// CheckOperandCount checks that in has as many operands as its form takes,
+// hand-written PTX's shorter instruction included (in.Op must have a form).
 func (f *Form) CheckOperandCount(in *Instr) error {
 	n, max := len(in.Args), len(f.Operands())
-	if n <= max && n >= max-f.Optional {
+	min := max - f.Optional - f.HandWrittenOptional
+	if n <= max && n >= min {
 		return nil
 	}
 	want := fmt.Sprint(max)
-	if f.Optional > 0 {
-		want = fmt.Sprintf("%d to %d", max-f.Optional, max)
+	if min < max {
+		want = fmt.Sprintf("%d to %d", min, max)
 	}
 	return fmt.Errorf("%d operands, want %s", n, want)
 }
@@ -157,6 +167,9 @@ func Validate(in *Instr, target, version string) error {
 		return fmt.Errorf("ptx: %s: %v", instrString(in), err)
 	}
 	ops := f.Operands()
+	if f.HandWritten || len(in.Args) < len(ops)-f.Optional {
+		return fmt.Errorf("ptx: %s: a hand-written form of ptx.Forms (the emulator runs it; ptxgen never emits it)", instrString(in))
+	}
 	for i, a := range in.Args {
 		if k := operandKind(a); !strings.ContainsRune(ops[i].Kinds, k) {
 			return fmt.Errorf("ptx: %s: operand %d is %s, want %s", instrString(in), i, kindName(k), kindNames(ops[i].Kinds))
@@ -184,10 +197,10 @@ func Validate(in *Instr, target, version string) error {
 }
 
 // MinVersion is the PTX ISA version (major*10+minor) that opcode op needs on
-// target, from Forms; false when op is not a known form.
+// target, from Forms; false when op is not a form ptxgen emits.
 func MinVersion(op, target string) (int, bool) {
 	f := forms[op]
-	if f == nil {
+	if f == nil || f.HandWritten {
 		return 0, false
 	}
 	if v, ok := f.PTXOn[target]; ok {

@@ -185,3 +185,28 @@ func TestTypedConstructors(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRefusesHandWritten: a hand-written form (one the emulator decodes for
+// hand-written PTX) is refused in a module, the error naming the instruction as a
+// form ptxgen never emits, and gives the emitter no PTX version to raise to.
+func TestValidateRefusesHandWritten(t *testing.T) {
+	addr := Addr{Base: Reg("%r1")}
+	for _, in := range []*Instr{
+		{Op: "fma.rn.f32", Args: []Operand{Reg("%f0"), Reg("%f1"), Reg("%f2"), Reg("%f3")}},
+		{Op: "barrier.sync.aligned", Args: []Operand{Imm(1), Imm(128)}},
+		// cp.async without src-size: its form's, but shorter than ptxgen writes it.
+		{Op: "cp.async.cg.shared.global", Args: []Operand{addr, addr, Imm(16)}},
+	} {
+		fn := &Func{Name: "k", Body: []Stmt{in, &Instr{Op: "ret"}}}
+		err := ValidateModule(&Module{Version: "8.7", Target: "sm_120", AddressSize: 64, Funcs: []*Func{fn}})
+		if err == nil || !strings.Contains(err.Error(), instrString(in)) || !strings.Contains(err.Error(), "ptxgen never emits it") {
+			t.Errorf("%s: error %v, want one naming it as a hand-written form ptxgen never emits", instrString(in), err)
+		}
+		if FormOf(in.Op) == nil {
+			t.Errorf("%s: no form (the emulator needs one)", in.Op)
+		}
+		if _, ok := MinVersion(in.Op, "sm_120"); ok && FormOf(in.Op).HandWritten {
+			t.Errorf("%s: MinVersion knows a hand-written form", in.Op)
+		}
+	}
+}

@@ -93,3 +93,19 @@ func TestFamiliesRefuseMixedOperands(t *testing.T) {
 		t.Errorf("error %v, want one naming the constructor Ab", err)
 	}
 }
+
+// TestNoHandWrittenConstructors: a hand-written form (Form.HandWritten) gets no
+// constructor and joins no family, so the emitter cannot build it.
+func TestNoHandWrittenConstructors(t *testing.T) {
+	src, err := generate([]ptx.Form{{Op: "x.{b32|b64}", Args: "=r r"}, {Op: "x.u32", Args: "=r r", HandWritten: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(src), "func XB32(") || strings.Contains(string(src), "XU32") || strings.Contains(string(src), "x.u32") {
+		t.Errorf("generated:\n%s\nwant XB32 and no constructor of the hand-written x.u32", src)
+	}
+	fams, err := families([]ptx.Form{{Op: "x.{b32|b64}", Args: "=r r"}, {Op: "x.u32", Args: "=r r", HandWritten: true}})
+	if err != nil || len(fams) != 1 || strings.Join(fams[0].types, " ") != "b32 b64" {
+		t.Errorf("families %+v, %v: want x with b32 b64 only", fams, err)
+	}
+}
