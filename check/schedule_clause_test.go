@@ -9,7 +9,24 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
+	"github.com/ptxgen/ptxgen/plan"
+	arch "github.com/ptxgen/ptxgen/target"
 )
+
+// filledDecode is the decode a call of cfg runs on target, and its text form with
+// every dot's schedule stated, as dump -ir prints it.
+func filledDecode(t *testing.T, cfg kernels.MLAConfig, target arch.Target) (*plan.Program, string) {
+	t.Helper()
+	prog, _, _, err := kernels.MLACallDesign(cfg, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled, err := lower.FillScheduleProgram(prog.Program, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prog, ir.PrintProgram(filled)
+}
 
 // TestChangedScheduleClause: the decode's text form as dump -ir prints it, with
 // a clause changed, compiles to other PTX, which still matches the float64
@@ -23,15 +40,7 @@ func TestChangedScheduleClause(t *testing.T) {
 		Segments: []mla.Segment{{K: 64, PageSize: 64, HasLen: true}}}}
 	target := tgt("sm_90")
 	const seed = 7
-	prog, _, _, err := kernels.MLACallDesign(cfg, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	filled, err := lower.FillScheduleProgram(prog.Program, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := ir.PrintProgram(filled)
+	prog, text := filledDecode(t, cfg, target)
 	const whole = " warps 1x1 replicate 4 a shared atom m16n8k16 :"
 	if n := strings.Count(text, whole); n != 8 {
 		t.Fatalf("the latency-bound 16-head decode has %d score dots computed whole per warp (%q), want 8 (512 dims in k64 slices)", n, whole)
@@ -82,16 +91,8 @@ func TestHeldQuerySplitK(t *testing.T) {
 		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}}}, SMs: 1}
 	target := tgt("sm_90")
 	const seed = 11
-	prog, _, _, err := kernels.MLACallDesign(cfg, target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	filled, err := lower.FillScheduleProgram(prog.Program, target)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prog, text := filledDecode(t, cfg, target)
 	const split, held = " warps 1x1 replicate 4 splitk 4 a shared atom m16n8k16 :", " warps 1x1 replicate 4 splitk 4 a regs atom m16n8k16 :"
-	text := ir.PrintProgram(filled)
 	if n := strings.Count(text, split); n != 8 {
 		t.Fatalf("%d score dots split along the reduction (%q), want 8", n, split)
 	}

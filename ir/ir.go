@@ -266,23 +266,23 @@ func (s DotSchedule) WarpCount() int { return s.Warps[0] * s.Warps[1] * max(s.Re
 
 // String is the clauses' text form (without a leading space).
 func (s DotSchedule) String() string {
-	var b strings.Builder
+	var clauses []string
 	if s.Warps != [2]int{} {
-		fmt.Fprintf(&b, "warps %dx%d", s.Warps[0], s.Warps[1])
+		clauses = append(clauses, fmt.Sprintf("warps %dx%d", s.Warps[0], s.Warps[1]))
 	}
 	if s.Replicate > 1 {
-		fmt.Fprintf(&b, " replicate %d", s.Replicate)
+		clauses = append(clauses, fmt.Sprintf("replicate %d", s.Replicate))
 	}
 	if s.SplitK > 0 {
-		fmt.Fprintf(&b, " splitk %d", s.SplitK)
+		clauses = append(clauses, fmt.Sprintf("splitk %d", s.SplitK))
 	}
 	if s.AHome != "" {
-		b.WriteString(" a " + s.AHome)
+		clauses = append(clauses, "a "+s.AHome)
 	}
 	if s.Atom != "" {
-		b.WriteString(" atom " + s.Atom)
+		clauses = append(clauses, "atom "+s.Atom)
 	}
-	return strings.TrimPrefix(b.String(), " ")
+	return strings.Join(clauses, " ")
 }
 
 // MaxDotWarps bounds each of a dot schedule's counts (a CTA has at most 32 warps).

@@ -451,22 +451,18 @@ func (f *fn) splitDot(o *ir.Op, parts int) {
 // statedDotLayout is the split a dot's schedule states, or an error naming the
 // clause that cannot be honoured and what would be.
 func (f *layoutPass) statedDotLayout(o *ir.Op) (layout, error) {
+	// ir.Verify held the clauses to the warps running the dot and to the atoms
+	// that are built; what is left depends on the padded tiles.
 	s, r := *o.Dot, o.Result()
 	mt, nt := r.Type.Shape[0]/granuleM, r.Type.Shape[1]/granuleN
 	rep := max(s.Replicate, 1)
-	if warps := f.warpsFor(r); s.WarpCount() != warps {
-		return layout{}, fmt.Errorf("schedule %s spreads the dot over %d warps; it runs on %d", s, s.WarpCount(), warps)
-	}
 	if mt%s.Warps[0] != 0 || nt%s.Warps[1] != 0 {
 		return layout{}, fmt.Errorf("schedule %s: warps %dx%d does not split the result's %dx%d mma tiles (m16 x n8); grids that do: %s",
 			s, s.Warps[0], s.Warps[1], mt, nt, strings.Join(gridsSplitting(mt, nt, s.WarpCount()/rep, rep), ", "))
 	}
-	if s.Atom != "" && s.Atom != "m16n8k16" {
-		return layout{}, fmt.Errorf("schedule %s: atom %s is not built; m16n8k16 is", s, s.Atom)
-	}
-	out := layout{kind: lAcc, wm: s.Warps[0], wn: s.Warps[1], rep: rep}
-	if rep == 1 {
-		out.rep = 0
+	out := layout{kind: lAcc, wm: s.Warps[0], wn: s.Warps[1]}
+	if rep > 1 {
+		out.rep = rep
 	}
 	if s.SplitK > 0 {
 		if why := f.unsplittable(o, s.SplitK); why != "" {
