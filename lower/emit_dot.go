@@ -165,6 +165,9 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		}
 	}
 
+	if p.al.trans && p.al.swizzle {
+		return nil, fmt.Errorf("%s: A is a transposed view of a swizzled tile (smem swizzles no such tile)", o)
+	}
 	if p.al.swizzle || p.bl.swizzle {
 		e.swizzledBases(p, rows, cols, kStart)
 		return p, nil
@@ -221,7 +224,10 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	if kStart != nil {
 		kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
 	}
-	if p.al.kind == lShared && p.held == nil {
+	switch {
+	case p.al.kind == lShared && p.held == nil && p.al.trans:
+		e.aBase(p, rows.base, kStart) // never swizzled itself (smem)
+	case p.al.kind == lShared && p.held == nil:
 		p.aSw = operand(p.a, p.al, "a", rows.base, kBytes, kAlign, p.ks-1)
 	}
 	if p.bl.trans { // [n][k]: rows are n, k runs along them
@@ -258,12 +264,17 @@ func (e *emitter) kSteps(o *ir.Op, p *dotPlan) (kStart ptx.Operand) {
 // aBase sets up p.aBase, the ldmatrix address of this warp's A rows (rowBase,
 // from kStart along k) in A's shared home.
 func (e *emitter) aBase(p *dotPlan, rowBase, kStart ptx.Operand) {
-	off := e.ldmatrixLaneOffset(p.al.pitch, "a", false)
+	// A stored [m][k], or a transposed view stored [k][m]: m runs along the rows.
+	kind, mStride, kStride := "a", p.al.pitch, 2
+	if p.al.trans {
+		kind, mStride, kStride = "at", 2, p.al.pitch
+	}
+	off := e.ldmatrixLaneOffset(p.al.pitch, kind, false)
 	aBase := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(aBase, e.inReg(rowBase, ir.I32), ptx.Imm(p.al.pitch), off))
+	e.add(ptx.MadLoS32(aBase, e.inReg(rowBase, ir.I32), ptx.Imm(mStride), off))
 	e.add(ptx.AddS32(aBase, aBase, e.smemOf(p.a)))
 	if kStart != nil {
-		e.add(ptx.MadLoS32(aBase, kStart, ptx.Imm(2), aBase))
+		e.add(ptx.MadLoS32(aBase, kStart, ptx.Imm(kStride), aBase))
 	}
 	p.aBase = aBase
 }
@@ -320,11 +331,18 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 			for q := range afr[mi] {
 				afr[mi][q] = e.reg(ir.I32)
 			}
+			regs := ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}
+			if p.al.trans {
+				// Stored [k][m]: the four 8x8 blocks transposed by ldmatrix.
+				off := p.al.offset + k*granuleK*p.al.pitch + mi*granuleM*2
+				e.add(ptx.LdmatrixSyncAlignedM8n8X4TransSharedB16(regs, ptx.Addr{Base: p.aBase, Off: int64(off)}))
+				continue
+			}
 			base, off := p.aBase, p.al.offset+mi*granuleM*p.al.pitch+k*granuleK*2
 			if p.aSw != nil {
 				base, off = e.swizzledAt(p.aSw, k%4, k), p.al.offset+mi*granuleM*p.al.pitch+k/4*128
 			}
-			e.add(ptx.LdmatrixSyncAlignedM8n8X4SharedB16(ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}, ptx.Addr{Base: base, Off: int64(off)}))
+			e.add(ptx.LdmatrixSyncAlignedM8n8X4SharedB16(regs, ptx.Addr{Base: base, Off: int64(off)}))
 			continue
 		}
 		// A from registers: the C fragments of n8 tiles 2k and 2k+1 of a form the

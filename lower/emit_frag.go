@@ -377,7 +377,10 @@ func (e *emitter) ldmatrixLaneRowCol(kind string) (row, col ptx.Operand) {
 		} else {
 			e.add(ptx.MovU32(col, ptx.Imm(0)))
 		}
-	case "bn4", "bn2": // B stored [n][k]: row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
+	case "bn4", "bn2", "at": // B stored [n][k], or A stored [k][m] (read .trans): row (l&7) + (l>>4)*8, col ((l>>3)&1)*8
+		if kind == "at" {
+			kind = "bn4"
+		}
 		e.add(ptx.AndB32(row, e.lane, ptx.Imm(7)))
 		if kind == "bn4" {
 			e.add(ptx.ShrU32(t, e.lane, ptx.Imm(4)))

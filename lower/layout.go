@@ -325,7 +325,7 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 			if o.Int != 0 {
 				return layout{}, fmt.Errorf("a column vector broadcasts along axis 0")
 			}
-			return layout{kind: lAcc, wm: src.wm, wn: src.wn}, nil
+			return layout{kind: lAcc, wm: src.wm, wn: src.wn, rep: src.rep}, nil
 		}
 		return layout{}, fmt.Errorf("cannot broadcast a tile in %v", src)
 	case ir.OpSlice:
@@ -354,11 +354,13 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 	// shared home (stage: stageRowViews) where they differ; so it does not decide
 	// the split.
 	res := layout{kind: lExpr}
-	var rowViews []layout
+	var rowViews, colViews []layout
 	for i, a := range o.Args {
 		l := f.layouts[a]
 		switch {
 		case l.kind == lScalar || l.kind == lExpr || l.kind == lShared:
+		case f.isColView(a):
+			colViews = append(colViews, l)
 		case l.kind == lThreads:
 			if res.kind != lExpr && res.kind != lThreads {
 				return layout{}, fmt.Errorf("operand %d (%s) is held per thread, another operand is in %v", i, a, res)
@@ -387,6 +389,14 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 		return layout{}, fmt.Errorf("a broadcast row vector meets a loop-carried rank-1 tile held per thread")
 	}
 	delete(f.flexible, r) // a loop's layouts are laid out again until they settle
+	for _, c := range colViews {
+		if res.kind == lExpr && len(rowViews) == 0 {
+			res = c
+			f.flexible[r] = true
+		} else if res.kind == lAcc && (res.wn != c.wn || res.rep > 1 && c.rep != res.rep) {
+			return layout{}, fmt.Errorf("a broadcast column vector (%v) meets a tile split over other column groups (%v)", c, res)
+		}
+	}
 	if len(rowViews) > 0 && res.kind == lExpr {
 		// Only row vectors decide: the split is provisional, and the consumer
 		// may choose another (see adopt).
@@ -531,8 +541,8 @@ func (f *layoutPass) unsplittable(o *ir.Op, parts int) string {
 	if a.Type.Elem.Size() != 2 {
 		return fmt.Sprintf("A is %s, not bf16 or f16", a.Type.Elem)
 	}
-	if al := f.layouts[a]; !(al.kind == lShared && !al.trans) && al.kind != lExpr {
-		return fmt.Sprintf("A is in %v; a split reads it from shared memory (untransposed) or recomputes it", al)
+	if al := f.layouts[a]; al.kind != lShared && al.kind != lExpr {
+		return fmt.Sprintf("A is in %v; a split reads it from shared memory or recomputes it", al)
 	}
 	switch d := c.Def; {
 	case d == nil:
@@ -602,6 +612,14 @@ func (f *layoutPass) adopt(v *ir.Value, want layout) bool {
 // lAcc tile (an lRows vector viewed as a tile).
 func (f *fn) isRowView(v *ir.Value) bool {
 	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.layouts[v].kind == lAcc && f.layouts[v.Def.Args[0]].kind == lRows
+}
+
+// isColView reports whether v is a column vector broadcast onto a tile (a softmax
+// statistic of a tile with the heads in its columns): its consumer reads each
+// column's value from the vector's registers, so only its column groups must be
+// the vector's.
+func (f *fn) isColView(v *ir.Value) bool {
+	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.layouts[v].kind == lAcc && f.layouts[v.Def.Args[0]].kind == lCols
 }
 
 func largestDivisor(n, limit int) int {

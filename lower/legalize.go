@@ -155,7 +155,19 @@ func legalize(f *fn) (legalizeRecord, error) {
 		}
 	})
 
-	c.padForWarps(fragmentTiles(f.k), f.warpsFor)
+	// A dot whose schedule states its grid has that many column groups, whatever
+	// the warp count: the tiles of its columns' class need no more (the least
+	// common multiple where several stated dots share the class).
+	statedCols := map[dimRef]int{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot && o.Dot != nil && o.Dot.Warps != [2]int{} {
+			root := c.find(dimRef{o.Result(), 1})
+			statedCols[root] = lcm(max(statedCols[root], 1), o.Dot.Warps[1])
+		}
+	})
+	c.padForWarps(fragmentTiles(f.k), func(v *ir.Value) (warps, statedWn int) {
+		return f.warpsFor(v), statedCols[c.find(dimRef{v, 1})]
+	})
 
 	// Every member of a class has the same logical extent (the verifier saw to that);
 	// the class's padded extent rounds it up to the class granule.
@@ -195,8 +207,10 @@ func (f *fn) warpCounts() string {
 // wn; where they are not, the column class is padded (and masked, like any
 // padding) to the next multiple. Tiles that already split, as every built-in
 // kernel's do, are left alone. Padding a class can change another tile's rows
-// (a transpose ties columns to rows), so it repeats until nothing changes.
-func (c *dimClasses) padForWarps(tiles []*ir.Value, warpsFor func(*ir.Value) int) {
+// (a transpose ties columns to rows), so it repeats until nothing changes. A tile
+// in the column class of a dot that states its grid takes that grid's column
+// groups (warpsFor's statedWn) instead.
+func (c *dimClasses) padForWarps(tiles []*ir.Value, warpsFor func(*ir.Value) (warps, statedWn int)) {
 	for round := 0; round < 8; round++ {
 		changed := false
 		for _, v := range tiles {
@@ -205,8 +219,10 @@ func (c *dimClasses) padForWarps(tiles []*ir.Value, warpsFor func(*ir.Value) int
 				changed = true
 			}
 			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
-			warps := warpsFor(v)
-			wn := warps / gcd(mt, warps)
+			warps, wn := warpsFor(v)
+			if wn == 0 {
+				wn = warps / gcd(mt, warps)
+			}
 			if g := c.gran(dimRef{v, 1}); g%(granuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(granuleN*wn) != 0 {
 				c.need(v, 1, granuleN*wn)
 				changed = true

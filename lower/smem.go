@@ -355,8 +355,16 @@ const (
 // ldmatrix matrix reads land in 8 bank groups with no padding.
 func (f *fn) swizzles(upTo int) map[*ir.Value]bool {
 	ok := map[*ir.Value]bool{}
+	// A transposed A operand reads its 8x8 blocks with ldmatrix .trans from padded
+	// rows only (emit_dot's aFrags has no swizzled form of it).
+	transposedA := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot && storageOf(o.Args[0]) != o.Args[0] {
+			transposedA[storageOf(o.Args[0])] = true
+		}
+	})
 	for v := range f.dotOperands() {
-		if _, home := f.sharedHome(v); home && v.Type.Rank() == 2 && v.Type.Shape[1]*v.Type.Elem.Size()%128 == 0 && f.swizzleClass(v) <= upTo {
+		if _, home := f.sharedHome(v); home && !transposedA[v] && v.Type.Rank() == 2 && v.Type.Shape[1]*v.Type.Elem.Size()%128 == 0 && f.swizzleClass(v) <= upTo {
 			ok[v] = true
 		}
 	}

@@ -34,7 +34,7 @@ func stageTiles(f *fn) error {
 		switch o.Kind {
 		case ir.OpDot:
 			a, b := f.layouts[o.Args[0]], f.layouts[o.Args[1]]
-			if !(a.kind == lShared && !a.trans) && !f.aInRegisters(o) {
+			if a.kind != lShared && !f.aInRegisters(o) {
 				f.stage(o.Args[0])
 			}
 			if b.kind != lShared {
@@ -70,7 +70,7 @@ func (f *fn) aHeldFor(o *ir.Op, wm int) bool {
 // hold whole rows split like the result, or after staging.
 func dotOperandAPlaceable(a, out layout) bool {
 	switch {
-	case a.kind == lShared && !a.trans:
+	case a.kind == lShared:
 	case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
 	case a.kind == lExpr || a.kind == lAcc:
 	default:
