@@ -23,7 +23,7 @@ type MLAConfig struct {
 	Split int
 	// SMs is the SM count the split is planned for; 0 means the target's.
 	SMs int
-	// HeadBlock is the number of heads per CTA, 16, 32 or 64; 0 picks it (MLA).
+	// HeadBlock is the number of heads per CTA, 8 (with the heads in the MMA's N dimension), 16, 32 or 64; 0 picks it (MLA).
 	HeadBlock int
 	// Tile is the number of candidates per loop iteration, 32 or 64; 0 picks it (MLA).
 	Tile int
@@ -111,8 +111,8 @@ func (c MLAConfig) Validate() error {
 		return bad("split", c.Split, fmt.Sprintf("0 (automatic) or 1..%d", mlaMaxSplit))
 	case c.SMs < 0 || c.SMs > 4096:
 		return bad("sms", c.SMs, "0 (the target's) or 1..4096")
-	case c.HeadBlock != 0 && c.HeadBlock != 16 && c.HeadBlock != 32 && c.HeadBlock != 64:
-		return bad("head-block", c.HeadBlock, "0 (automatic), 16, 32 or 64")
+	case c.HeadBlock != 0 && c.HeadBlock != 8 && c.HeadBlock != 16 && c.HeadBlock != 32 && c.HeadBlock != 64:
+		return bad("head-block", c.HeadBlock, "0 (automatic), 8 (the heads in the MMA's N dimension), 16, 32 or 64")
 	case c.Tile != 0 && c.Tile != 32 && c.Tile != 64:
 		return bad("tile", c.Tile, "0 (automatic), 32 or 64")
 	case c.Warps64 != 0 && c.Warps64 != 8 && c.Warps64 != 16:
@@ -192,7 +192,7 @@ func (c MLAConfig) mathWarps() int {
 		}
 		return mlaWarps64
 	}
-	return 4 * c.headBlock() / 16
+	return 4 * max(c.headBlock(), 16) / 16
 }
 
 // scoreWarps are the warps of the score role (0: none) in CTAs of tile
@@ -424,7 +424,7 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 		}
 	}
 	one, err := c.mlaFamily(t, hb, tile, 1)
-	if err != nil || hb != 16 || !one.fits {
+	if err != nil || hb > 16 || !one.fits {
 		return one, err
 	}
 	two, err := c.mlaFamily(t, hb, tile, mlaStages)
@@ -639,7 +639,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 			carried = []*ir.Value{b.ConstFloat(ir.NegInf, ir.TileOf(ir.F32, HB)), b.ConstFloat(0, ir.TileOf(ir.F32, HB))}
 		})
 		for _, ch := range chunks {
-			carried = append(carried, b.ConstFloat(0, ir.TileOf(ir.F32, HB, ch[2])))
+			carried = append(carried, b.ConstFloat(0, d.outTile(ch[2])))
 		}
 	})
 	scaleLog2 := c.SoftmaxScale() * log2e
@@ -718,6 +718,18 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 	var alpha, pHi, pLo *ir.Value
 	onScore(func() { next, alpha, pHi, pLo = mlaSoftmax(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
 	for i, ch := range chunks {
+		if d.HeadsInN {
+			// Oᵀ = Vᵀ·Pᵀ: the slice's dims in M, the heads in N.
+			scaled := b.Mul(st[2+i], d.perHead(b, alpha, ch[2]))
+			vt := b.Trans(ks[i])
+			grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2])}
+			o := b.ScheduledDot(vt, pHi, scaled, grid)
+			if pLo != nil {
+				o = b.ScheduledDot(vt, pLo, o, grid)
+			}
+			next = append(next, o)
+			continue
+		}
 		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
 		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2])}
 		o := b.ScheduledDot(pHi, ks[i], scaled, grid)
@@ -735,6 +747,9 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 	HB, N := d.HeadBlock, d.Tile
 	// Scores in the log2 domain; invalid candidates get -inf by selection, so
 	// nothing loaded for them (zero-filled anyway) can matter.
+	if d.HeadsInN {
+		return mlaSoftmaxHeadsInN(b, d, qs, ks, valid, st, scaleLog2, s)
+	}
 	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
 	for i, ch := range chunks {
 		if s := d.scoreSchedule(ch[2]); s != nil {
@@ -766,11 +781,40 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 	return next, alpha, pHi, pLo
 }
 
+// mlaSoftmaxHeadsInN is mlaSoftmax with the heads in the MMA's N dimension: Sᵀ =
+// K·Qᵀ, candidates in M (a tile of 32 is two m16 tiles) and the 8 heads one n8
+// tile, so nothing is padded; the row statistics reduce Sᵀ's columns, and Pᵀ is the
+// B operand of Oᵀ = Vᵀ·Pᵀ.
+func mlaSoftmaxHeadsInN(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, scaleLog2 float64, s int) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
+	HB, N := d.HeadBlock, d.Tile
+	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, N, HB))
+	// Every warp computes the whole tile over its quarter of the dims, then the
+	// partial sums are all-reduced, as the prototype does (perf-notes v18).
+	all := ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: d.Warps, SplitK: d.Warps}
+	for i := range qs {
+		sc2 = b.ScheduledDot(ks[i], b.Trans(qs[i]), sc2, all)
+	}
+	sc2 = b.Mul(sc2, b.F32(scaleLog2))
+	sc2 = b.Name(b.Select(b.Broadcast(valid, 1, N, HB), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
+	m, l := st[0], st[1]
+	mNew := b.Max(m, b.Reduce("max", sc2, 0))
+	mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
+	p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 0, N, HB)))
+	alpha = b.Exp2(b.Sub(m, mUse))
+	lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 0))
+	pHi = b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
+	if d.Precision == PrecisionExact {
+		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+	}
+	next = []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+	return next, alpha, pHi, pLo
+}
+
 // mlaEpilogue normalizes the carried output and stores it with its LSE (the
 // sink's gate applied), or the partial output and log2 LSE for the combine.
 // onScore places the row statistics, where the softmax computed them.
 func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, onScore func(func()), carried []*ir.Value, heads, headOK, row64, split, sink, out, lse, wsO, wsL *ir.Value) {
-	HB, D, chunks := d.HeadBlock, c.D(), c.dChunks()
+	D, chunks := c.D(), c.dChunks()
 	var nonEmpty, scale, lse2 *ir.Value
 	onScore(func() {
 		m, l := b.Name(carried[0], "m"), b.Name(carried[1], "l")
@@ -788,8 +832,8 @@ func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, onScore f
 		// Final output: out = o / l * g.
 		outRows := b.Add(b.Mul(row64, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {
-			o := b.Select(b.Broadcast(nonEmpty, 1, HB, ch[2]), b.Mul(carried[2+i], b.Broadcast(scale, 1, HB, ch[2])), b.F32(0))
-			b.Store2(out, outRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), b.Cast(o, ir.BF16))
+			o := b.Select(d.perHead(b, nonEmpty, ch[2]), b.Mul(carried[2+i], d.perHead(b, scale, ch[2])), b.F32(0))
+			b.Store2(out, outRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), d.outRows(b, b.Cast(o, ir.BF16)))
 		}
 		onScore(func() {
 			lseNat := b.Select(nonEmpty, b.Mul(lse2, b.F32(math.Ln2)), b.F32(math.Inf(1)))
@@ -800,7 +844,7 @@ func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, onScore f
 		part := b.Add(b.Mul(row64, b.Cast(split, ir.I64)), b.Cast(b.ProgramID(2), ir.I64))
 		wsRows := b.Add(b.Mul(part, b.I64(int64(c.H)*int64(D))), b.Mul(b.Cast(heads, ir.I64), b.I64(int64(D))))
 		for i, ch := range chunks {
-			o := b.Mul(carried[2+i], b.Broadcast(scale, 1, HB, ch[2]))
+			o := d.outRows(b, b.Mul(carried[2+i], d.perHead(b, scale, ch[2])))
 			b.Store2(wsO, wsRows, b.I64(int64(ch[0])), headOK, b.I32(int64(ch[1])), o)
 		}
 		onScore(func() {

@@ -22,6 +22,11 @@ import (
 // run 49).
 func (v MLAVariant) pvGrid(chunks [][3]int, w int) [2]int {
 	warps := v.Warps - v.Producer
+	if v.HeadsInN {
+		// Oᵀ: the slice's dims in M, split by rows (each warp its dims of V).
+		wm, wn, _ := lower.RowsFirstGrid(w/16, v.HeadBlock/8, warps)
+		return [2]int{wm, wn}
+	}
 	mt, nt := v.HeadBlock/16, w/8
 	wm, wn, err := lower.RowsFirstGrid(mt, nt, warps)
 	if err != nil || mt == 1 {

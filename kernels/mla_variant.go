@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 
+	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/plan"
 )
 
@@ -37,6 +38,35 @@ type MLAVariant struct {
 	// HoldQ: the score dots hold their Q slices in registers across the loop
 	// (MLAConfig.HoldQ), in 16-head CTAs.
 	HoldQ bool
+	// HeadsInN: 8 heads per CTA in the MMA's N dimension, the candidates in M
+	// (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ; HeadBlock 8).
+	HeadsInN bool
+}
+
+// outTile is the type of the output accumulator of a slice w columns wide: heads x
+// columns, or its transpose with the heads in N.
+func (v MLAVariant) outTile(w int) ir.Type {
+	if v.HeadsInN {
+		return ir.TileOf(ir.F32, w, v.HeadBlock)
+	}
+	return ir.TileOf(ir.F32, v.HeadBlock, w)
+}
+
+// perHead broadcasts a vector over the heads onto an output accumulator of a slice w
+// columns wide.
+func (v MLAVariant) perHead(b *ir.Builder, x *ir.Value, w int) *ir.Value {
+	if v.HeadsInN {
+		return b.Broadcast(x, 0, w, v.HeadBlock)
+	}
+	return b.Broadcast(x, 1, v.HeadBlock, w)
+}
+
+// outRows is an output tile with the heads in rows, as the epilogue stores it.
+func (v MLAVariant) outRows(b *ir.Builder, o *ir.Value) *ir.Value {
+	if v.HeadsInN {
+		return b.Trans(o)
+	}
+	return o
 }
 
 // MLAPrecision is the decode's arithmetic for P·V (DESIGN.md, "Precisions"). Both
@@ -99,6 +129,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc.HeadBlock = hb
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 	v.HoldQ = c.HoldQ && hb == 16
+	v.HeadsInN = hb == 8
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -122,6 +153,9 @@ func (v MLAVariant) Short() string {
 	if v.HoldQ {
 		s += " hq"
 	}
+	if v.HeadsInN {
+		s += " hn"
+	}
 	return s
 }
 
@@ -135,6 +169,9 @@ func (v MLAVariant) String() string {
 	}
 	if v.HoldQ {
 		s += ", Q held in registers across the candidate loop"
+	}
+	if v.HeadsInN {
+		s += ", the heads in the MMA's N dimension"
 	}
 	return s
 }

@@ -153,7 +153,7 @@ func init() {
 			Float32Var(fs, &m.Scale, "scale", 0, "softmax scale (0 = 1/sqrt(nope+rope))")
 			fs.IntVar(&m.Split, "split", 0, "candidate chunks per row across CTAs (0 = planned per call from its rows and the SM count; 1..64, counted as the chunks that get candidate tiles: -split 3 over 4 tiles runs 2 chunks of 2)")
 			fs.IntVar(&m.SMs, "sms", 0, "SM count every call is planned for, and only the kernels its calls choose are generated (0 = the device's at launch; dump and check assume the target's: sm_120 188, sm_90 132, sm_80 108)")
-			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 16, 32 or 64 (4, 8 and 8 warps; -warps64 16 for 16); 0 = automatic")
+			fs.IntVar(&m.HeadBlock, "head-block", 0, "heads per CTA: 8 (the heads in the MMA's N dimension), 16, 32 or 64 (4, 4, 8 and 8 warps; -warps64 16 for 16); 0 = automatic")
 			fs.IntVar(&m.Warps64, "warps64", 0, "warps per 64-head CTA: 8 or 16; 0 = automatic (8); only where 64-head CTAs exist (-head-block 64, or 0 with -heads 64 or more)")
 			fs.IntVar(&m.Tile, "tile", 0, "candidates per loop iteration: 32 or 64; 0 = automatic (64 with 64-head CTAs where shared memory allows)")
 			fs.IntVar(&m.ProducerWarps, "producer-warps", 0, "experimental: warps of a producer role in each 64-head CTA of the fp8ds cache, besides its math warps: 1, 2 or 4 gather and dequantize every candidate tile into a ring the math warps read (two slots with -tile 32). Without setmaxnreg every warp then gets 168 registers and the math warps spill (run 42, docs/perf-notes.md v14); 0 = none, the default")

@@ -66,13 +66,14 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	poolMB := fs.Int("pool-mb", 0, "least MiB of cache per shape in a serving pool (0: 3x this GPU's L2; 1..8192)")
 	bf16p := fs.Bool("bf16p", true, "also time each shape's kernel generated with -precision bf16p (P as one bf16 term, as FlashMLA) on the same inputs, held to bf16p's tolerance")
 	sm120 := fs.Bool("sm120-plan", true, "also time each shape's kernel planned under sm_120's limits (-plan-target sm_120) on this GPU, split planned for this GPU's SM count")
-	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (16, 32 or 64; 0: the generator's choice)")
+	headBlock := fs.Int("head-block", 0, "override the heads per CTA of every shape (8 with the heads in the MMA's N dimension, 16, 32 or 64; 0: the generator's choice)")
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
 	scoreWarps := fs.Int("score-warps", 0, "warps of every 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role) or 8 (every warp); 0: automatic, as -score-warps in a configuration")
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
+	holdQ := fs.Bool("hold-q", false, "experimental: the score dots of every 16-head CTA hold their Q slices in registers across the candidate loop, as -hold-q in a configuration")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
@@ -97,8 +98,8 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	if *tile != 0 && *tile != 32 && *tile != 64 {
 		return &kernels.ConfigError{Flag: "tile", Value: fmt.Sprint(*tile), Want: "0, 32 or 64"}
 	}
-	if *headBlock != 0 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
-		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 16, 32 or 64"}
+	if *headBlock != 0 && *headBlock != 8 && *headBlock != 16 && *headBlock != 32 && *headBlock != 64 {
+		return &kernels.ConfigError{Flag: "head-block", Value: fmt.Sprint(*headBlock), Want: "0, 8 (the heads in the MMA's N dimension), 16, 32 or 64"}
 	}
 	var planUnder arch.Target
 	if *planTarget != "" {
@@ -222,7 +223,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile = *headBlock, *split, *tile
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.HoldQ = *headBlock, *split, *tile, *holdQ
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
 			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
