@@ -10,6 +10,7 @@ import (
 	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
 	"github.com/ptxgen/ptxgen/plan"
+	"github.com/ptxgen/ptxgen/ptx"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -83,12 +84,13 @@ func TestChangedScheduleClause(t *testing.T) {
 }
 
 // TestHeldQuerySplitK: on one SM the 16-head decode's launch is not latency-bound
-// and its score dots split the reduction over the 4 warps (splitk 4); with `a
-// regs` each warp holds only its quarter of every Q slice across the candidate
-// loop, and the result still matches float64 in the emulator.
+// and its score dots split the reduction over the 4 warps (splitk 4); generated with
+// Q in shared memory (-hold-q=false) and edited to `a regs`, each warp holds only its
+// quarter of every Q slice across the candidate loop, and the result still matches
+// float64 in the emulator.
 func TestHeldQuerySplitK(t *testing.T) {
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
-		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}}}, SMs: 1}
+		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}}}, SMs: 1, SharedQ: true}
 	target := tgt("sm_90")
 	const seed = 11
 	prog, text := filledDecode(t, cfg, target)
@@ -121,21 +123,48 @@ func TestHeldQuerySplitK(t *testing.T) {
 	}
 }
 
-// TestHoldQFlag: -hold-q (MLAConfig.HoldQ) builds the 16-head decode with its
-// score dots stating `a regs`, in latency-bound launches (scores replicated) and
-// in others (split along the reduction), and both match float64 in the emulator,
-// invalid and out-of-pool candidates included.
-func TestHoldQFlag(t *testing.T) {
-	for _, sms := range []int{0, 1} {
+// TestHoldQ: the 16-head decode's large kernels hold Q (score dots stating `a
+// regs`), its small ones (replicated scores) and -hold-q=false (SharedQ) read it
+// from shared memory; each matches float64 in the emulator, invalid and
+// out-of-pool candidates included.
+func TestHoldQ(t *testing.T) {
+	for _, c := range []struct {
+		sms    int
+		shared bool
+		held   map[string]bool // kernel -> holds Q
+	}{
+		{1, false, map[string]bool{"mla_decode_h16": true}},
+		{0, false, map[string]bool{"mla_decode_h16": true, "mla_decode_h16_small": false, "mla_decode_h16_split_small": false}},
+		{0, true, map[string]bool{"mla_decode_h16": false, "mla_decode_h16_small": false}},
+	} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
-			Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: sms, HoldQ: true}
-		c, err := MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 5, InvalidFrac: 0.2, Poison: true, OutOfPool: true})
+			Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: c.sms, SharedQ: c.shared}
+		p, err := kernels.MLA(cfg, tgt("sm_90"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := strings.Count(c.Compiled.Module.Print(), "held in registers across the loop"); n == 0 {
-			t.Fatalf("sms %d: no score dot holds Q", sms)
+		comp, err := lower.CompileProgram(p.Program, p.Sequences(), tgt("sm_90"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		passesInEmulator(t, c)
+		for name, want := range c.held {
+			var text string
+			for _, f := range comp.Module.Funcs {
+				if f.Name == name {
+					text = (&ptx.Module{Version: "8.7", Target: "sm_90", AddressSize: 64, Funcs: []*ptx.Func{f}}).Print()
+				}
+			}
+			if text == "" {
+				t.Fatalf("sms %d shared %v: no kernel %s", c.sms, c.shared, name)
+			}
+			if got := strings.Contains(text, "held in registers across the loop"); got != want {
+				t.Errorf("sms %d shared %v: %s holds Q %v, want %v", c.sms, c.shared, name, got, want)
+			}
+		}
+		cs, err := MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 5, InvalidFrac: 0.2, Poison: true, OutOfPool: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passesInEmulator(t, cs)
 	}
 }

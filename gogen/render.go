@@ -437,12 +437,16 @@ func (m *model) capacity() string {
 func planLit(p *plan.Rule) jen.Code {
 	var fams []jen.Code
 	for _, f := range p.Families {
-		fams = append(fams, jen.Values(jen.Dict{
+		d := jen.Dict{
 			jen.Id("HeadBlock"): jen.Lit(f.HeadBlock), jen.Id("Tile"): jen.Lit(f.Tile), jen.Id("HeadBlocks"): jen.Lit(f.HeadBlocks),
 			jen.Id("Tiles"): jen.Lit(f.Tiles), jen.Id("PerSM"): jen.Lit(f.PerSM),
 			jen.Id("Direct"): jen.Lit(f.Direct), jen.Id("Partial"): jen.Lit(f.Partial),
 			jen.Id("DirectSmall"): jen.Lit(f.DirectSmall), jen.Id("PartialSmall"): jen.Lit(f.PartialSmall),
-		}))
+		}
+		if f.MinRows > 0 {
+			d[jen.Id("MinRows")] = jen.Lit(f.MinRows)
+		}
+		fams = append(fams, jen.Values(d))
 	}
 	var combs []jen.Code
 	for _, c := range p.Combines {

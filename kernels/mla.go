@@ -46,14 +46,16 @@ type MLAConfig struct {
 	// and no producer role (measured 3-6% faster exact, 6-10% bf16p:
 	// docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
-	// HoldQ has the score dots of 16-head CTAs hold their Q slices in registers
-	// across the candidate loop (`a regs`), instead of reading them from shared
-	// memory in every tile. Experimental: checked in the emulator, not yet measured
-	// on a GPU. It holds 32 registers per thread where the scores split their
-	// reduction, 128 where they are replicated: ptxas 11.8 (sm_90) assembles them
-	// with no spill at 225-226 and 255 registers (193 without). 64-head CTAs do not
-	// take it: with -score-warps 8 they spilled 856 bytes.
-	HoldQ bool
+	// SharedQ has the score dots of 16-head CTAs read their Q slices from shared
+	// memory in every tile (-hold-q=false). By default the large kernels of those
+	// CTAs (the ones whose scores split their reduction over the warps) hold them in
+	// registers across the candidate loop (`a regs`, 32 registers per thread: 225-226
+	// with ptxas 11.8 for sm_90, no spill): H8/H16 T256 -2.7..-3.1%, the sm_120 plan's
+	// H64 T64 -2.3%, T64 -1..-2% (runs 61, 62). The small kernels (replicated scores,
+	// latency-bound launches of one or two tiles per CTA) would hold 128 registers of
+	// Q for no reuse, and 64-head CTAs spilled 856 bytes with it (-score-warps 8):
+	// neither takes it.
+	SharedQ bool
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -238,6 +240,16 @@ func (c MLAConfig) producerWarps() int {
 // pools, perf-notes v7).
 const mlaWarps64 = 8
 
+// mlaHeadsInNMinRows is the least rows of a call that runs the heads-in-N family (8
+// heads per CTA in the MMA's N dimension, where H <= 8) on a target whose 16-head CTAs
+// are one per SM (sm_120's 99 KB; plan.Family.MinRows); where they are two or more the
+// family takes the wide rule of 32-candidate tiles instead, from the rows that fill the
+// SMs. Against 16-head CTAs (serving pool, 2 alternating rounds, H8, us): the sm_120
+// plan T64 32.8 -> 27.3, T256 63.0 -> 58.5 (runs 62, 64), T8 13.1 -> 13.0, T1 10.1 ->
+// 10.4 (run 62); the sm_90 plan T64 24.25 -> 24.75 (run 64), T96 38.4 -> 39.1, T128 37.9
+// -> 37.2, T192 62.3 -> 57.4 (run 65), T256 63.1 -> 58.8 (run 64).
+const mlaHeadsInNMinRows = 64
+
 // mlaWideMinTiles is the least number of candidate tiles per CTA at which
 // the plan takes 64-head CTAs with 64-candidate tiles (plan.Rule.WideMinTiles).
 const mlaWideMinTiles = 2
@@ -368,8 +380,10 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 		if err != nil {
 			return nil, err
 		}
-		if e.small && !fig.Replicated {
-			continue // the large kernel's code: not generated
+		if e.small && (!fig.Replicated || variant.HeadsInN) {
+			// The large kernel's code (heads-in-N CTAs state their score grid, which
+			// a small launch does not change): not generated.
+			continue
 		}
 		mf.kernels[e.name], mf.figures[e.name] = k, fig
 		mf.fits = mf.fits && fig.Fits
@@ -480,9 +494,18 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 		if err := add(16, false); err != nil {
 			return nil, nil, err
 		}
-		if c.H >= 64 {
+		switch {
+		case c.H >= 64:
 			if err := add(64, true); err != nil {
 				return nil, nil, err
+			}
+		case c.H <= 8 && c.Capacity() >= mlaHeadsInNMinRows:
+			if err := add(8, true); err != nil {
+				return nil, nil, err
+			}
+			if len(fams) == 2 {
+				fams[1].fam.MinRows = mlaHeadsInNMinRows
+				rule.Families[1].MinRows = mlaHeadsInNMinRows
 			}
 		}
 	}
@@ -564,6 +587,9 @@ const log2e = 1.4426950408889634
 // mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, split).
 // c's HeadBlock and Tile are d's; v says which of the family's kernels this is.
 func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) {
+	if v.small {
+		d.HoldQ = false // replicated scores: 128 registers of Q for a tile or two (SharedQ)
+	}
 	b := ir.NewBuilder(v.name)
 	b.SetGrid(c.headBlocks(), c.T, v.maxSplit)
 	b.SetWarps(d.Warps)

@@ -6,7 +6,7 @@ import (
 )
 
 // The decode's dot schedules (ir.DotSchedule), as the variant states them: the
-// grids of P·V and, in CTAs of more than 16 heads, of the scores; with HoldQ, the
+// grids of P·V and, in CTAs of more than 16 heads, of the scores; with HoldQ (large kernels), the
 // scores' Q held in registers. A 16-head CTA's score grid is left to the lowering,
 // which replicates the scores in latency-bound launches and splits their reduction
 // over the warps where that fits (DESIGN.md, the layout pass).

@@ -35,8 +35,8 @@ type MLAVariant struct {
 	// they compute the scores and the online softmax, every warp P·V
 	// (MLAConfig.ScoreWarps).
 	Score int
-	// HoldQ: the score dots hold their Q slices in registers across the loop
-	// (MLAConfig.HoldQ), in 16-head CTAs.
+	// HoldQ: the score dots of the family's large kernels hold their Q slices in
+	// registers across the loop (16-head CTAs, unless MLAConfig.SharedQ).
 	HoldQ bool
 	// HeadsInN: 8 heads per CTA in the MMA's N dimension, the candidates in M
 	// (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ; HeadBlock 8).
@@ -128,7 +128,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	fc := c
 	fc.HeadBlock = hb
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
-	v.HoldQ = c.HoldQ && hb == 16
+	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
@@ -149,9 +149,6 @@ func (v MLAVariant) Short() string {
 	}
 	if v.Score > 0 {
 		s += fmt.Sprintf(" q%d", v.Score)
-	}
-	if v.HoldQ {
-		s += " hq"
 	}
 	if v.HeadsInN {
 		s += " hn"

@@ -75,7 +75,8 @@ func TestPlanFiguresMatchCompiledKernels(t *testing.T) {
 	}
 }
 
-// checkPlanFigures checks cfg's plan on tg and returns its number of 64-head families.
+// checkPlanFigures checks cfg's plan on tg and returns its number of 64-head families
+// (at H <= 8 the second family is the heads-in-N one).
 func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int {
 	t.Helper()
 	failed := t.Failed()
@@ -89,7 +90,8 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 	// accumulators as the variant says.
 	for i, d := range designs {
 		f := p.Rule.Families[i]
-		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: cfg.Precision, Score: f.ScoreWarps, Producer: f.ProducerWarps}
+		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: cfg.Precision, Score: f.ScoreWarps, Producer: f.ProducerWarps,
+			HoldQ: f.HeadBlock == 16 && !cfg.SharedQ, HeadsInN: f.HeadBlock == 8}
 		if d.Variant != carried || d.Family != f || f.Precision != cfg.Precision.Describe() {
 			t.Errorf("%s: variant %v against family %+v", name, d.Variant, f)
 		}
@@ -156,7 +158,13 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 	if t.Failed() && !failed {
 		t.Logf("%s: plan %s", name, describeRule(p.Rule))
 	}
-	return len(p.Rule.Families) - 1
+	wide := 0
+	for _, f := range p.Rule.Families {
+		if f.HeadBlock == 64 {
+			wide++
+		}
+	}
+	return wide
 }
 
 // compiles reports whether every decode kernel of cfg forced to hb heads per CTA and

@@ -158,7 +158,7 @@ func init() {
 			fs.IntVar(&m.Tile, "tile", 0, "candidates per loop iteration: 32 or 64; 0 = automatic (64 with 64-head CTAs where shared memory allows)")
 			fs.IntVar(&m.ProducerWarps, "producer-warps", 0, "experimental: warps of a producer role in each 64-head CTA of the fp8ds cache, besides its math warps: 1, 2 or 4 gather and dequantize every candidate tile into a ring the math warps read (two slots with -tile 32). Without setmaxnreg every warp then gets 168 registers and the math warps spill (run 42, docs/perf-notes.md v14); 0 = none, the default")
 			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role, 32 x 32 quadrants of each tile; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 with 64-candidate tiles and no producer role)")
-			fs.BoolVar(&m.HoldQ, "hold-q", false, "experimental: the score dots of 16-head CTAs hold their Q slices in registers across the candidate loop (a regs) instead of reading them from shared memory every tile; checked in the emulator, not measured on a GPU")
+			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
 		},
@@ -170,10 +170,12 @@ type mlaFlags struct {
 	k, page   [2]int
 	hasLen    [2]bool
 	precision string
+	holdQ     bool
 }
 
 func (m *mlaFlags) config() (MLAConfig, error) {
 	c := m.MLAConfig
+	c.SharedQ = !m.holdQ
 	if m.k[1] == 0 && (m.page[1] != 64 || !m.hasLen[1]) {
 		// Segment 1's flags would be ignored without segment 1.
 		v := fmt.Sprintf("%d", m.page[1])
@@ -234,7 +236,7 @@ func (m *mlaFlags) Args() []string {
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
 		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
-		fmt.Sprintf("-hold-q=%v", m.HoldQ))
+		fmt.Sprintf("-hold-q=%v", m.holdQ))
 	return a
 }
 

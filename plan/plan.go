@@ -64,6 +64,10 @@ type Family struct {
 	HeadBlocks    int `json:"head_blocks"` // CTAs per row in grid x
 	Tiles         int `json:"tiles"`       // candidate tiles per row, over all segments
 	PerSM         int `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
+	// MinRows, where positive, is the least rows of a call that family 1 serves,
+	// instead of the wide rule (Rule.wide): the heads-in-N family on targets of one
+	// 16-head CTA per SM, which gains from a measured number of rows on.
+	MinRows int `json:"min_rows,omitempty"`
 	// Direct writes the output itself (split 1); Partial writes one chunk's partial
 	// result for Combine. The Small versions are the same for latency-bound launches
 	// (replicated score tiles); "" where they would be the same code.
@@ -141,7 +145,8 @@ func (r *Rule) Splits(f Family) []int {
 	return out
 }
 
-// wide reports whether family 1 serves a call of rows on sms SMs. A wide CTA
+// wide reports whether family 1 serves a call of rows on sms SMs: from its MinRows
+// rows where it has them; otherwise by the rule for wide CTAs. A wide CTA
 // dequantizes each KV tile once for more heads, but is alone on its SM and leaves
 // fewer CTAs: with 64-candidate tiles it pays once each CTA walks at least
 // WideMinTiles tiles and the CTAs fill at least half of the SMs; with 32-candidate
@@ -151,6 +156,9 @@ func (r *Rule) wide(rows, sms int) bool {
 		return false
 	}
 	w := r.Families[1]
+	if w.MinRows > 0 {
+		return rows >= w.MinRows
+	}
 	if w.Tile < 64 {
 		return rows*w.HeadBlocks >= sms
 	}

@@ -244,7 +244,11 @@ func printPlan(w io.Writer, c kernels.Config, t target.Target) error {
 	fmt.Fprintf(w, "%s on %s, %d SMs\n", p.Name, t, t.SMs)
 	for i, d := range designs {
 		f := d.Family
-		fmt.Fprintf(w, "family %d: %s\n  %d head blocks x %d candidate tiles per row, %d CTAs per SM\n", i, d.Variant, f.HeadBlocks, f.Tiles, f.PerSM)
+		fmt.Fprintf(w, "family %d: %s\n  %d head blocks x %d candidate tiles per row, %d CTAs per SM", i, d.Variant, f.HeadBlocks, f.Tiles, f.PerSM)
+		if f.MinRows > 0 {
+			fmt.Fprintf(w, ", for calls of %d rows or more", f.MinRows)
+		}
+		fmt.Fprintln(w)
 		for _, n := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {
 			if fig, ok := d.Figures[n]; ok {
 				fmt.Fprintf(w, "  %-28s %6d bytes shared, %3d registers, %d CTAs per SM, replicated scores %v\n", n, fig.SharedBytes, fig.Registers, fig.CTAsPerSM, fig.Replicated)

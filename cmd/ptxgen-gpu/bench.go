@@ -73,7 +73,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	scoreWarps := fs.Int("score-warps", 0, "warps of every 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role) or 8 (every warp); 0: automatic, as -score-warps in a configuration")
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
-	holdQ := fs.Bool("hold-q", false, "experimental: the score dots of every 16-head CTA hold their Q slices in registers across the candidate loop, as -hold-q in a configuration")
+	holdQ := fs.Bool("hold-q", true, "the score dots of every 16-head CTA's large kernels hold their Q slices in registers across the candidate loop, as -hold-q in a configuration; false reads them from shared memory every tile")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
@@ -223,7 +223,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.HoldQ = *headBlock, *split, *tile, *holdQ
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ = *headBlock, *split, *tile, !*holdQ
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
 			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps

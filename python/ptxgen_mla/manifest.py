@@ -229,10 +229,11 @@ def _check_plan(r, w, threads):
         fw = f"{w}.families[{i}]"
         _fields(f, fw, ["head_block", "warps", "warp_grid", "tile", "stages", "precision", "head_blocks", "tiles",
                         "ctas_per_sm", "direct", "partial", "direct_small", "partial_small"],
-                ["score_warps", "producer_warps"])
+                ["score_warps", "producer_warps", "min_rows"])
         for k in ("head_block", "tile", "stages", "head_blocks", "ctas_per_sm"):
             _int(f[k], f"{fw}.{k}", 1, MAX_SMS)
         _int(f["tiles"], f"{fw}.tiles", 1, 2**31 - 1)
+        _int(f.get("min_rows", 0), f"{fw}.min_rows", 0, 1 << 16)
         warps = _int(f["warps"], fw + ".warps", 1, 32)
         grid = [_int(g, f"{fw}.warp_grid[{j}]", 1, 32) for j, g in enumerate(_list(f["warp_grid"], fw + ".warp_grid", 2))]
         if grid[0] * grid[1] > warps:

@@ -35,7 +35,7 @@ class Family:
     """plan.Family: one CTA shape and its kernels ("" where one was not generated)."""
 
     __slots__ = ("head_block", "warps", "warp_grid", "tile", "stages", "precision", "score_warps",
-                 "producer_warps", "head_blocks", "tiles", "per_sm", "direct", "partial",
+                 "producer_warps", "min_rows", "head_blocks", "tiles", "per_sm", "direct", "partial",
                  "direct_small", "partial_small")
 
     def __init__(self, d):
@@ -47,6 +47,7 @@ class Family:
         self.precision = d["precision"]
         self.score_warps = d.get("score_warps", 0)
         self.producer_warps = d.get("producer_warps", 0)
+        self.min_rows = d.get("min_rows", 0)
         self.head_blocks = d["head_blocks"]
         self.tiles = d["tiles"]
         self.per_sm = d["ctas_per_sm"]
@@ -56,12 +57,14 @@ class Family:
         self.partial_small = d["partial_small"]
 
     def short(self):
-        """The variant as kernels.MLAVariant.Short writes it: "h64 w8 2x4 t64 s2 q4"."""
+        """The variant as kernels.MLAVariant.Short writes it: "h64 w8 2x4 t64 s2 q4", "h8 w4 4x1 t32 s2 hn"."""
         s = f"h{self.head_block} w{self.warps} {self.warp_grid[0]}x{self.warp_grid[1]} t{self.tile} s{self.stages}"
         if self.producer_warps:
             s += f" p{self.producer_warps}"
         if self.score_warps:
             s += f" q{self.score_warps}"
+        if self.head_block == 8:
+            s += " hn"  # 8-head CTAs put the heads in the MMA's N dimension
         return s
 
 
@@ -100,6 +103,8 @@ class Rule:
         if len(self.families) < 2:
             return False
         w = self.families[1]
+        if w.min_rows > 0:
+            return rows >= w.min_rows
         if w.tile < 64:
             return rows * w.head_blocks >= sms
         split = self.split_for(w, rows, sms)
