@@ -503,7 +503,7 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 			if err := add(8, true); err != nil {
 				return nil, nil, err
 			}
-			if len(fams) == 2 {
+			if len(fams) == 2 && fams[0].fam.PerSM <= 1 {
 				fams[1].fam.MinRows = mlaHeadsInNMinRows
 				rule.Families[1].MinRows = mlaHeadsInNMinRows
 			}

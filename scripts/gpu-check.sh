@@ -138,13 +138,14 @@ add "mla bf16 cache 200+40 H=24 K=100 B=53" "$M -cache bf16 -nope 200 -rope 40 -
 add "mla T=3" "$M -tokens 3"
 add "mla T=3 H=128 K=1152+1152" "$M -tokens 3 -heads 128 -k0 1152 -k1 1152"
 add "mla T=64" "$M -tokens 64"
-# The 16-head CTA's large kernels (Q held in registers) and the heads-in-N family (H <= 8
-# from 64 rows), which calls of one row never run.
+# The 16-head CTA's large kernels (Q held in registers) and the heads-in-N family (H <= 8,
+# from the rows that fill the SMs, or 64 on sm_120), which calls of one row never run.
 add "mla H=16 T=64 (Q held)" "$M -heads 16 -tokens 64"
 add "mla H=16 T=64 split=1 -hold-q=false" "$M -heads 16 -tokens 64 -split 1 -hold-q=false"
-add "mla H=8 T=64 (heads in N)" "$M -heads 8 -tokens 64"
-add "mla H=5 T=64 K=63+100 split=1 (heads in N)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1"
-add "mla H=8 T=64 bf16 cache 512+64 (heads in N)" "$M -heads 8 -tokens 64 -cache bf16 -nope 512 -rope 64"
+add "mla H=8 T=64 (heads in N)" "$M -heads 8 -tokens 64 -head-block 8"
+add "mla H=8 T=64 sm_120 plan (heads in N)" "$M -heads 8 -tokens 64 -plan-target sm_120"
+add "mla H=5 T=64 K=63+100 split=1 (heads in N)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8"
+add "mla H=8 T=64 bf16 cache 512+64 (heads in N)" "$M -heads 8 -tokens 64 -cache bf16 -nope 512 -rope 64 -head-block 8"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
 for r in 1 3 8; do add "mla capacity 8 rows $r" "$M -max-tokens 8 -tokens $r"; done
 add "mla capacity 8 rows 3 split=1" "$M -max-tokens 8 -tokens 3 -split 1"
@@ -222,7 +223,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode 64-head CTA T=64 split 1" "-kernel mla_decode -heads 64 -tokens 64 -head-block 64 -split 1" &
 			runsan "$tool" "mla_decode 64-head CTA bf16 cache" "-kernel mla_decode -heads 64 -tokens 8 -head-block 64 -cache bf16 -nope 512 -rope 64" &
 			runsan "$tool" "mla_decode H=16 T=64 (Q held)" "-kernel mla_decode -heads 16 -tokens 64" &
-			runsan "$tool" "mla_decode H=8 T=64 (heads in N)" "-kernel mla_decode -heads 8 -tokens 64" &
+			runsan "$tool" "mla_decode H=8 T=64 (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
