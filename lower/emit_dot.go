@@ -27,6 +27,9 @@ type dotPlan struct {
 	// loop and held across it (`a regs` on an A in shared memory: holdA); nil
 	// when A is read at the dot.
 	held [][][4]ptx.Operand
+	// bRegs: B is read from the fragments that hold it (bInRegisters), transposed
+	// by movmatrix, instead of by ldmatrix from a shared home.
+	bRegs bool
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -134,13 +137,19 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		p.al = h
 	}
 	p.bl, _ = e.f.sharedHome(b)
+	p.bRegs = e.f.bInRegisters(o)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.mt, p.nt = rows.n, cols.n
 	p.in = a.Type.Elem.String()
 	p.held = e.held[o]
 	kStart := e.kSteps(o, p)
-	e.ready(b)
-	e.noteRead(b)
+	if p.bRegs && (kStart != nil || l.wn != 1) {
+		return nil, fmt.Errorf("%s: B from registers needs the whole reduction and every column in each warp", o)
+	}
+	if !p.bRegs {
+		e.ready(b)
+		e.noteRead(b)
+	}
 	if p.al.kind == lShared && p.held == nil {
 		e.ready(a)
 		e.noteRead(a)
@@ -175,6 +184,9 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	// Per-warp base addresses of the operand tiles.
 	if p.al.kind == lShared && p.held == nil {
 		e.aBase(p, rows.base, kStart)
+	}
+	if p.bRegs {
+		return p, nil
 	}
 	bKind := "bt"
 	if p.bl.trans {
@@ -365,7 +377,10 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 }
 
 // bFrags loads the B fragments of k16 step k (ldmatrix .x4 covers two n8 tiles).
-func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
+func (e *emitter) bFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
+	if p.bRegs {
+		return e.bFragsFromRegisters(p, k)
+	}
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := 0; ni < p.nt; ni += 2 {
 		var off int
@@ -403,7 +418,40 @@ func (e *emitter) bFrags(p *dotPlan, k int) [][2]ptx.Operand {
 			bfr[ni] = [2]ptx.Operand{regs[0], regs[1]}
 		}
 	}
-	return bfr
+	return bfr, nil
+}
+
+// bFragsFromRegisters forms the B fragments of k16 step k from the fragments that
+// hold B (bInRegisters): a thread holds B's rows g and g+8 of m16 tile k, columns
+// 2t and 2t+1 of each n8 tile, where the B fragment wants rows 2t, 2t+1 (and 8 more)
+// of column g; movmatrix .trans of each 8x8 half is exactly that. The transposes
+// are cached in the scope, so the dots that share B (P·V's slices) form them once.
+func (e *emitter) bFragsFromRegisters(p *dotPlan, k int) ([][2]ptx.Operand, error) {
+	bl := e.layout(p.b)
+	bfr := make([][2]ptx.Operand, p.nt)
+	for ni := range bfr {
+		for h := 0; h < 2; h++ {
+			key := fmt.Sprintf("movmatrix:%p:%d:%d:%d", p.b, k, ni, h)
+			if x, ok := e.cached(key); ok {
+				bfr[ni][h] = x
+				continue
+			}
+			lo, err := e.accElem(p.b, bl, k, ni, 2*h)
+			if err != nil {
+				return nil, err
+			}
+			hi, err := e.accElem(p.b, bl, k, ni, 2*h+1)
+			if err != nil {
+				return nil, err
+			}
+			packed, x := e.reg(ir.I32), e.reg(ir.I32)
+			e.add(ptx.MovB32(packed, ptx.Vec{e.inReg(lo, p.b.Type.Elem), e.inReg(hi, p.b.Type.Elem)}))
+			e.add(ptx.MovmatrixSyncAlignedM8n8TransB16(x, packed))
+			e.cache[len(e.cache)-1][key] = x
+			bfr[ni][h] = x
+		}
+	}
+	return bfr, nil
 }
 
 // mmaStep issues the mma.sync of one k16 step.
@@ -434,7 +482,11 @@ func (e *emitter) dot(o *ir.Op) error {
 		if err != nil {
 			return err
 		}
-		e.mmaStep(p, afr, e.bFrags(p, k))
+		bfr, err := e.bFrags(p, k)
+		if err != nil {
+			return err
+		}
+		e.mmaStep(p, afr, bfr)
 	}
 	e.v[p.r] = &vals{acc: p.acc}
 	return e.allReduceSplit(o)
@@ -558,7 +610,10 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 				}
 				bfr, ok := bCache[p.b]
 				if !ok {
-					bfr = e.bFrags(p, k)
+					var err error
+					if bfr, err = e.bFrags(p, k); err != nil {
+						return err
+					}
 					bCache[p.b] = bfr
 				}
 				e.mmaStep(p, afr, bfr) // a chain's plans share one accumulator array

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptxgen/ptxgen/dtype"
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -109,5 +110,81 @@ func TestStatedGridLeavesColumnsUnpadded(t *testing.T) {
 		if !strings.Contains(dot, "tile<"+c.cols+">") {
 			t.Errorf("schedule %v: the dot after legalize is %q, want a tile<%s>", c.sched, strings.TrimSpace(dot), c.cols)
 		}
+	}
+}
+
+// bFromRegistersKernel: y[m x n] = x·bf16(s) with s = a·b [k x n] computed whole by
+// every warp (stated `warps 1x1 replicate W`), so the second dot's B comes from s's
+// fragments (movmatrix) instead of shared memory.
+func bFromRegistersKernel(m, n, k, kk, warps int) *ir.Builder {
+	b := ir.NewBuilder("b_regs")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, int64(2*k*kk))
+	bm := b.Param("b", ir.PtrTo(ir.BF16), 16, int64(2*kk*n))
+	x := b.Param("x", ir.PtrTo(ir.BF16), 16, int64(2*m*k))
+	y := f32Param(b, "y", m*n)
+	b.SetWarps(warps)
+	b.SetGrid(1, 1, 1)
+	rowsOf := func(r, w int) *ir.Value { return b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))) }
+	at := b.Load2(a, rowsOf(k, kk), b.I64(0), kk, nil, nil)
+	bt := b.Load2(bm, rowsOf(kk, n), b.I64(0), n, nil, nil)
+	s := b.ScheduledDot(at, bt, b.ConstFloat(0, ir.TileOf(ir.F32, k, n)), ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: warps})
+	xt := b.Load2(x, rowsOf(m, k), b.I64(0), k, nil, nil)
+	out := b.ScheduledDot(xt, b.Cast(s, ir.BF16), b.ConstFloat(0, ir.TileOf(ir.F32, m, n)), ir.DotSchedule{Warps: [2]int{warps, 1}})
+	b.Store2(y, rowsOf(m, n), b.I64(0), nil, nil, out)
+	return b
+}
+
+func TestBFromRegisters(t *testing.T) {
+	for i, c := range []struct{ m, n, k, kk, warps int }{{64, 8, 32, 64, 4}, {32, 16, 48, 16, 2}, {16, 24, 16, 32, 1}} {
+		t.Run(ir.TileOf(ir.F32, c.m, c.n, c.k).String(), func(t *testing.T) {
+			seed := uint64(950 + i)
+			rng := rand.New(rand.NewPCG(seed, 10))
+			ab, av := randomBF16(rng, c.k*c.kk, 1)
+			bb, bv := randomBF16(rng, c.kk*c.n, 1)
+			xb, xv := randomBF16(rng, c.m*c.k, 1)
+			got, pk := runUserKernelBytes(t, bFromRegistersKernel(c.m, c.n, c.k, c.kk, c.warps), "sm_90",
+				map[string][]byte{"a": ab, "b": bb, "x": xb, "y": make([]byte, 4*c.m*c.n)}, nil)
+			text := pk.Module.Print()
+			if !strings.Contains(text, "movmatrix.sync.aligned.m8n8.trans.b16") {
+				t.Errorf("B is not formed by movmatrix")
+			}
+			// a, b and x arrive by cp.async; only staging s would store to shared memory.
+			if n := strings.Count(text, "st.shared"); n != 0 {
+				t.Errorf("%d st.shared: s went through shared memory", n)
+			}
+			s := make([]float64, c.k*c.n)
+			for r := 0; r < c.k; r++ {
+				for col := 0; col < c.n; col++ {
+					var acc float32 // the kernel's s is an f32 accumulator, then rounded to bf16
+					for j := 0; j < c.kk; j++ {
+						acc += float32(av[r*c.kk+j] * bv[j*c.n+col])
+					}
+					s[r*c.n+col] = dtype.BF16FromF64(float64(acc)).F64()
+				}
+			}
+			want := make([]float64, c.m*c.n)
+			for r := 0; r < c.m; r++ {
+				for col := 0; col < c.n; col++ {
+					for j := 0; j < c.k; j++ {
+						want[r*c.n+col] += xv[r*c.k+j] * s[j*c.n+col]
+					}
+				}
+			}
+			// s rounds to bf16 where f32 sums in another order may land on the other
+			// side of a rounding boundary: one bf16 ulp of |s| (2^-8 relative) per term.
+			bound := make([]float64, len(want))
+			for r := 0; r < c.m; r++ {
+				for col := 0; col < c.n; col++ {
+					for j := 0; j < c.k; j++ {
+						bound[r*c.n+col] += math.Abs(xv[r*c.k+j]*s[j*c.n+col]) / 256
+					}
+				}
+			}
+			for i := range want {
+				if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]+1e-4 {
+					t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i])
+				}
+			}
+		})
 	}
 }

@@ -21,7 +21,8 @@ type stageRecord struct {
 // Guarantees: f.staged holds a shared home (offset and pitch not yet assigned) for
 // every tile that must be read from shared memory but lives elsewhere: a dot's A
 // operand that is recomputed or in fragments not split by whole rows like the
-// result, a dot's B operand not in shared memory, the source of a transpose that has
+// result, a dot's B operand not in shared memory (unless every warp holds it whole:
+// bInRegisters), the source of a transpose that has
 // no shared home, a row vector broadcast onto a tile split over other row groups
 // (stageRowViews), and the gathered rank-1 tiles that stageGathers picks. The
 // emitter writes each staged tile to its home right after computing it.
@@ -37,7 +38,7 @@ func stageTiles(f *fn) error {
 			if a.kind != lShared && !f.aInRegisters(o) {
 				f.stage(o.Args[0])
 			}
-			if b.kind != lShared {
+			if b.kind != lShared && !f.bInRegisters(o) {
 				f.stage(o.Args[1])
 			}
 		case ir.OpTrans:
@@ -63,6 +64,18 @@ func (f *fn) aHeldFor(o *ir.Op, wm int) bool {
 	}
 	a := f.layouts[o.Args[0]]
 	return a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
+}
+
+// bInRegisters reports whether dot o reads its B operand from the fragments that
+// hold it: a 16-bit result held whole by every warp that computes o (one group,
+// replicated over all of them), on the same warps. Each k16 step's B fragments
+// are then the transposes of B's m16 tile k, two movmatrix per n8 tile
+// (emit_dot's bFrags): the heads-in-N decode's Pᵀ, which would otherwise go
+// through shared memory.
+func (f *fn) bInRegisters(o *ir.Op) bool {
+	b, r := f.layouts[o.Args[1]], f.layouts[o.Result()]
+	return b.kind == lAcc && b.wm == 1 && b.wn == 1 && b.copies() == f.warpsFor(o.Result()) && r.kind == lAcc &&
+		o.Args[1].Type.Elem.Size() == 2 && f.valueRole(o.Args[1]) == f.valueRole(o.Result())
 }
 
 // dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
