@@ -23,48 +23,48 @@ type vals struct {
 	elems  []ptx.Operand      // lThreads: element tid + k x threads in elems[k]
 }
 
-type emitter struct {
-	uses  map[*ir.Value]int // each value's uses in the kernel (useCounts)
-	f     *fn
-	body  []ptx.Stmt
-	nregs map[string]int
-	v     map[*ir.Value]*vals
+// threadView is how the code being emitted numbers its threads, and what it has
+// cached that depends on the numbering. A role region renumbers the threads as
+// the role's own, so entering one swaps the whole view and leaving it restores
+// the view outside (emit_roles.go).
+type threadView struct {
+	tid, warp ptx.Operand
+	nthreads  int
 	// cache maps (value, coordinates) to a recomputed element, per open scope.
 	cache []map[string]ptx.Operand
 	// coordScopes caches fragment coordinates per open scope, like cache.
 	coordScopes []map[[5]int]*coords
-	written     []bool
+}
+
+type emitter struct {
+	// threadView is the numbering in force: the CTA's, or the open role region's.
+	threadView
+	uses    map[*ir.Value]int // each value's uses in the kernel (useCounts)
+	f       *fn
+	body    []ptx.Stmt
+	nregs   map[string]int
+	v       map[*ir.Value]*vals
+	written []bool
 	// stagedDone marks rank-1 tiles already computed into shared memory.
 	stagedDone map[*ir.Value]bool
 	// runCache holds vector evaluations (see atRun) for the current staging run.
 	runCache map[string]*run
 	// pending is a staged tile whose stores wait for the next tile's loads.
-	pending    *pendingStage
-	version    int
-	labels     int
-	params     map[*ir.Value]ptx.Operand
-	tid, lane  ptx.Operand
-	warp, g, t ptx.Operand
-	smem       ptx.Operand
-	nthreads   int
+	pending *pendingStage
+	version int
+	labels  int
+	params  map[*ir.Value]ptx.Operand
+	lane    ptx.Operand
+	g, t    ptx.Operand
+	smem    ptx.Operand
 	// ring maps each tile of the pipelined loop being emitted to the base of
 	// the slot this iteration reads (smem + slot x slot bytes).
 	ring map[*ir.Value]ptx.Operand
-	// prefetchBase is, while a pipeline stage is issued, the base of the slot it
-	// fills: loadShared writes there and leaves the commit to the stage.
-	prefetchBase ptx.Operand
-	// copies, while a pipeline stage is issued, holds its cp.asyncs until every
-	// copy's address is formed (pipelineStage).
-	copies *[]func()
-	// region is the open role region (nil: every warp runs the code), roleLocked
-	// counts the loops placed on a role being emitted (their region stays open),
-	// roleFilter is the role whose copy of a split loop is being emitted and
-	// concurrent marks its regions, which run alongside each other
-	// (emit_roles.go).
-	region     *roleRegion
-	roleLocked int
-	roleFilter string
-	concurrent bool
+	// issuing is the pipeline stage being issued (nil outside one; emit_loop.go).
+	issuing *stageScope
+	// region is the open role region (nil: every warp runs the code;
+	// emit_roles.go).
+	region *roleRegion
 	// held are the A fragments of the dots that hold them across a loop (holdA),
 	// loaded before the loop is entered.
 	held map[*ir.Op][][][4]ptx.Operand
@@ -81,10 +81,10 @@ func (e *emitter) smemOf(v *ir.Value) ptx.Operand {
 
 func emit(f *fn) error {
 	f.syncPoints = map[*ptx.Comment]syncEvent{}
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{}, coordScopes: []map[[5]int]*coords{{}},
-		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion, nthreads: 32 * f.k.Warps,
+	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{},
+		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion,
 		held: map[*ir.Op][][][4]ptx.Operand{}}
-	e.cache = []map[string]ptx.Operand{{}}
+	e.threadView = threadView{nthreads: 32 * f.k.Warps, cache: []map[string]ptx.Operand{{}}, coordScopes: []map[[5]int]*coords{{}}}
 	e.uses = useCounts(f.k)
 	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
 	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, GridParam: f.k.GridParam, Block: e.nthreads}

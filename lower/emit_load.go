@@ -196,8 +196,8 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		cpAsync = ptx.CpAsyncCgSharedGlobal
 	}
 	slot := e.smemOf(v) // a handoff ring's slot, or smem
-	if e.prefetchBase != nil {
-		slot = e.prefetchBase // the stage checked the ring's bytes before its first write
+	if e.inStage() {
+		slot = e.issuing.base // the stage checked the ring's bytes before its first write
 	} else {
 		e.beforeWrite(v)
 	}
@@ -248,20 +248,15 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			e.add(ptx.MadLoS32(a, cc, ptx.Imm(vw), a))
 			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
 		}
-		cp := func() {
+		e.asyncCopy(func() {
 			e.addIf(live, false, cpAsync(dst, ptx.Addr{Base: src}, ptx.Imm(vw), size))
-		}
-		if e.copies != nil {
-			*e.copies = append(*e.copies, cp)
-		} else {
-			cp()
-		}
+		})
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if e.prefetchBase != nil {
+	if e.inStage() {
 		return nil // one group per pipeline stage
 	}
 	e.add(ptx.CpAsyncCommitGroup())

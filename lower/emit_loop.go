@@ -14,12 +14,17 @@ func (e *emitter) loop(o *ir.Op) error {
 	}
 	if o.Role != "" {
 		// The loop runs on its role: so does its whole body, in the region open.
-		e.roleLocked++
-		defer func() { e.roleLocked-- }()
+		return e.inRegion(o.Role, pinLoop, func() error { return e.countedLoop(o) })
 	}
+	return e.countedLoop(o)
+}
+
+// countedLoop emits a loop not split by roles (one on a role runs in its held
+// region, inRegion).
+func (e *emitter) countedLoop(o *ir.Op) error {
 	body := o.Body
 	// A loop of no role runs its head and back edge on every warp: a role's region
-	// opens and closes inside its body (placeOn is a no-op inside a locked region).
+	// opens and closes inside its body (placeOn is a no-op inside a pinned region).
 	e.placeOn("")
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
@@ -411,29 +416,22 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 	saved := e.v[ivArg]
 	e.v[ivArg] = &vals{scalar: ivx}
 	e.pushScope()
-	e.prefetchBase = base
-	err := func() error {
+	err := e.openStage(base, func(s *stageScope) error {
 		for _, d := range pl.deps {
 			if err := e.opCompute(d); err != nil {
 				return opError(d, err)
 			}
 		}
-		// Every copy's address first, then the copies: the index reads behind the
-		// addresses are shared loads that ptxas keeps behind any earlier cp.async
-		// (a shared write), so issued tile by tile they ran one latency each.
-		e.copies = &[]func(){}
 		for _, t := range pl.tiles {
 			if err := e.loadShared(t.Def); err != nil {
 				return opError(t.Def, err)
 			}
 		}
-		for _, cp := range *e.copies {
+		for _, cp := range s.copies {
 			cp()
 		}
 		return nil
-	}()
-	e.copies = nil
-	e.prefetchBase = nil
+	})
 	e.popScope()
 	for _, d := range pl.deps {
 		for _, r := range d.Results {
@@ -451,4 +449,37 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 	e.body = append(e.body, &ptx.Label{Name: skip})
 	e.add(ptx.CpAsyncCommitGroup())
 	return nil
+}
+
+// stageScope is a pipeline stage being issued (pipelineStage). Its loads ask it
+// (inStage, asyncCopy) instead of being told by mode fields: they write the
+// slot it fills, whose bytes the stage checked before its first write, leave the
+// commit to it (one group per stage), and hand it their cp.asyncs to issue once
+// every copy's address is formed: the index reads behind the addresses are
+// shared loads that ptxas keeps behind any earlier cp.async (a shared write), so
+// issued tile by tile they ran one latency each.
+type stageScope struct {
+	base   ptx.Operand // the slot the stage fills
+	copies []func()    // the held cp.asyncs, in program order
+}
+
+// openStage emits issue inside a pipeline stage filling the slot at base.
+func (e *emitter) openStage(base ptx.Operand, issue func(s *stageScope) error) error {
+	s := &stageScope{base: base}
+	e.issuing = s
+	defer func() { e.issuing = nil }()
+	return issue(s)
+}
+
+// inStage reports whether a pipeline stage is being issued.
+func (e *emitter) inStage() bool { return e.issuing != nil }
+
+// asyncCopy issues cp, a cp.async, or inside a pipeline stage holds it for the
+// stage to issue.
+func (e *emitter) asyncCopy(cp func()) {
+	if s := e.issuing; s != nil {
+		s.copies = append(s.copies, cp)
+		return
+	}
+	cp()
 }

@@ -13,12 +13,34 @@ import (
 // warp - first) and the thread count the role's, so every lowering that splits
 // work over threads or warps splits it over the role's.
 type roleRegion struct {
-	name        string
-	end         string
-	tid, warp   ptx.Operand // the CTA's, restored when the region ends
-	nthreads    int
-	cache       []map[string]ptx.Operand
-	coordScopes []map[[5]int]*coords
+	name string
+	end  string
+	// outside is the thread view around the region, restored when it ends.
+	outside threadView
+	// concurrent marks a role's copy of a split loop: it runs alongside the other
+	// roles' copies (the sync pass must know) and emits only its role's ops.
+	concurrent bool
+	// pins counts the loops being emitted in the region (inRegion): until they
+	// end, the region stays open whatever role their ops are on.
+	pins int
+}
+
+// regionPin is why inRegion holds a region open.
+type regionPin int
+
+const (
+	pinLoop      regionPin = iota // a loop placed on the role: its whole body runs there
+	pinSplitCopy                  // a role's copy of a split loop (concurrent)
+)
+
+// inRegion emits with role r's region open and held open: placeOn inside is a
+// no-op, so a loop's body cannot leave its role's region half way.
+func (e *emitter) inRegion(r string, pin regionPin, emit func() error) error {
+	e.moveTo(r, pin == pinSplitCopy)
+	reg := e.region
+	reg.pins++
+	defer func() { reg.pins-- }()
+	return emit()
 }
 
 // regionFor is the role whose region op o is emitted in: scalar arithmetic
@@ -49,23 +71,27 @@ func (e *emitter) roleName() string {
 
 // placeOn makes role r's region the open one (closing another, opening r's;
 // "" = every warp). Inside a loop placed on a role the region stays open.
-func (e *emitter) placeOn(r string) {
-	if e.roleLocked > 0 || r == e.roleName() {
+func (e *emitter) placeOn(r string) { e.moveTo(r, false) }
+
+// moveTo is placeOn, opening r's region as a split loop's concurrent copy when
+// concurrent is set.
+func (e *emitter) moveTo(r string, concurrent bool) {
+	if reg := e.region; reg != nil && reg.pins > 0 || r == e.roleName() {
 		return
 	}
 	if e.region != nil {
 		e.leaveRole()
 	}
 	if r != "" {
-		e.enterRole(r)
+		e.enterRole(r, concurrent)
 	}
 }
 
 // enterRole opens role r's region: the other warps branch past it.
-func (e *emitter) enterRole(r string) {
+func (e *emitter) enterRole(r string, concurrent bool) {
 	e.flushStage()
 	role, _ := e.f.k.Role(r)
-	e.syncRole(syncRoleEnter, r, e.concurrent)
+	e.syncRole(syncRoleEnter, r, concurrent)
 	end := e.label()
 	rel := e.warp
 	if role.First > 0 {
@@ -77,18 +103,17 @@ func (e *emitter) enterRole(r string) {
 	// Unsigned: a warp below the role's first wraps to a large number.
 	e.add(ptx.SetpGeU32(out, rel, ptx.Imm(role.Warps)))
 	e.addIf(out, false, ptx.BraUni(ptx.Sym(end)))
-	reg := &roleRegion{name: r, end: end, tid: e.tid, warp: e.warp, nthreads: e.nthreads, cache: e.cache, coordScopes: e.coordScopes}
+	reg := &roleRegion{name: r, end: end, outside: e.threadView, concurrent: concurrent}
+	tid := e.tid
 	if role.First > 0 {
 		t := e.reg(ir.I32)
 		e.add(ptx.SubS32(t, e.tid, ptx.Imm(32*role.First)))
-		e.tid = t
+		tid = t
 	}
-	e.warp = rel
-	e.nthreads = 32 * role.Warps
 	// Cached coordinates and recomputed elements depend on the thread numbers:
 	// the region computes its own.
-	e.cache = []map[string]ptx.Operand{{}}
-	e.coordScopes = []map[[5]int]*coords{{}}
+	e.threadView = threadView{tid: tid, warp: rel, nthreads: 32 * role.Warps,
+		cache: []map[string]ptx.Operand{{}}, coordScopes: []map[[5]int]*coords{{}}}
 	e.region = reg
 }
 
@@ -96,10 +121,10 @@ func (e *emitter) enterRole(r string) {
 func (e *emitter) leaveRole() {
 	e.flushStage()
 	reg := e.region
-	e.tid, e.warp, e.nthreads, e.cache, e.coordScopes = reg.tid, reg.warp, reg.nthreads, reg.cache, reg.coordScopes
+	e.threadView = reg.outside
 	e.region = nil
 	e.body = append(e.body, &ptx.Label{Name: reg.end})
-	e.syncRole(syncRoleExit, reg.name, e.concurrent)
+	e.syncRole(syncRoleExit, reg.name, reg.concurrent)
 }
 
 // splitLoop emits a loop split by roles as one loop per role, each in its role's
@@ -127,18 +152,12 @@ func (e *emitter) splitLoop(o *ir.Op) error {
 			results[i] = c
 		}
 	}
-	e.concurrent = true
 	for _, r := range rolesOf(o) {
-		e.placeOn(r)
-		e.roleLocked++
-		err := e.roleLoop(o, r, ring, results)
-		e.roleLocked--
-		if err != nil {
+		if err := e.inRegion(r, pinSplitCopy, func() error { return e.roleLoop(o, r, ring, results) }); err != nil {
 			return err
 		}
 	}
 	e.placeOn("")
-	e.concurrent = false
 	e.comment("the roles rejoin")
 	e.flushAll()
 	e.forgetThreadCoords()
@@ -194,10 +213,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	if ring != nil {
 		full, empty = e.takeSlot(ring, r, slot, iv, lo, o.Int)
 	}
-	e.roleFilter = r
-	err := e.block(body)
-	e.roleFilter = ""
-	if err != nil {
+	if err := e.block(body); err != nil {
 		return err
 	}
 	for _, i := range mine {
@@ -289,10 +305,12 @@ func rolesOf(o *ir.Op) []string {
 	return out
 }
 
-// skipsOp reports whether the role copy being emitted leaves o to another role's
-// copy (scalar arithmetic every copy evaluates for itself).
+// skipsOp reports whether the role copy being emitted (the open region, when
+// concurrent) leaves o to another role's copy (scalar arithmetic every copy
+// evaluates for itself).
 func (e *emitter) skipsOp(o *ir.Op) bool {
-	if e.roleFilter == "" || o.Role == "" || o.Role == e.roleFilter {
+	reg := e.region
+	if reg == nil || !reg.concurrent || o.Role == "" || o.Role == reg.name {
 		return false
 	}
 	return !(len(o.Results) == 1 && o.Kind != ir.OpFor && e.layout(o.Result()).kind == lScalar)
