@@ -240,12 +240,16 @@ type DotSchedule struct {
 	// whose partial sums are then all-reduced through shared memory (`splitk N`, N =
 	// Replicate). 0: each of them computes the whole sum.
 	SplitK int
-	// AHome is where each warp reads its A fragments from (`a regs` or `a shared`;
-	// "" leaves it to the lowering): "shared", through ldmatrix from A's shared
-	// home at every use; "regs", from registers: the fragments that computed A
-	// (whole rows of this warp's row group), or, for an A in shared memory defined
-	// before the loop the dot is in, fragments loaded once before that loop and held
-	// across its iterations (loop-invariant fragments: a query tile).
+	// AHome is where each warp reads its A fragments from (`a regs`, `a shared` or
+	// `a computed`; "" leaves it to the lowering): "shared", through ldmatrix from
+	// A's shared home at every use; "regs", from registers: the fragments that
+	// computed A (whole rows of this warp's row group), or, for an A in shared
+	// memory defined before the loop the dot is in, fragments loaded once before
+	// that loop and held across its iterations (loop-invariant fragments: a query
+	// tile); "computed", each fragment register evaluated from A's elementwise
+	// definition where the dot reads it (a dequantization from the raw bytes in
+	// shared memory), so A itself is never stored; a transposed A (`trans %x`) takes
+	// the fragments of %x's blocks through movmatrix.
 	AHome string
 	// Atom is the tensor-core instruction shape the dot is built from (`atom NAME`;
 	// "" is the target's default, today always m16n8k16).
@@ -254,8 +258,9 @@ type DotSchedule struct {
 
 // Operand homes a DotSchedule's AHome may name.
 const (
-	HomeRegs   = "regs"
-	HomeShared = "shared"
+	HomeRegs     = "regs"
+	HomeShared   = "shared"
+	HomeComputed = "computed"
 )
 
 // DotAtoms are the instruction shapes a DotSchedule's Atom may name.
@@ -313,8 +318,8 @@ func (s DotSchedule) check() error {
 	if s.SplitK != 0 && s.SplitK != s.Replicate {
 		return fmt.Errorf("splitk %d: the reduction is split over the %d warps that hold each element (replicate %d), want splitk %d", s.SplitK, s.Replicate, s.Replicate, s.Replicate)
 	}
-	if s.AHome != "" && s.AHome != HomeRegs && s.AHome != HomeShared {
-		return fmt.Errorf("a %q: want a %s or a %s", s.AHome, HomeRegs, HomeShared)
+	if s.AHome != "" && s.AHome != HomeRegs && s.AHome != HomeShared && s.AHome != HomeComputed {
+		return fmt.Errorf("a %q: want a %s, a %s or a %s", s.AHome, HomeRegs, HomeShared, HomeComputed)
 	}
 	if s.Atom != "" && !slices.Contains(DotAtoms, s.Atom) {
 		return fmt.Errorf("atom %q: want one of %s", s.Atom, strings.Join(DotAtoms, ", "))

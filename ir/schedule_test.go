@@ -17,6 +17,7 @@ const scheduledKernel = `kernel k(%a: ptr<bf16> div 16 bytes 4096, %y: ptr<f32> 
   %s = dot %x, %xt, %c warps 2x2 : tile<32x32xf32> on score
   %u = dot %x, %xt, %c : tile<32x32xf32>
   %h = dot %x, %xt, %c a regs : tile<32x32xf32>
+  %v = dot %x, %xt, %c warps 2x4 a computed : tile<32x32xf32>
   store %y[%o, %z], %e
 }
 `
@@ -40,6 +41,7 @@ func TestDotScheduleRoundTrip(t *testing.T) {
 		"s": {Warps: [2]int{2, 2}},
 		"u": nil,
 		"h": {AHome: HomeRegs},
+		"v": {Warps: [2]int{2, 4}, AHome: HomeComputed},
 	}
 	for _, o := range k.Body.Ops {
 		if o.Kind != OpDot {
@@ -82,7 +84,7 @@ func TestDotScheduleRefused(t *testing.T) {
 		{"warps 8x1 splitk 2", "splitk 2: the reduction is split over the warps that hold each element: state replicate 2 too"},
 		{"warps 2x1 replicate 4 splitk 2", "splitk 2: the reduction is split over the 4 warps that hold each element (replicate 4), want splitk 4"},
 		{"warps 2x4 atom m16n8k32", `atom "m16n8k32": want one of m16n8k16`},
-		{"warps 2x4 a global", `a "global": want a regs or a shared`},
+		{"warps 2x4 a global", `a "global": want a regs, a shared or a computed`},
 		{"warps 2x4 warps 2x4", "states warps twice"},
 		{"replicate 2", "dot schedule without warps RxC"},
 		{"splitk 2 a regs", "dot schedule without warps RxC"},

@@ -56,6 +56,11 @@ type MLAConfig struct {
 	// Q for no reuse, and 64-head CTAs spilled 856 bytes with it (-score-warps 8):
 	// neither takes it.
 	SharedQ bool
+	// KFrags has the heads-in-N CTA's dots evaluate their K and Vᵀ fragments from
+	// the raw ring (`a computed`: each register dequantized from its two e4m3 bytes,
+	// Vᵀ by movmatrix of K's), so no bf16 K tile is stored in shared memory
+	// (-k-frags; opt-in until measured on the GPU).
+	KFrags bool
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -748,7 +753,7 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 			// Oᵀ = Vᵀ·Pᵀ: the slice's dims in M, the heads in N.
 			scaled := b.Mul(st[2+i], d.perHead(b, alpha, ch[2]))
 			vt := b.Trans(ks[i])
-			grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2])}
+			grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2]), AHome: d.kHome()}
 			o := b.ScheduledDot(vt, pHi, scaled, grid)
 			if pLo != nil {
 				o = b.ScheduledDot(vt, pLo, o, grid)
@@ -816,7 +821,7 @@ func mlaSoftmaxHeadsInN(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *
 	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, N, HB))
 	// Every warp computes the whole tile over its quarter of the dims, then the
 	// partial sums are all-reduced, as the prototype does (perf-notes v18).
-	all := ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: d.Warps, SplitK: d.Warps}
+	all := ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: d.Warps, SplitK: d.Warps, AHome: d.kHome()}
 	for i := range qs {
 		sc2 = b.ScheduledDot(ks[i], b.Trans(qs[i]), sc2, all)
 	}

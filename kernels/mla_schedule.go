@@ -11,6 +11,16 @@ import (
 // which replicates the scores in latency-bound launches and splits their reduction
 // over the warps where that fits (DESIGN.md, the layout pass).
 
+// kHome is the A home of the heads-in-N dots, whose A is a K slice or its
+// transpose: "" (the lowering's choice: a staged bf16 tile) or, with KFrags,
+// fragments computed from the raw ring.
+func (v MLAVariant) kHome() string {
+	if v.KFrags {
+		return ir.HomeComputed
+	}
+	return ""
+}
+
 // pvGrid is the warp grid of the P·V dots whose output slice is w columns wide.
 // A 16-head CTA (one row group) splits it by columns over its warps. Wider CTAs
 // read P through shared memory (the scores are split over several row groups),

@@ -41,6 +41,9 @@ type MLAVariant struct {
 	// HeadsInN: 8 heads per CTA in the MMA's N dimension, the candidates in M
 	// (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ; HeadBlock 8).
 	HeadsInN bool
+	// KFrags: the heads-in-N dots evaluate K's and Vᵀ's fragments from the raw
+	// ring (`a computed`, MLAConfig.KFrags).
+	KFrags bool
 }
 
 // outTile is the type of the output accumulator of a slice w columns wide: heads x
@@ -130,6 +133,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
+	v.KFrags = v.HeadsInN && c.KFrags
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -169,6 +173,9 @@ func (v MLAVariant) String() string {
 	}
 	if v.HeadsInN {
 		s += ", the heads in the MMA's N dimension"
+	}
+	if v.KFrags {
+		s += ", K and Vᵀ fragments computed from the raw ring"
 	}
 	return s
 }

@@ -108,14 +108,14 @@ func checkStaging(f *fn) error {
 		}
 		switch o.Kind {
 		case ir.OpDot:
-			if _, ok := f.sharedHome(o.Args[0]); !ok && !f.aInRegisters(o) {
+			if _, ok := f.sharedHome(o.Args[0]); !ok && !f.aInRegisters(o) && !f.aComputed(o) {
 				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, f.layouts[o.Args[0]])
 			}
 			if _, ok := f.sharedHome(o.Args[1]); !ok && !f.bInRegisters(o) {
 				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.layouts[o.Args[1]])
 			}
 		case ir.OpTrans:
-			if _, ok := f.sharedHome(o.Args[0]); !ok {
+			if _, ok := f.sharedHome(o.Args[0]); !ok && f.layouts[o.Result()].kind != lExpr {
 				err = fmt.Errorf("stage check: %s: the transposed tile has no shared home", o)
 			}
 		}
@@ -188,6 +188,7 @@ func checkShared(f *fn) error {
 			}
 			l := f.placed(r)
 			switch {
+			case o.Kind == ir.OpTrans && l.kind == lExpr: // recomputed by `a computed` dots
 			case o.Kind == ir.OpTrans:
 				src, ok := f.sharedHome(o.Args[0])
 				if !ok || l.kind != lShared || l.offset != src.offset || l.pitch != src.pitch || l.swizzle != src.swizzle || l.trans == src.trans {

@@ -30,6 +30,10 @@ type dotPlan struct {
 	// bRegs: B is read from the fragments that hold it (bInRegisters), transposed
 	// by movmatrix, instead of by ldmatrix from a shared home.
 	bRegs bool
+	// computed: A's fragments are evaluated from its definition (aComputed), the
+	// warp's share of the reduction split kParts ways.
+	computed bool
+	kParts   int
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -138,6 +142,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	}
 	p.bl, _ = e.f.sharedHome(b)
 	p.bRegs = e.f.bInRegisters(o)
+	p.computed, p.kParts = e.f.aComputed(o), e.f.splitK[o]
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.mt, p.nt = rows.n, cols.n
 	p.in = a.Type.Elem.String()
@@ -337,6 +342,9 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	if p.held != nil {
 		return p.held[k], nil
 	}
+	if p.computed {
+		return e.computedAFrags(p, k)
+	}
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := 0; mi < p.mt; mi++ {
 		if p.al.kind == lShared {
@@ -374,6 +382,136 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 		}
 	}
 	return afr, nil
+}
+
+// computedAFrags evaluates the A fragments of k16 step k from A's definition
+// (`a computed`): register q of m16 tile mi is the pair of elements (row mi*16 +
+// 8(q&1) + g, columns k*16 + 8(q>>1) + 2t and the next) of the warp's share. A
+// transposed A = xᵀ takes each register as movmatrix .trans of x's 8x8 block at
+// the swapped offsets, whose pair a thread holds at (row g, columns 2t, 2t+1): a
+// dot that read x itself in the same scope (K·Qᵀ before Vᵀ·Pᵀ) computed those
+// pairs already, so the coordinates are built to be the same registers
+// (fragCoord) and computedPair finds them.
+func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
+	l := e.layout(p.r)
+	rows := warpSpan{div: l.rowGroupWarps(), mod: l.wm, span: p.mt * granuleM}
+	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
+	src, trans := p.a, false
+	if d := p.a.Def; d != nil && d.Kind == ir.OpTrans {
+		src, trans = d.Args[0], true
+	}
+	afr := make([][4]ptx.Operand, p.mt)
+	for mi := range afr {
+		for q := range afr[mi] {
+			mOff, kOff := mi*granuleM+8*(q&1), k*granuleK+8*(q>>1)
+			if !trans {
+				x, err := e.computedPair(src, e.fragCoord(e.g, rows, mOff), e.fragCoord(e.twoT(), red, kOff))
+				if err != nil {
+					return nil, err
+				}
+				afr[mi][q] = x
+				continue
+			}
+			row, col := e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), rows, mOff)
+			key := "movmatrix:" + src.Name + "@" + operandKey([]ptx.Operand{row, col})
+			if x, ok := e.cached(key); ok {
+				afr[mi][q] = x
+				continue
+			}
+			pair, err := e.computedPair(src, row, col)
+			if err != nil {
+				return nil, err
+			}
+			x := e.reg(ir.I32)
+			e.add(ptx.MovmatrixSyncAlignedM8n8TransB16(x, pair))
+			e.cache[len(e.cache)-1][key] = x
+			afr[mi][q] = x
+		}
+	}
+	return afr, nil
+}
+
+// computedPair evaluates elements (row, col) and (row, col+1) of a 16-bit
+// recomputed tile, packed in a b32 (atRun: two raw bytes by one ld.shared.b16,
+// cvt.rn.f16x2.e4m3x2, cvt.rn.bf16x2.f32), cached in the open scope.
+func (e *emitter) computedPair(v *ir.Value, row, col ptx.Operand) (ptx.Operand, error) {
+	key := "pair:" + v.Name + "@" + operandKey([]ptx.Operand{row, col})
+	if x, ok := e.cached(key); ok {
+		return x, nil
+	}
+	if v.Type.Elem.Size() != 2 {
+		return nil, fmt.Errorf("a %s: %s is %s; mma fragments hold 16-bit elements", ir.HomeComputed, v, v.Type.Elem)
+	}
+	r, err := e.atRun(v, row, col, 2)
+	clear(e.runCache) // its entries hold registers of this scope only
+	if err != nil {
+		return nil, err
+	}
+	x := r.pair(e, 0)
+	e.cache[len(e.cache)-1][key] = x
+	return x, nil
+}
+
+// warpSpan is a warp's share of one dimension: ((warp / div) % mod) * span.
+type warpSpan struct{ div, mod, span int }
+
+// warpSpanBase is the share's first coordinate, one register per distinct value
+// in the open scope: a remainder that changes nothing (div*mod covers every warp)
+// is dropped, so a split reduction's slice and a row group that both count warps
+// one by one give the same register.
+func (e *emitter) warpSpanBase(s warpSpan) ptx.Operand {
+	warps := e.nthreads / 32
+	if s.mod <= 1 || s.span == 0 || s.div >= warps {
+		return ptx.Imm(0)
+	}
+	if s.div*s.mod >= warps {
+		s.mod = 0
+	}
+	key := fmt.Sprintf("lane:warp span %d %d %d", s.div, s.mod, s.span)
+	if x, ok := e.cached(key); ok {
+		return x
+	}
+	pos := e.warp
+	if s.div > 1 {
+		r := e.reg(ir.I32)
+		e.divRemU32(ir.OpDiv, r, pos, s.div)
+		pos = r
+	}
+	if s.mod > 0 {
+		r := e.reg(ir.I32)
+		e.divRemU32(ir.OpRem, r, pos, s.mod)
+		pos = r
+	}
+	b := e.reg(ir.I32)
+	e.add(ptx.MulLoS32(b, pos, ptx.Imm(s.span)))
+	e.cache[len(e.cache)-1][key] = b
+	return b
+}
+
+// twoT is 2t, the first column of the thread's pair in a fragment row.
+func (e *emitter) twoT() ptx.Operand {
+	return e.laneOffset("2t", func() ptx.Operand {
+		r := e.reg(ir.I32)
+		e.add(ptx.ShlB32(r, e.t, ptx.Imm(1)))
+		return r
+	})
+}
+
+// fragCoord is lane + off plus the warp's share base, one register per distinct
+// coordinate in the open scope.
+func (e *emitter) fragCoord(lane ptx.Operand, s warpSpan, off int) ptx.Operand {
+	base := e.warpSpanBase(s)
+	key := "lane:frag " + operandKey([]ptx.Operand{lane, base, ptx.Imm(off)})
+	if x, ok := e.cached(key); ok {
+		return x
+	}
+	r := e.reg(ir.I32)
+	e.add(ptx.AddS32(r, lane, ptx.Imm(off)))
+	if b, ok := base.(ptx.Imm); !ok || b != 0 {
+		e.add(ptx.AddS32(r, r, base))
+	}
+	e.cache[len(e.cache)-1][key] = r
+	return r
 }
 
 // bFrags loads the B fragments of k16 step k (ldmatrix .x4 covers two n8 tiles).

@@ -98,6 +98,8 @@ func (e *emitter) atUncached(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 		return e.at(x, []ptx.Operand{idx[1-o.Int]})
 	case ir.OpColumn:
 		return e.at(o.Args[0], []ptx.Operand{idx[0], ptx.Imm(o.Int)})
+	case ir.OpTrans:
+		return e.at(o.Args[0], []ptx.Operand{idx[1], idx[0]})
 	case ir.OpSlice:
 		i, err := e.binary(ir.OpAdd, ir.I32, e.scalar(o.Args[1]), idx[0])
 		if err != nil {

@@ -230,10 +230,11 @@ func (e *emitter) readsPending(v *ir.Value) bool {
 // elements may exist individually, as packed pairs (two 16-bit values in a b32) or
 // as raw 32-bit words of 8-bit values; each form is made from another on demand.
 type run struct {
-	ty    ir.Elem       // element type
-	elems []ptx.Operand // per element, or nil
-	pairs []ptx.Operand // b32 per two 16-bit elements, or nil
-	words []ptx.Operand // b32 per four 8-bit elements, or nil
+	ty     ir.Elem       // element type
+	elems  []ptx.Operand // per element, or nil
+	pairs  []ptx.Operand // b32 per two 16-bit elements, or nil
+	words  []ptx.Operand // b32 per four 8-bit elements, or nil
+	halves []ptx.Operand // b16 per two 8-bit elements, or nil (a fragment pair's raw bytes)
 }
 
 func (r *run) elem(e *emitter, j int) ptx.Operand {
@@ -256,6 +257,15 @@ func (r *run) elem(e *emitter, j int) ptx.Operand {
 			e.add(ptx.AndB32(x, x, ptx.Imm(255)))
 			r.elems[j&^3+k] = x
 		}
+	case r.halves != nil:
+		w := e.reg(ir.I32) // the pair twice: bytes 0 and 1 are the elements
+		e.add(ptx.MovB32(w, ptx.Vec{r.halves[j/2], r.halves[j/2]}))
+		for k := 0; k < 2; k++ {
+			x := e.reg(ir.I32)
+			e.add(ptx.ShrU32(x, w, ptx.Imm(8*k)))
+			e.add(ptx.AndB32(x, x, ptx.Imm(255)))
+			r.elems[j&^1+k] = x
+		}
 	}
 	return r.elems[j]
 }
@@ -266,6 +276,8 @@ func (r *run) n() int {
 		return len(r.elems)
 	case r.pairs != nil:
 		return 2 * len(r.pairs)
+	case r.halves != nil:
+		return 2 * len(r.halves)
 	}
 	return 4 * len(r.words)
 }
@@ -302,6 +314,16 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	r := &run{ty: elem}
 	l := e.layout(v)
 	o := v.Def
+	if l.kind == lShared && !l.trans && n == 2 && es == 1 {
+		// Two bytes: the raw e4m3 pair of an mma fragment register (emit_dot's
+		// computedPair).
+		e.ready(v)
+		e.noteRead(v)
+		h := e.reg(ir.BF16)
+		e.add(ptx.LdSharedB16(h, e.sharedAddr(e.smemOf(v), l, row, col0, es)))
+		r.halves = []ptx.Operand{h}
+		return r, nil
+	}
 	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
 		e.ready(v)
 		e.noteRead(v)
@@ -323,10 +345,17 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	}
 	if o != nil && l.kind == lExpr {
 		switch {
-		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.E4M3 && elem == ir.F32 && e.f.target.FP8Convert && n%4 == 0:
+		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.E4M3 && elem == ir.F32 && e.f.target.FP8Convert && n%2 == 0:
 			src, err := e.atRun(o.Args[0], row, col0, n)
 			if err != nil {
 				return nil, err
+			}
+			if src.halves != nil {
+				r.elems = make([]ptx.Operand, n)
+				for k, h := range src.halves {
+					e.f16PairToF32(h, r.elems[2*k:2*k+2])
+				}
+				return r, nil
 			}
 			if src.words != nil {
 				r.elems = make([]ptx.Operand, n)
@@ -334,15 +363,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 					halves := [2]ptx.Reg{e.reg(ir.BF16), e.reg(ir.BF16)}
 					e.add(ptx.MovB32(ptx.Vec{halves[0], halves[1]}, word))
 					for k, h := range halves {
-						f16x2 := e.reg(ir.I32)
-						e.add(ptx.CvtRnF16x2E4m3x2(f16x2, h))
-						lo, hi := e.reg(ir.F16), e.reg(ir.F16)
-						e.add(ptx.MovB32(ptx.Vec{lo, hi}, f16x2))
-						for m, x := range []ptx.Reg{lo, hi} {
-							f := e.reg(ir.F32)
-							e.add(ptx.CvtF32F16(f, x))
-							r.elems[4*w+2*k+m] = f
-						}
+						e.f16PairToF32(h, r.elems[4*w+2*k:4*w+2*k+2])
 					}
 				}
 				return r, nil
@@ -415,6 +436,20 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		r.elems[j] = x
 	}
 	return r, nil
+}
+
+// f16PairToF32 converts two e4m3 bytes (a b16) to two f32 in out: cvt.rn.f16x2.e4m3x2
+// is exact, and so is f16 to f32.
+func (e *emitter) f16PairToF32(h ptx.Operand, out []ptx.Operand) {
+	f16x2 := e.reg(ir.I32)
+	e.add(ptx.CvtRnF16x2E4m3x2(f16x2, h))
+	lo, hi := e.reg(ir.F16), e.reg(ir.F16)
+	e.add(ptx.MovB32(ptx.Vec{lo, hi}, f16x2))
+	for m, x := range []ptx.Reg{lo, hi} {
+		f := e.reg(ir.F32)
+		e.add(ptx.CvtF32F16(f, x))
+		out[m] = f
+	}
 }
 
 // stageVector computes a rank-1 tile once, element i by thread i (and i + the

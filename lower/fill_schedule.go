@@ -60,8 +60,11 @@ func FillScheduleProgram(p *ir.Program, t target.Target) (*ir.Program, error) {
 func (f *fn) dotSchedule(o *ir.Op) ir.DotSchedule {
 	l := f.layouts[o.Result()]
 	s := ir.DotSchedule{Warps: [2]int{l.wm, l.wn}, SplitK: f.splitK[o], AHome: ir.HomeShared, Atom: "m16n8k16"}
-	if f.aInRegisters(o) || o.Dot != nil && o.Dot.AHome == ir.HomeRegs {
+	switch {
+	case f.aInRegisters(o) || o.Dot != nil && o.Dot.AHome == ir.HomeRegs:
 		s.AHome = ir.HomeRegs
+	case o.Dot != nil && o.Dot.AHome == ir.HomeComputed:
+		s.AHome = ir.HomeComputed
 	}
 	if l.rep > 1 {
 		s.Replicate = l.rep

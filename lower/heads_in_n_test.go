@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -187,4 +188,122 @@ func TestBFromRegisters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// computedAKernel: y = [k·q ; kᵀ·p] with k = bf16(e4m3 raw · 2^(e-127)) [m x kd],
+// a dequantization both dots state `a computed` for, so k is never stored: the
+// first reads each fragment's two raw bytes, the second (kᵀ) takes its fragments
+// from the first's by movmatrix where the warps' shares match (first: the
+// reduction split over the warps, second: kᵀ's rows over the same warps).
+func computedAKernel(m, kd, warps int, first, second ir.DotSchedule) *ir.Builder {
+	b := ir.NewBuilder("a_computed")
+	raw := b.Param("raw", ir.PtrTo(ir.U8), 16, int64(m*kd))
+	sc := b.Param("sc", ir.PtrTo(ir.U8), 16, int64(m*8))
+	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(2*kd*8))
+	p := b.Param("p", ir.PtrTo(ir.BF16), 16, int64(2*m*8))
+	y := f32Param(b, "y", (m+kd)*8)
+	b.SetWarps(warps)
+	b.SetGrid(1, 1, 1)
+	rowsOf := func(r, w, off int) *ir.Value {
+		return b.Add(b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))), b.I64(int64(off)))
+	}
+	rt := b.Load2(b.Bitcast(raw, ir.E4M3), rowsOf(m, kd, 0), b.I64(0), kd, nil, nil)
+	st := b.Load2(sc, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
+	scale := b.Bitcast(b.Shl(b.Cast(b.Column(st, 0), ir.I32), b.I32(23)), ir.F32)
+	k := b.Cast(b.Mul(b.Cast(rt, ir.F32), b.Broadcast(scale, 1, m, kd)), ir.BF16)
+	qt := b.Load2(q, rowsOf(kd, 8, 0), b.I64(0), 8, nil, nil)
+	s1 := b.ScheduledDot(k, qt, b.ConstFloat(0, ir.TileOf(ir.F32, m, 8)), first)
+	pt := b.Load2(p, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
+	s2 := b.ScheduledDot(b.Trans(k), pt, b.ConstFloat(0, ir.TileOf(ir.F32, kd, 8)), second)
+	b.Store2(y, rowsOf(m, 8, 0), b.I64(0), nil, nil, s1)
+	b.Store2(y, rowsOf(kd, 8, m*8), b.I64(0), nil, nil, s2)
+	return b
+}
+
+// TestComputedA runs `a computed` dots in the emulator against float64: the
+// dequantized tile is exact in bf16, so the only error is the f32 accumulation.
+// Where the shares match, each raw pair is loaded once and kᵀ's fragments are
+// movmatrix transposes of k's.
+func TestComputedA(t *testing.T) {
+	computed := ir.HomeComputed
+	for i, c := range []struct {
+		m, kd, warps  int
+		first, second ir.DotSchedule
+		reused        bool
+	}{
+		{32, 64, 4, ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: 4, SplitK: 4, AHome: computed}, ir.DotSchedule{Warps: [2]int{4, 1}, AHome: computed}, true},
+		{16, 32, 2, ir.DotSchedule{AHome: computed}, ir.DotSchedule{AHome: computed}, false},
+		{48, 32, 1, ir.DotSchedule{AHome: computed}, ir.DotSchedule{AHome: computed}, true},
+	} {
+		t.Run(fmt.Sprintf("%dx%d_w%d", c.m, c.kd, c.warps), func(t *testing.T) {
+			seed := uint64(970 + i)
+			rng := rand.New(rand.NewPCG(seed, 11))
+			raw, sc := make([]byte, c.m*c.kd), make([]byte, c.m*8)
+			k := make([]float64, c.m*c.kd)
+			for r := 0; r < c.m; r++ {
+				sc[8*r] = byte(120 + rng.IntN(15)) // 2^-7 .. 2^7
+				for j := 0; j < c.kd; j++ {
+					x := byte(rng.IntN(256))
+					for x&0x7f == 0x7f { // NaN
+						x = byte(rng.IntN(256))
+					}
+					raw[r*c.kd+j] = x
+					k[r*c.kd+j] = dtype.E4M3(x).F64() * math.Ldexp(1, int(sc[8*r])-127)
+				}
+			}
+			qb, qv := randomBF16(rng, c.kd*8, 1)
+			pb, pv := randomBF16(rng, c.m*8, 1)
+			got, pk := runUserKernelBytes(t, computedAKernel(c.m, c.kd, c.warps, c.first, c.second), "sm_90",
+				map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*(c.m+c.kd)*8)}, nil)
+			text := pk.Module.Print()
+			if strings.Contains(text, "computed by the CTA") {
+				t.Errorf("k was staged in shared memory")
+			}
+			pairs, moves := strings.Count(text, "ld.shared.b16"), strings.Count(text, "movmatrix")
+			if perThread := c.m * c.kd / 2 / (32 * c.warps); c.reused && (pairs != perThread || moves != perThread) {
+				t.Errorf("%d raw pair loads and %d movmatrix, want %d of each (each pair loaded once, kᵀ from k's fragments)", pairs, moves, perThread)
+			}
+			want, bound := make([]float64, (c.m+c.kd)*8), make([]float64, (c.m+c.kd)*8)
+			for r := 0; r < c.m; r++ {
+				for j := 0; j < c.kd; j++ {
+					for h := 0; h < 8; h++ {
+						x, y := k[r*c.kd+j]*qv[j*8+h], k[r*c.kd+j]*pv[r*8+h]
+						want[r*8+h] += x
+						bound[r*8+h] += math.Abs(x)
+						want[(c.m+j)*8+h] += y
+						bound[(c.m+j)*8+h] += math.Abs(y)
+					}
+				}
+			}
+			for i := range want {
+				if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]*1e-5+1e-30 {
+					t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i]*1e-5)
+				}
+			}
+		})
+	}
+}
+
+// TestComputedARefusesFragments: `a computed` on an A that lives in another dot's
+// fragments is refused naming the clause.
+func TestComputedARefusesFragments(t *testing.T) {
+	b := ir.NewBuilder("a_computed_frags")
+	a := b.Param("a", ir.PtrTo(ir.BF16), 16, 2*32*32)
+	y := f32Param(b, "y", 32*32)
+	b.SetWarps(2)
+	b.SetGrid(1, 1, 1)
+	rows := b.Mul(b.Cast(b.Iota(32), ir.I64), b.I64(32))
+	at := b.Load2(a, rows, b.I64(0), 32, nil, nil)
+	s := b.Dot(at, b.Trans(at), b.ConstFloat(0, ir.TileOf(ir.F32, 32, 32)))
+	out := b.ScheduledDot(b.Cast(s, ir.BF16), at, b.ConstFloat(0, ir.TileOf(ir.F32, 32, 32)), ir.DotSchedule{AHome: ir.HomeComputed})
+	b.Store2(y, rows, b.I64(0), nil, nil, out)
+	k, err := b.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(k, target.MustLookup("sm_90"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "a computed:") {
+		t.Fatalf("compiled, or refused without naming the clause: %v", err)
+	}
+	t.Log(err)
 }

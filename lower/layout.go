@@ -141,6 +141,9 @@ func assignLayouts(f *fn) error {
 	if err := lp.layoutBlock(f.k.Body); err != nil {
 		return err
 	}
+	if err := f.checkComputedA(); err != nil {
+		return err
+	}
 	return f.holdOperands()
 }
 
@@ -279,6 +282,9 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 		// Nothing is staged yet (stage runs after): a tile not in shared
 		// memory is transposed in the home stage will give it.
 		src, ok := f.layouts[o.Args[0]], f.layouts[o.Args[0]].kind == lShared
+		if src.kind == lExpr && onlyComputedA(f.k, r) {
+			return layout{kind: lExpr}, nil // evaluated by its dots, at swapped coordinates
+		}
 		if !ok {
 			src, ok = stageable(o.Args[0], f.layouts[o.Args[0]])
 		}

@@ -278,9 +278,10 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 	// Transposed views share their source's storage.
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpTrans {
-			src, _ := f.sharedHome(o.Args[0])
-			src.trans = !src.trans
-			f.homes[o.Result()] = src
+			if src, ok := f.sharedHome(o.Args[0]); ok {
+				src.trans = !src.trans
+				f.homes[o.Result()] = src
+			}
 		}
 	})
 	f.smem = roundUp(top, 128)
@@ -326,12 +327,16 @@ func tilePitch(r *ir.Value, mmaOperand, swizzled map[*ir.Value]bool) int {
 }
 
 // dotOperands are the arrays a dot reads through ldmatrix (a transpose reads its
-// source's bytes).
+// source's bytes) or, for `a computed`, at fragment coordinates.
 func (f *fn) dotOperands() map[*ir.Value]bool {
 	m := map[*ir.Value]bool{}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
-			m[storageOf(o.Args[0])] = true
+			if f.aComputed(o) {
+				f.computedLeaves(o.Args[0], m)
+			} else {
+				m[storageOf(o.Args[0])] = true
+			}
 			m[storageOf(o.Args[1])] = true
 		}
 	})

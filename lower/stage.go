@@ -35,14 +35,14 @@ func stageTiles(f *fn) error {
 		switch o.Kind {
 		case ir.OpDot:
 			a, b := f.layouts[o.Args[0]], f.layouts[o.Args[1]]
-			if a.kind != lShared && !f.aInRegisters(o) {
+			if a.kind != lShared && !f.aInRegisters(o) && !f.aComputed(o) {
 				f.stage(o.Args[0])
 			}
 			if b.kind != lShared && !f.bInRegisters(o) {
 				f.stage(o.Args[1])
 			}
 		case ir.OpTrans:
-			if _, ok := f.sharedHome(o.Args[0]); !ok {
+			if _, ok := f.sharedHome(o.Args[0]); !ok && f.layouts[o.Result()].kind != lExpr {
 				f.stage(o.Args[0])
 			}
 		}

@@ -74,6 +74,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	holdQ := fs.Bool("hold-q", true, "the score dots of every 16-head CTA's large kernels hold their Q slices in registers across the candidate loop, as -hold-q in a configuration; false reads them from shared memory every tile")
+	kFrags := fs.Bool("k-frags", false, "the heads-in-N CTAs evaluate their K and Vᵀ fragments from the raw ring, as -k-frags in a configuration")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
@@ -223,7 +224,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ = *headBlock, *split, *tile, !*holdQ
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags = *headBlock, *split, *tile, !*holdQ, *kFrags
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
 			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
