@@ -59,7 +59,9 @@ type MLAConfig struct {
 	// KFrags has the heads-in-N CTA's dots evaluate their K and Vᵀ fragments from
 	// the raw ring (`a computed`: each register dequantized from its two e4m3 bytes,
 	// Vᵀ by movmatrix of K's), so no bf16 K tile is stored in shared memory
-	// (-k-frags; opt-in until measured on the GPU).
+	// (-k-frags): 3 CTAs per SM on the H200, faster only where the launch has the
+	// CTAs to fill them (H8 T192 split 2: 55.3 -> 45.9 us, unchanged at the plan's
+	// split; perf-notes v19), so opt-in until the plan sizes its split by them.
 	KFrags bool
 }
 

@@ -157,6 +157,9 @@ func (v MLAVariant) Short() string {
 	if v.HeadsInN {
 		s += " hn"
 	}
+	if v.KFrags {
+		s += " kf"
+	}
 	return s
 }
 
