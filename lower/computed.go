@@ -75,9 +75,7 @@ func (f *fn) computedLeaves(v *ir.Value, out map[*ir.Value]bool) {
 	}
 	switch o := v.Def; o.Kind {
 	case ir.OpBroadcast, ir.OpColumn, ir.OpIota, ir.OpConst, ir.OpLoad:
-	case ir.OpTrans:
-		f.computedLeaves(o.Args[0], out)
-	default:
+	default: // elementwise ops and transposes: their tile operands at the same elements
 		for _, a := range o.Args {
 			f.computedLeaves(a, out)
 		}
