@@ -96,21 +96,30 @@ type Choice struct {
 	Kernels []string
 }
 
-// SplitFor is the number of candidate chunks per row for family f. 1 when rows x head
-// blocks already fill the SMs; otherwise the CTA-tiles of the launch are spread over
-// one wave of resident CTAs (SMs x PerSM): each CTA takes ceil(CTA-tiles / slots)
-// tiles, so chains are as short as the GPU allows without a second wave. Either way
-// the split counts only chunks that get tiles (filled).
+// SplitFor is the number of candidate chunks per row for family f. The CTA-tiles of
+// the launch are spread over one wave of resident CTAs (slots: SMs x PerSM): each CTA
+// takes ceil(CTA-tiles / slots) tiles, so chains are as short as the GPU allows
+// without a second wave. Once rows x head blocks fill the SMs, a split must also keep
+// the CTAs within that wave (at most slots / CTAs chunks), so it is 1 unless an SM
+// holds more than twice the CTAs each one already gets: a family of 3 CTAs per SM
+// splits 192 rows on 132 SMs 2 ways (run 69: H8 T192 -k-frags 61.2 -> 45.9 us),
+// where a second wave of split CTAs would be slower than none (run 69: T256 split 2,
+// 69.2 us against 56.4). Either way the split counts only chunks that get tiles
+// (filled).
 func (r *Rule) SplitFor(f Family, rows, sms int) int {
 	if r.Split > 0 {
 		return filled(f.Tiles, max(min(r.Split, f.Tiles), 1))
 	}
-	ctas := rows * f.HeadBlocks
-	if ctas >= sms {
+	ctas, slots := rows*f.HeadBlocks, sms*max(f.PerSM, 1)
+	if ctas >= sms && 2*ctas >= slots {
 		return 1
 	}
-	per := max(ceilDiv(ctas*f.Tiles, sms*max(f.PerSM, 1)), 1)
-	return filled(f.Tiles, max(min(ceilDiv(f.Tiles, per), r.MaxSplit), 1))
+	per := max(ceilDiv(ctas*f.Tiles, slots), 1)
+	split := ceilDiv(f.Tiles, per)
+	if ctas >= sms {
+		split = min(split, slots/ctas)
+	}
+	return filled(f.Tiles, max(min(split, r.MaxSplit), 1))
 }
 
 // filled is how many of split chunks get tiles when each takes ceil(tiles / split), as
@@ -135,9 +144,14 @@ func (r *Rule) Splits(f Family) []int {
 	}
 	// SplitFor deals per tiles to a chunk: at least ceil(tiles / the most chunks), a lone
 	// row on a huge GPU, and at most ceil(tiles / PerSM), where the CTAs just miss
-	// filling the SMs.
+	// filling the SMs, or ceil(tiles / 2) for a family of more than 2 CTAs per SM,
+	// which splits rows that fill the SMs once but not twice.
 	most := r.SplitFor(f, 1, 1<<30)
-	for per := ceilDiv(f.Tiles, max(f.PerSM, 1)); per >= ceilDiv(f.Tiles, most); per-- {
+	fewest := ceilDiv(f.Tiles, max(f.PerSM, 1))
+	if f.PerSM > 2 {
+		fewest = ceilDiv(f.Tiles, 2)
+	}
+	for per := fewest; per >= ceilDiv(f.Tiles, most); per-- {
 		if s := ceilDiv(f.Tiles, per); s > 1 && (len(out) == 0 || out[len(out)-1] != s) {
 			out = append(out, s)
 		}

@@ -69,13 +69,14 @@ func TestSequencesPairEachPartialWithEachCombine(t *testing.T) {
 // and every split counts only chunks that get tiles.
 func TestSplitsAreWhatSplitForReturns(t *testing.T) {
 	for tiles := 1; tiles <= 40; tiles++ {
-		for perSM := 1; perSM <= 3; perSM++ {
+		for perSM := 1; perSM <= 4; perSM++ {
 			for _, maxSplit := range []int{5, 64} {
 				r := &Rule{MaxSplit: maxSplit}
 				f := Family{HeadBlocks: 1, Tiles: tiles, PerSM: perSM}
 				reached := map[int]bool{}
 				for sms := 1; sms <= 400; sms++ {
-					for rows := 1; rows < sms; rows++ {
+					// Rows that fill the SMs split too where an SM holds 2x their CTAs.
+					for rows := 1; rows < 3*sms; rows++ {
 						s := r.SplitFor(f, rows, sms)
 						if per := ceilDiv(tiles, s); s > 1 && (s-1)*per >= tiles {
 							t.Fatalf("tiles %d, %d rows on %d SMs: split %d leaves chunk %d empty", tiles, rows, sms, s, s-1)
@@ -95,6 +96,33 @@ func TestSplitsAreWhatSplitForReturns(t *testing.T) {
 				if len(reached) > 0 {
 					t.Errorf("tiles %d, %d per SM, max %d: Splits %v misses %v", tiles, perSM, maxSplit, splits, reached)
 				}
+			}
+		}
+	}
+}
+
+// Rows that fill the SMs split only where the split CTAs stay within one wave of
+// resident CTAs: run 69's shapes (H8, 64 tiles, 132 SMs) for 3 and 2 CTAs per SM.
+func TestSplitOfRowsThatFillTheSMsStaysInOneWave(t *testing.T) {
+	r := &Rule{MaxSplit: 32}
+	for _, c := range []struct{ rows, perSM, split int }{
+		{rows: 192, perSM: 3, split: 2}, // 384 CTAs in 396 slots
+		{rows: 256, perSM: 3, split: 1}, // 512 would be a second wave
+		{rows: 192, perSM: 2, split: 1},
+		{rows: 132, perSM: 4, split: 4},
+		{rows: 132, perSM: 2, split: 1}, // exactly 2 per SM: unmeasured, left at 1
+		{rows: 140, perSM: 4, split: 3},
+	} {
+		f := Family{HeadBlocks: 1, Tiles: 64, PerSM: c.perSM}
+		if s := r.SplitFor(f, c.rows, 132); s != c.split {
+			t.Errorf("%d rows, %d CTAs per SM: split %d, want %d", c.rows, c.perSM, s, c.split)
+		}
+	}
+	for perSM := 1; perSM <= 4; perSM++ {
+		f := Family{HeadBlocks: 1, Tiles: 64, PerSM: perSM}
+		for rows := 132; rows < 600; rows++ {
+			if s := r.SplitFor(f, rows, 132); s > 1 && rows*s > 132*perSM {
+				t.Fatalf("%d rows, %d CTAs per SM: split %d makes %d CTAs, more than %d slots", rows, perSM, s, rows*s, 132*perSM)
 			}
 		}
 	}

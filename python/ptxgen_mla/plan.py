@@ -93,11 +93,14 @@ class Rule:
         """SplitFor: the candidate chunks per row for family f."""
         if self.split > 0:
             return _filled(f.tiles, max(min(self.split, f.tiles), 1))
-        ctas = rows * f.head_blocks
-        if ctas >= sms:
+        ctas, slots = rows * f.head_blocks, sms * max(f.per_sm, 1)
+        if ctas >= sms and 2 * ctas >= slots:
             return 1
-        per = max(_ceil_div(ctas * f.tiles, sms * max(f.per_sm, 1)), 1)
-        return _filled(f.tiles, max(min(_ceil_div(f.tiles, per), self.max_split), 1))
+        per = max(_ceil_div(ctas * f.tiles, slots), 1)
+        split = _ceil_div(f.tiles, per)
+        if ctas >= sms:
+            split = min(split, slots // ctas)
+        return _filled(f.tiles, max(min(split, self.max_split), 1))
 
     def _wide(self, rows, sms):
         if len(self.families) < 2:
