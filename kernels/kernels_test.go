@@ -514,3 +514,39 @@ func kernelNames(p *plan.Program, prefix string) string {
 	}
 	return strings.Join(names, " ")
 }
+
+// -stages fixes every family's ring: one stage where the plan pipelines (16 heads on
+// sm_90), two where it does not (the heads-in-N family with -k-frags planned under
+// sm_120's 99 KB, which one stage keeps at 2 CTAs per SM); 0 leaves the plan's choice.
+func TestStagesOverride(t *testing.T) {
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	sm90 := target.MustLookup("sm_90")
+	for _, c := range []struct {
+		H, stages int
+		kFrags    bool
+		t         target.Target
+		want      []int // stages per family
+	}{
+		{H: 16, t: sm90, want: []int{2}},
+		{H: 16, stages: 1, t: sm90, want: []int{1}},
+		{H: 8, kFrags: true, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 1}},
+		{H: 8, kFrags: true, stages: 2, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 2}},
+	} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: c.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags, Stages: c.stages}
+		p, err := kernels.MLA(cfg, c.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, f := range p.Rule.Families {
+			got = append(got, f.Stages)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("H%d -stages %d -k-frags=%v on %s (planned for %q): stages %v, want %v", c.H, c.stages, c.kFrags, c.t.Name, c.t.PlannedFor, got, c.want)
+		}
+	}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Stages: 3}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "stages") {
+		t.Errorf("-stages 3: %v, want an error naming -stages", err)
+	}
+}

@@ -63,6 +63,10 @@ type MLAConfig struct {
 	// CTAs to fill them (H8 T192 split 2: 55.3 -> 45.9 us, unchanged at the plan's
 	// split; perf-notes v19), so opt-in until the plan sizes its split by them.
 	KFrags bool
+	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
+	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
+	// CTAs per SM it costs (-stages), which the lowering's figures cannot.
+	Stages int
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -136,6 +140,10 @@ func (c MLAConfig) Validate() error {
 		return bad("score-warps", c.ScoreWarps, "0 (automatic), 4 (a score role) or 8 (every warp)")
 	case c.ScoreWarps != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
 		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
+	case c.Stages != 0 && c.Stages != 1 && c.Stages != mlaStages:
+		return bad("stages", c.Stages, fmt.Sprintf("0 (automatic), 1 or %d", mlaStages))
+	case c.Stages != 0 && c.ProducerWarps != 0:
+		return bad("stages", c.Stages, "0 with -producer-warps (the producer role's ring has its own slots)")
 	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
 		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
@@ -439,6 +447,9 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // taken. 64-head CTAs with 64-candidate tiles, alone on their SM either way, are
 // pipelined wherever the ring fits (-tile 64 or automatic alike).
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
+	if c.Stages != 0 {
+		return c.mlaFamily(t, hb, tile, c.Stages)
+	}
 	if hb == 64 && (tile == 64 || c.ProducerWarps > 0) {
 		if two, err := c.mlaFamily(t, hb, tile, mlaStages); err != nil || two.fits {
 			return two, err

@@ -160,6 +160,7 @@ func init() {
 			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role, 32 x 32 quadrants of each tile; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 with 64-candidate tiles and no producer role)")
 			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
 			fs.BoolVar(&m.KFrags, "k-frags", false, "experimental: the heads-in-N CTA (8 heads) evaluates its K and Vᵀ fragments in registers from the raw e4m3 ring (a computed) instead of storing a dequantized bf16 K tile in shared memory")
+			fs.IntVar(&m.Stages, "stages", 0, "candidate tiles every decode family's loops keep in flight: 1 or 2 (a ring of gathers issued a tile ahead); 0 = automatic (2 where it keeps 2 CTAs per SM or as many as one stage, and for 64-head CTAs wherever it fits)")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
 		},
@@ -237,7 +238,7 @@ func (m *mlaFlags) Args() []string {
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
 		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
-		fmt.Sprintf("-hold-q=%v", m.holdQ), fmt.Sprintf("-k-frags=%v", m.KFrags))
+		fmt.Sprintf("-hold-q=%v", m.holdQ), fmt.Sprintf("-k-frags=%v", m.KFrags), "-stages", fmt.Sprint(m.Stages))
 	return a
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/ptxgen/ptxgen/bench"
 	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/kernels"
+	"github.com/ptxgen/ptxgen/ptx"
 	arch "github.com/ptxgen/ptxgen/target"
 )
 
@@ -74,7 +75,9 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	holdQ := fs.Bool("hold-q", true, "the score dots of every 16-head CTA's large kernels hold their Q slices in registers across the candidate loop, as -hold-q in a configuration; false reads them from shared memory every tile")
+	stages := fs.Int("stages", 0, "override the candidate tiles in flight of every shape's decode families (1 or 2; 0: the generator's choice), as -stages in a configuration")
 	kFrags := fs.Bool("k-frags", false, "the heads-in-N CTAs evaluate their K and Vᵀ fragments from the raw ring, as -k-frags in a configuration")
+	plannedRes := fs.Bool("planned-residency", false, "run the kernels planned under another target's limits (the sm_120 plan, -plan-target) at that target's CTAs per SM: their dynamic shared memory is padded so that this GPU's SMs hold no more of them than its SMs would (shared memory and threads; registers are the same 64K on both); the report's KB are then the padded sizes")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
@@ -224,7 +227,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags = *headBlock, *split, *tile, !*holdQ, *kFrags
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags, cfg.Stages = *headBlock, *split, *tile, !*holdQ, *kFrags, *stages
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
 			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
@@ -242,9 +245,12 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", picked[i].Name, err)
 		}
-		if !*pdl {
-			for _, c := range bc.Decode {
+		for _, c := range bc.Decode {
+			if !*pdl {
 				plainLaunch(c)
+			}
+			if *plannedRes {
+				plannedResidency(c, target)
 			}
 		}
 		return bc, nil
@@ -464,6 +470,35 @@ func measureCeilings(d benchDevice, target arch.Target, w io.Writer) (bench.Ceil
 	fmt.Fprintf(w, "ceilings: copy %.2f TB/s (%.1f us for %d MB), mma_loop %.0f TFLOP/s (%.1f us)\n",
 		c.BytesPerSec/1e12, ct.MedianUS, cp.Bytes()>>20, c.FlopsPerSec/1e12, mt.MedianUS)
 	return c, nil
+}
+
+// ctaReservedShared is the shared memory the CUDA driver reserves for each resident
+// CTA on sm_80 and later.
+const ctaReservedShared = 1024
+
+// residentCTAs is how many CTAs of k one SM of t holds by its shared memory and
+// threads.
+func residentCTAs(t arch.Target, k *ptx.Kernel) int {
+	n := t.MaxThreadsPerSM / max(k.Block, 1)
+	if k.SharedBytes > 0 {
+		n = min(n, t.SharedPerSM/(k.SharedBytes+ctaReservedShared))
+	}
+	return max(n, 1)
+}
+
+// plannedResidency pads the dynamic shared memory of c's kernels so that an SM of dev
+// holds no more of their CTAs than an SM of the target whose limits they were planned
+// under (c.Compiled.Target): the sm_120 plan then runs on the H200 at sm_120's CTAs
+// per SM. Registers need no pad: both have 64K per SM, and the kernel's are the same
+// on both.
+func plannedResidency(c *check.Case, dev arch.Target) {
+	if c.Compiled.Target.PlannedFor == "" {
+		return // planned for this GPU
+	}
+	for _, k := range c.Compiled.Kernels {
+		pad := min(dev.MaxSharedPerBlock, dev.SharedPerSM/residentCTAs(c.Compiled.Target, k)-ctaReservedShared)
+		k.SharedBytes = max(k.SharedBytes, pad)
+	}
 }
 
 // plainLaunch launches c's kernels without programmatic dependent launch (they

@@ -10,7 +10,11 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/bench"
+	"github.com/ptxgen/ptxgen/check"
 	"github.com/ptxgen/ptxgen/internal/strictjson"
+	"github.com/ptxgen/ptxgen/lower"
+	"github.com/ptxgen/ptxgen/ptx"
+	arch "github.com/ptxgen/ptxgen/target"
 )
 
 func runCLI(open opener, args ...string) (int, string, string) {
@@ -304,6 +308,31 @@ func TestDumpOutputRefused(t *testing.T) {
 	for _, m := range []string{"16", "32"} {
 		if code, _, errOut := runCLI(emuOpener("sm_90"), "dump", "-kernel", "gemm", "-m", m, "-o", mine); code != 0 {
 			t.Fatalf("dump -o %s (-m %s): exit %d: %s", mine, m, code, errOut)
+		}
+	}
+}
+
+// -planned-residency pads a kernel planned under sm_120's limits so that the H200
+// holds as many of its CTAs per SM as sm_120 would, and leaves the H200's own alone.
+func TestPlannedResidency(t *testing.T) {
+	h200 := arch.MustLookup("sm_90")
+	for _, c := range []struct {
+		planned            arch.Target
+		smem, block, perSM int // the kernel, and the CTAs per SM the H200 then holds by shared memory and threads
+	}{
+		{planned: h200.WithLimitsOf(arch.MustLookup("sm_120")), smem: 45568, block: 128, perSM: 2}, // sm_120: 100K / 45.5K
+		{planned: h200.WithLimitsOf(arch.MustLookup("sm_120")), smem: 61440, block: 128, perSM: 1},
+		{planned: h200.WithLimitsOf(arch.MustLookup("sm_120")), smem: 0, block: 512, perSM: 3}, // 1536 threads
+		{planned: h200, smem: 45568, block: 128, perSM: 5},                                     // its own: unchanged
+	} {
+		k := &ptx.Kernel{Name: "k", Block: c.block, SharedBytes: c.smem}
+		cs := &check.Case{Compiled: &lower.Compiled{Target: c.planned, Kernels: []*ptx.Kernel{k}}}
+		plannedResidency(cs, h200)
+		if k.SharedBytes < c.smem || k.SharedBytes > h200.MaxSharedPerBlock {
+			t.Fatalf("%s, %d bytes: padded to %d", c.planned.PlannedFor, c.smem, k.SharedBytes)
+		}
+		if got := residentCTAs(h200, k); got != c.perSM {
+			t.Errorf("planned for %q, %d bytes, %d threads: padded to %d bytes, %d CTAs per SM on the H200; want %d", c.planned.PlannedFor, c.smem, c.block, k.SharedBytes, got, c.perSM)
 		}
 	}
 }
