@@ -90,3 +90,79 @@ func TestLoopHeadText(t *testing.T) {
 		t.Errorf("constant bounds 0..4:\n%s\nwant just the top label", got)
 	}
 }
+
+// TestE4M3ToF32Text: one e4m3 byte to f32, through the hardware pair conversion
+// where the target has it (sm_89+), and on sm_80 by placing the byte's exponent and
+// mantissa at f32 bits 20..26 and the sign at bit 31, then scaling by 2^120 to rebias
+// the exponent (exact for every finite e4m3, subnormals included), with 0x7f and
+// 0xff made NaN.
+func TestE4M3ToF32Text(t *testing.T) {
+	for _, c := range []struct {
+		target, want string
+	}{
+		{"sm_90", strings.Join([]string{
+			"cvt.u16.u32 %h0, %r0;",
+			"cvt.rn.f16x2.e4m3x2 %r1, %h0;",
+			"cvt.u16.u32 %h1, %r1;",
+			"cvt.f32.f16 %f0, %h1;",
+		}, "\n")},
+		{"sm_80", strings.Join([]string{
+			"and.b32 %r1, %r0, 127;",
+			"shl.b32 %r2, %r1, 20;",
+			"and.b32 %r3, %r0, 128;",
+			"shl.b32 %r3, %r3, 24;",
+			"or.b32 %r4, %r2, %r3;",
+			"mov.b32 %f1, %r4;",
+			"mul.rn.f32 %f0, %f1, 0f7B800000;",
+			"setp.eq.s32 %p0, %r1, 127;",
+			"selp.f32 %f0, 0f7FC00000, %f0, %p0;",
+		}, "\n")},
+	} {
+		e := bareEmitter()
+		e.f.target = target.MustLookup(c.target)
+		x := e.reg(ir.E4M3)
+		r, err := e.cast(ir.E4M3, ir.F32, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r != ptx.Reg("%f0") {
+			t.Errorf("%s: result in %v, want %%f0", c.target, r)
+		}
+		if got := bodyText(t, e); got != c.want {
+			t.Errorf("%s:\n%s\nwant\n%s", c.target, got, c.want)
+		}
+	}
+}
+
+// TestF16PairToF32Text: two e4m3 bytes of a 16-bit pair (an `a computed` fragment's
+// or a staged run's) become two f32 by one pair conversion, the f16 halves split
+// out of the 32-bit result (low half first: the pair's first byte), and two widenings.
+func TestF16PairToF32Text(t *testing.T) {
+	e := bareEmitter()
+	pair := e.reg(ir.I32)
+	out := make([]ptx.Operand, 2)
+	e.f16PairToF32(pair, out)
+	want := strings.Join([]string{
+		"cvt.rn.f16x2.e4m3x2 %r1, %r0;",
+		"mov.b32 {%h0, %h1}, %r1;",
+		"cvt.f32.f16 %f0, %h0;",
+		"cvt.f32.f16 %f1, %h1;",
+	}, "\n")
+	if got := bodyText(t, e); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if out[0] != ptx.Reg("%f0") || out[1] != ptx.Reg("%f1") {
+		t.Errorf("halves in %v, want [%%f0 %%f1]", out)
+	}
+}
+
+// TestSwizzleBitsText: the XOR a swizzled row's 16-byte chunks take is (row & 7)
+// chunks, as a byte offset within the row's 128-byte group.
+func TestSwizzleBitsText(t *testing.T) {
+	e := bareEmitter()
+	e.swizzleBits(e.reg(ir.I32))
+	want := "shl.b32 %r1, %r0, 4;\nand.b32 %r1, %r1, 112;"
+	if got := bodyText(t, e); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
