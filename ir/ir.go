@@ -224,7 +224,7 @@ type Op struct {
 }
 
 // DotSchedule is a dot's schedule clauses: `warps RxC [replicate N] [splitk N]
-// [a HOME] [atom NAME]` in the text form, after the operands. Warps decides the
+// [a HOME] [b HOME] [atom NAME]` in the text form, after the operands. Warps decides the
 // split and replicate and splitk refine it: a dot with Warps set is computed
 // exactly as stated. `a HOME` (and `atom`) may also stand alone, the split then
 // left to the lowering.
@@ -251,6 +251,12 @@ type DotSchedule struct {
 	// shared memory), so A itself is never stored; a transposed A (`trans %x`) takes
 	// the fragments of %x's blocks through movmatrix.
 	AHome string
+	// BHome is where each warp reads its B fragments from (`b computed`; "" leaves
+	// it to the lowering): "computed", each fragment register evaluated from B's
+	// elementwise definition where the dot reads it, as AHome's; B = `trans %x` (Kᵀ
+	// of q·kᵀ) reads %x's pairs directly, an untransposed B (V of p·v) takes them
+	// through movmatrix, so a dot of each over the same tile evaluates each pair once.
+	BHome string
 	// Atom is the tensor-core instruction shape the dot is built from (`atom NAME`;
 	// "" is the target's default, today always m16n8k16).
 	Atom string
@@ -284,6 +290,9 @@ func (s DotSchedule) String() string {
 	if s.AHome != "" {
 		clauses = append(clauses, "a "+s.AHome)
 	}
+	if s.BHome != "" {
+		clauses = append(clauses, "b "+s.BHome)
+	}
 	if s.Atom != "" {
 		clauses = append(clauses, "atom "+s.Atom)
 	}
@@ -300,8 +309,8 @@ func (s DotSchedule) check() error {
 		if s.Replicate != 0 || s.SplitK != 0 {
 			return fmt.Errorf("%s: replicate and splitk refine the warp grid, so a schedule with them states warps RxC", s)
 		}
-		if s.AHome == "" && s.Atom == "" {
-			return fmt.Errorf("an empty dot schedule: state warps RxC, a HOME or atom NAME")
+		if s.AHome == "" && s.BHome == "" && s.Atom == "" {
+			return fmt.Errorf("an empty dot schedule: state warps RxC, a HOME, b HOME or atom NAME")
 		}
 	} else if s.Warps[0] < 1 || s.Warps[1] < 1 || s.Warps[0] > MaxDotWarps || s.Warps[1] > MaxDotWarps {
 		return fmt.Errorf("warps %dx%d: want RxC with R and C in 1..%d", s.Warps[0], s.Warps[1], MaxDotWarps)
@@ -320,6 +329,9 @@ func (s DotSchedule) check() error {
 	}
 	if s.AHome != "" && s.AHome != HomeRegs && s.AHome != HomeShared && s.AHome != HomeComputed {
 		return fmt.Errorf("a %q: want a %s, a %s or a %s", s.AHome, HomeRegs, HomeShared, HomeComputed)
+	}
+	if s.BHome != "" && s.BHome != HomeComputed {
+		return fmt.Errorf("b %q: want b %s (or no b clause: the lowering's choice)", s.BHome, HomeComputed)
 	}
 	if s.Atom != "" && !slices.Contains(DotAtoms, s.Atom) {
 		return fmt.Errorf("atom %q: want one of %s", s.Atom, strings.Join(DotAtoms, ", "))

@@ -726,7 +726,7 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 	for {
 		kw := p.peek()
 		switch kw {
-		case "warps", "replicate", "splitk", "a", "atom":
+		case "warps", "replicate", "splitk", "a", "b", "atom":
 		default:
 			if len(seen) == 0 {
 				return nil, nil
@@ -770,6 +770,8 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 			}
 		case "a":
 			s.AHome = p.next()
+		case "b":
+			s.BHome = p.next()
 		case "atom":
 			s.Atom = p.next()
 		}

@@ -18,6 +18,7 @@ const scheduledKernel = `kernel k(%a: ptr<bf16> div 16 bytes 4096, %y: ptr<f32> 
   %u = dot %x, %xt, %c : tile<32x32xf32>
   %h = dot %x, %xt, %c a regs : tile<32x32xf32>
   %v = dot %x, %xt, %c warps 2x4 a computed : tile<32x32xf32>
+  %w = dot %x, %xt, %c warps 2x4 a computed b computed : tile<32x32xf32>
   store %y[%o, %z], %e
 }
 `
@@ -42,6 +43,7 @@ func TestDotScheduleRoundTrip(t *testing.T) {
 		"u": nil,
 		"h": {AHome: HomeRegs},
 		"v": {Warps: [2]int{2, 4}, AHome: HomeComputed},
+		"w": {Warps: [2]int{2, 4}, AHome: HomeComputed, BHome: HomeComputed},
 	}
 	for _, o := range k.Body.Ops {
 		if o.Kind != OpDot {
@@ -86,6 +88,8 @@ func TestDotScheduleRefused(t *testing.T) {
 		{"warps 2x4 atom m16n8k32", `atom "m16n8k32": want one of m16n8k16`},
 		{"warps 2x4 a global", `a "global": want a regs, a shared or a computed`},
 		{"warps 2x4 warps 2x4", "states warps twice"},
+		{"warps 2x4 b regs", `b "regs": want b computed`},
+		{"b computed b computed", "states b twice"},
 		{"replicate 2", "dot schedule without warps RxC"},
 		{"splitk 2 a regs", "dot schedule without warps RxC"},
 		{"warps 2x2", "schedule warps 2x2 spreads it over 4 warps; it runs on the kernel's 8"},

@@ -58,10 +58,11 @@ type MLAConfig struct {
 	SharedQ bool
 	// KFrags has the heads-in-N CTA's dots evaluate their K and Vᵀ fragments from
 	// the raw ring (`a computed`: each register dequantized from its two e4m3 bytes,
-	// Vᵀ by movmatrix of K's), so no bf16 K tile is stored in shared memory
-	// (-k-frags): 3 CTAs per SM on the H200, faster only where the launch has the
-	// CTAs to fill them (H8 T192 split 2: 55.3 -> 45.9 us, unchanged at the plan's
-	// split; perf-notes v19), so opt-in until the plan sizes its split by them.
+	// Vᵀ by movmatrix of K's), and the 16-head CTA's their Kᵀ and V fragments (`b
+	// computed`), so no bf16 K tile is stored in shared memory (-k-frags). Heads in
+	// N: 3 CTAs per SM on the H200, faster where the launch has the CTAs to fill
+	// them (H8 T192 split 2: 55.3 -> 45.9 us; perf-notes v19). 16 heads: 99.8 ->
+	// 74.8 KB, 242 registers with ptxas 11.8. Opt-in until measured by the plan.
 	KFrags bool
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
@@ -775,7 +776,7 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 			continue
 		}
 		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2])}
+		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2]), BHome: d.kBHome()}
 		o := b.ScheduledDot(pHi, ks[i], scaled, grid)
 		if pLo != nil {
 			o = b.ScheduledDot(pLo, ks[i], o, grid)

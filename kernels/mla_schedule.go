@@ -15,7 +15,17 @@ import (
 // transpose: "" (the lowering's choice: a staged bf16 tile) or, with KFrags,
 // fragments computed from the raw ring.
 func (v MLAVariant) kHome() string {
-	if v.KFrags {
+	if v.KFrags && v.HeadsInN {
+		return ir.HomeComputed
+	}
+	return ""
+}
+
+// kBHome is the B home of the 16-head CTA's dots, whose B is a K slice (P·V) or
+// its transpose (the scores): "" (a staged bf16 tile) or, with KFrags, fragments
+// computed from the raw ring, each pair once per tile for both dots.
+func (v MLAVariant) kBHome() string {
+	if v.KFrags && !v.HeadsInN {
 		return ir.HomeComputed
 	}
 	return ""
@@ -78,10 +88,10 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 		hold = ir.HomeRegs
 	}
 	if v.HeadBlock == 16 {
-		if hold == "" {
+		if hold == "" && v.kBHome() == "" {
 			return nil
 		}
-		return &ir.DotSchedule{AHome: hold}
+		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome()}
 	}
 	warps := v.Warps - v.Producer
 	if v.Score > 0 {

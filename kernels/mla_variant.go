@@ -41,8 +41,8 @@ type MLAVariant struct {
 	// HeadsInN: 8 heads per CTA in the MMA's N dimension, the candidates in M
 	// (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ; HeadBlock 8).
 	HeadsInN bool
-	// KFrags: the heads-in-N dots evaluate K's and Vᵀ's fragments from the raw
-	// ring (`a computed`, MLAConfig.KFrags).
+	// KFrags: the dots evaluate K's and V's fragments from the raw ring (heads in
+	// N: `a computed`; 16 heads: `b computed`; MLAConfig.KFrags).
 	KFrags bool
 }
 
@@ -133,7 +133,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
-	v.KFrags = v.HeadsInN && c.KFrags
+	v.KFrags = (v.HeadsInN || hb == 16) && c.KFrags
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -177,8 +177,10 @@ func (v MLAVariant) String() string {
 	if v.HeadsInN {
 		s += ", the heads in the MMA's N dimension"
 	}
-	if v.KFrags {
+	if v.KFrags && v.HeadsInN {
 		s += ", K and Vᵀ fragments computed from the raw ring"
+	} else if v.KFrags {
+		s += ", Kᵀ and V fragments computed from the raw ring"
 	}
 	return s
 }

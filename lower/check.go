@@ -111,7 +111,7 @@ func checkStaging(f *fn) error {
 			if _, ok := f.sharedHome(o.Args[0]); !ok && !f.aInRegisters(o) && !f.aComputed(o) {
 				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, f.layouts[o.Args[0]])
 			}
-			if _, ok := f.sharedHome(o.Args[1]); !ok && !f.bInRegisters(o) {
+			if _, ok := f.sharedHome(o.Args[1]); !ok && !f.bInRegisters(o) && !f.bComputed(o) {
 				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.layouts[o.Args[1]])
 			}
 		case ir.OpTrans:

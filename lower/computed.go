@@ -12,17 +12,39 @@ import (
 // shared home of its own; a transposed A is the transpose of a recomputed tile
 // whose 8x8 blocks the emitter turns into fragments by movmatrix. An A that is in
 // shared memory already is read by ldmatrix, as its bytes are its fragments.
+// `b computed` is the same for B, where the transposed B (Kᵀ of q·kᵀ) is the one
+// read directly and the untransposed one (V of p·v) the one that takes movmatrix.
 
 // aComputed reports whether dot o evaluates its A fragments from A's definition:
 // it states `a computed` and A is recomputed (lExpr).
 func (f *fn) aComputed(o *ir.Op) bool {
-	return o.Dot != nil && o.Dot.AHome == ir.HomeComputed && f.layouts[o.Args[0]].kind == lExpr
+	return statesComputed(o, 0) && f.layouts[o.Args[0]].kind == lExpr
 }
 
-// onlyComputedA reports whether every use of v is as the A operand of a dot that
-// states `a computed`: a transpose of a recomputed tile read only so is
+// bComputed is aComputed for B (`b computed`).
+func (f *fn) bComputed(o *ir.Op) bool {
+	return statesComputed(o, 1) && f.layouts[o.Args[1]].kind == lExpr
+}
+
+// statesComputed reports whether o is a dot whose operand i (0: A, 1: B) states
+// the home `computed`.
+func statesComputed(o *ir.Op, i int) bool {
+	if o.Kind != ir.OpDot || o.Dot == nil {
+		return false
+	}
+	switch i {
+	case 0:
+		return o.Dot.AHome == ir.HomeComputed
+	case 1:
+		return o.Dot.BHome == ir.HomeComputed
+	}
+	return false
+}
+
+// onlyComputed reports whether every use of v is as an operand of a dot that
+// states it `computed`: a transpose of a recomputed tile read only so is
 // recomputed too (the layout pass), and nothing stages its source for it.
-func onlyComputedA(k *ir.Kernel, v *ir.Value) bool {
+func onlyComputed(k *ir.Kernel, v *ir.Value) bool {
 	used, only := false, true
 	walkOps(k.Body, func(o *ir.Op) {
 		for i, a := range o.Args {
@@ -30,7 +52,7 @@ func onlyComputedA(k *ir.Kernel, v *ir.Value) bool {
 				continue
 			}
 			used = true
-			if o.Kind != ir.OpDot || i != 0 || o.Dot == nil || o.Dot.AHome != ir.HomeComputed {
+			if !statesComputed(o, i) {
 				only = false
 			}
 		}
@@ -45,17 +67,19 @@ func onlyComputedA(k *ir.Kernel, v *ir.Value) bool {
 	return used && only
 }
 
-// checkComputedA refuses `a computed` on an A that is neither recomputed nor in
-// shared memory (fragments of another dot's result: `a regs` reads those), naming
-// the clause.
-func (f *fn) checkComputedA() error {
+// checkComputed refuses `a computed` or `b computed` on an operand that is
+// neither recomputed nor in shared memory (fragments of another dot's result:
+// `a regs` reads those), naming the clause.
+func (f *fn) checkComputed() error {
 	var err error
 	walkOps(f.k.Body, func(o *ir.Op) {
-		if err != nil || o.Kind != ir.OpDot || o.Dot == nil || o.Dot.AHome != ir.HomeComputed {
-			return
-		}
-		if l := f.layouts[o.Args[0]]; l.kind != lExpr && l.kind != lShared {
-			err = opError(o, fmt.Errorf("a %s: %s is in %v; only an A recomputed from its definition (an elementwise expression of tiles in shared memory) or one in shared memory can be read so (a %s reads fragments that hold it)", ir.HomeComputed, o.Args[0], l, ir.HomeRegs))
+		for i, name := range []string{"a", "b"} {
+			if err != nil || !statesComputed(o, i) {
+				continue
+			}
+			if l := f.layouts[o.Args[i]]; l.kind != lExpr && l.kind != lShared {
+				err = opError(o, fmt.Errorf("%s %s: %s is in %v; only an operand recomputed from its definition (an elementwise expression of tiles in shared memory) or one in shared memory can be read so (a %s reads fragments that hold an A)", name, ir.HomeComputed, o.Args[i], l, ir.HomeRegs))
+			}
 		}
 	})
 	return err
@@ -63,7 +87,7 @@ func (f *fn) checkComputedA() error {
 
 // computedLeaves are the shared tiles a recomputed v reads at its own
 // coordinates (not through a broadcast or a column, which read one element per
-// row): an `a computed` dot reads them at fragment coordinates, 8 rows at a time,
+// row): a `computed` operand's dot reads them at fragment coordinates, 8 rows at a time,
 // so they take the conflict-free pitch as ldmatrix operands do (smem).
 func (f *fn) computedLeaves(v *ir.Value, out map[*ir.Value]bool) {
 	switch l := f.layouts[v]; {

@@ -34,6 +34,9 @@ type dotPlan struct {
 	// warp's share of the reduction split kParts ways.
 	computed bool
 	kParts   int
+	// bComputed: B's fragments are evaluated from its definition (bComputed), as
+	// computed A's.
+	bComputed bool
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -142,7 +145,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	}
 	p.bl, _ = e.f.sharedHome(b)
 	p.bRegs = e.f.bInRegisters(o)
-	p.computed, p.kParts = e.f.aComputed(o), e.f.splitK[o]
+	p.computed, p.kParts, p.bComputed = e.f.aComputed(o), e.f.splitK[o], e.f.bComputed(o)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.mt, p.nt = rows.n, cols.n
 	p.in = a.Type.Elem.String()
@@ -151,7 +154,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	if p.bRegs && (kStart != nil || l.wn != 1) {
 		return nil, fmt.Errorf("%s: B from registers needs the whole reduction and every column in each warp", o)
 	}
-	if !p.bRegs {
+	if !p.bRegs && !p.bComputed {
 		e.ready(b)
 		e.noteRead(b)
 	}
@@ -190,7 +193,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	if p.al.kind == lShared && p.held == nil {
 		e.aBase(p, rows.base, kStart)
 	}
-	if p.bRegs {
+	if p.bRegs || p.bComputed {
 		return p, nil
 	}
 	bKind := "bt"
@@ -412,23 +415,69 @@ func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 				afr[mi][q] = x
 				continue
 			}
-			row, col := e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), rows, mOff)
-			key := "movmatrix:" + src.Name + "@" + operandKey([]ptx.Operand{row, col})
-			if x, ok := e.cached(key); ok {
-				afr[mi][q] = x
-				continue
-			}
-			pair, err := e.computedPair(src, row, col)
+			x, err := e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), rows, mOff))
 			if err != nil {
 				return nil, err
 			}
-			x := e.reg(ir.I32)
-			e.add(ptx.MovmatrixSyncAlignedM8n8TransB16(x, pair))
-			e.cache[len(e.cache)-1][key] = x
 			afr[mi][q] = x
 		}
 	}
 	return afr, nil
+}
+
+// computedBFrags evaluates the B fragments of k16 step k from B's definition
+// (bComputed): register q of n8 tile ni holds B's elements (k = 2t+8q, 2t+8q+1;
+// n = g). A transposed B = xᵀ (x stored [n][k]) takes them as the pair of x at
+// (row g, columns 2t, 2t+1) of its block; an untransposed B takes them as
+// movmatrix .trans of the pair at the block's (row g, columns 2t, 2t+1), with the
+// coordinates built as for A so that a dot reading x transposed and one reading it
+// directly (q·kᵀ and p·v) share each pair.
+func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
+	l := e.layout(p.r)
+	cols := warpSpan{div: 1, mod: l.wn, span: p.nt * granuleN}
+	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
+	src, trans := p.b, false
+	if d := p.b.Def; d != nil && d.Kind == ir.OpTrans {
+		src, trans = d.Args[0], true
+	}
+	bfr := make([][2]ptx.Operand, p.nt)
+	for ni := range bfr {
+		for q := range bfr[ni] {
+			nOff, kOff := ni*granuleN, k*granuleK+8*q
+			if trans {
+				x, err := e.computedPair(src, e.fragCoord(e.g, cols, nOff), e.fragCoord(e.twoT(), red, kOff))
+				if err != nil {
+					return nil, err
+				}
+				bfr[ni][q] = x
+				continue
+			}
+			x, err := e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), cols, nOff))
+			if err != nil {
+				return nil, err
+			}
+			bfr[ni][q] = x
+		}
+	}
+	return bfr, nil
+}
+
+// movmatrixPair is movmatrix .trans of the pair of x at (row, col) and the 8x8
+// block it lies in: the thread's pair of the block's transpose, cached in the
+// open scope.
+func (e *emitter) movmatrixPair(x *ir.Value, row, col ptx.Operand) (ptx.Operand, error) {
+	key := "movmatrix:" + x.Name + "@" + operandKey([]ptx.Operand{row, col})
+	if r, ok := e.cached(key); ok {
+		return r, nil
+	}
+	pair, err := e.computedPair(x, row, col)
+	if err != nil {
+		return nil, err
+	}
+	r := e.reg(ir.I32)
+	e.add(ptx.MovmatrixSyncAlignedM8n8TransB16(r, pair))
+	e.cache[len(e.cache)-1][key] = r
+	return r, nil
 }
 
 // computedPair evaluates elements (row, col) and (row, col+1) of a 16-bit
@@ -518,6 +567,9 @@ func (e *emitter) fragCoord(lane ptx.Operand, s warpSpan, off int) ptx.Operand {
 func (e *emitter) bFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 	if p.bRegs {
 		return e.bFragsFromRegisters(p, k)
+	}
+	if p.bComputed {
+		return e.computedBFrags(p, k)
 	}
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := 0; ni < p.nt; ni += 2 {

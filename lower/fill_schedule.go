@@ -66,6 +66,9 @@ func (f *fn) dotSchedule(o *ir.Op) ir.DotSchedule {
 	case o.Dot != nil && o.Dot.AHome == ir.HomeComputed:
 		s.AHome = ir.HomeComputed
 	}
+	if statesComputed(o, 1) {
+		s.BHome = ir.HomeComputed
+	}
 	if l.rep > 1 {
 		s.Replicate = l.rep
 	}

@@ -307,3 +307,95 @@ func TestComputedARefusesFragments(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// computedBKernel is computedAKernel with the heads in M: k = the dequantized raw
+// tile (m candidates x kd dims), s1 = q·kᵀ (16 x m) and s2 = p·k (16 x kd), both
+// reading k as B by the given schedules.
+func computedBKernel(m, kd, warps int, first, second ir.DotSchedule) *ir.Builder {
+	b := ir.NewBuilder("b_computed")
+	raw := b.Param("raw", ir.PtrTo(ir.U8), 16, int64(m*kd))
+	sc := b.Param("sc", ir.PtrTo(ir.U8), 16, int64(m*8))
+	q := b.Param("q", ir.PtrTo(ir.BF16), 16, int64(2*16*kd))
+	p := b.Param("p", ir.PtrTo(ir.BF16), 16, int64(2*16*m))
+	y := f32Param(b, "y", 16*(m+kd))
+	b.SetWarps(warps)
+	b.SetGrid(1, 1, 1)
+	rowsOf := func(r, w, off int) *ir.Value {
+		return b.Add(b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))), b.I64(int64(off)))
+	}
+	rt := b.Load2(b.Bitcast(raw, ir.E4M3), rowsOf(m, kd, 0), b.I64(0), kd, nil, nil)
+	st := b.Load2(sc, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
+	scale := b.Bitcast(b.Shl(b.Cast(b.Column(st, 0), ir.I32), b.I32(23)), ir.F32)
+	k := b.Cast(b.Mul(b.Cast(rt, ir.F32), b.Broadcast(scale, 1, m, kd)), ir.BF16)
+	qt := b.Load2(q, rowsOf(16, kd, 0), b.I64(0), kd, nil, nil)
+	s1 := b.ScheduledDot(qt, b.Trans(k), b.ConstFloat(0, ir.TileOf(ir.F32, 16, m)), first)
+	pt := b.Load2(p, rowsOf(16, m, 0), b.I64(0), m, nil, nil)
+	s2 := b.ScheduledDot(pt, k, b.ConstFloat(0, ir.TileOf(ir.F32, 16, kd)), second)
+	b.Store2(y, rowsOf(16, m, 0), b.I64(0), nil, nil, s1)
+	b.Store2(y, rowsOf(16, kd, 16*m), b.I64(0), nil, nil, s2)
+	return b
+}
+
+// TestComputedB runs `b computed` dots in the emulator against float64, as
+// TestComputedA: where the shares match (the scores split along the dims as p·k
+// splits its columns), each raw pair is loaded once and k's fragments for p·k are
+// movmatrix transposes of the pairs kᵀ's took.
+func TestComputedB(t *testing.T) {
+	computed := ir.HomeComputed
+	for i, c := range []struct {
+		m, kd, warps  int
+		first, second ir.DotSchedule
+		reused        bool
+	}{
+		{32, 64, 4, ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: 4, SplitK: 4, BHome: computed}, ir.DotSchedule{Warps: [2]int{1, 4}, BHome: computed}, true},
+		{32, 32, 2, ir.DotSchedule{Warps: [2]int{1, 1}, Replicate: 2, BHome: computed}, ir.DotSchedule{Warps: [2]int{1, 2}, BHome: computed}, false},
+		{16, 48, 1, ir.DotSchedule{BHome: computed}, ir.DotSchedule{BHome: computed}, true},
+	} {
+		t.Run(fmt.Sprintf("%dx%d_w%d", c.m, c.kd, c.warps), func(t *testing.T) {
+			seed := uint64(990 + i)
+			rng := rand.New(rand.NewPCG(seed, 13))
+			raw, sc := make([]byte, c.m*c.kd), make([]byte, c.m*8)
+			k := make([]float64, c.m*c.kd)
+			for r := 0; r < c.m; r++ {
+				sc[8*r] = byte(120 + rng.IntN(15))
+				for j := 0; j < c.kd; j++ {
+					x := byte(rng.IntN(256))
+					for x&0x7f == 0x7f {
+						x = byte(rng.IntN(256))
+					}
+					raw[r*c.kd+j] = x
+					k[r*c.kd+j] = dtype.E4M3(x).F64() * math.Ldexp(1, int(sc[8*r])-127)
+				}
+			}
+			qb, qv := randomBF16(rng, 16*c.kd, 1)
+			pb, pv := randomBF16(rng, 16*c.m, 1)
+			got, pk := runUserKernelBytes(t, computedBKernel(c.m, c.kd, c.warps, c.first, c.second), "sm_90",
+				map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*16*(c.m+c.kd))}, nil)
+			text := pk.Module.Print()
+			if strings.Contains(text, "computed by the CTA") {
+				t.Errorf("k was staged in shared memory")
+			}
+			pairs, moves := strings.Count(text, "ld.shared.b16"), strings.Count(text, "movmatrix")
+			if perThread := c.m * c.kd / 2 / (32 * c.warps); c.reused && (pairs != perThread || moves != perThread) {
+				t.Errorf("%d raw pair loads and %d movmatrix, want %d of each (each pair loaded once, k's fragments from kᵀ's)", pairs, moves, perThread)
+			}
+			want, bound := make([]float64, 16*(c.m+c.kd)), make([]float64, 16*(c.m+c.kd))
+			for h := 0; h < 16; h++ {
+				for r := 0; r < c.m; r++ {
+					for j := 0; j < c.kd; j++ {
+						x, y := qv[h*c.kd+j]*k[r*c.kd+j], pv[h*c.m+r]*k[r*c.kd+j]
+						want[h*c.m+r] += x
+						bound[h*c.m+r] += math.Abs(x)
+						want[16*c.m+h*c.kd+j] += y
+						bound[16*c.m+h*c.kd+j] += math.Abs(y)
+					}
+				}
+			}
+			for i := range want {
+				if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]*1e-5+1e-30 {
+					t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i]*1e-5)
+				}
+			}
+		})
+	}
+}

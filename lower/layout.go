@@ -141,7 +141,7 @@ func assignLayouts(f *fn) error {
 	if err := lp.layoutBlock(f.k.Body); err != nil {
 		return err
 	}
-	if err := f.checkComputedA(); err != nil {
+	if err := f.checkComputed(); err != nil {
 		return err
 	}
 	return f.holdOperands()
@@ -282,7 +282,7 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 		// Nothing is staged yet (stage runs after): a tile not in shared
 		// memory is transposed in the home stage will give it.
 		src, ok := f.layouts[o.Args[0]], f.layouts[o.Args[0]].kind == lShared
-		if src.kind == lExpr && onlyComputedA(f.k, r) {
+		if src.kind == lExpr && onlyComputed(f.k, r) {
 			return layout{kind: lExpr}, nil // evaluated by its dots, at swapped coordinates
 		}
 		if !ok {

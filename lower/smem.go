@@ -337,7 +337,11 @@ func (f *fn) dotOperands() map[*ir.Value]bool {
 			} else {
 				m[storageOf(o.Args[0])] = true
 			}
-			m[storageOf(o.Args[1])] = true
+			if f.bComputed(o) {
+				f.computedLeaves(o.Args[1], m)
+			} else {
+				m[storageOf(o.Args[1])] = true
+			}
 		}
 	})
 	return m

@@ -38,7 +38,7 @@ func stageTiles(f *fn) error {
 			if a.kind != lShared && !f.aInRegisters(o) && !f.aComputed(o) {
 				f.stage(o.Args[0])
 			}
-			if b.kind != lShared && !f.bInRegisters(o) {
+			if b.kind != lShared && !f.bInRegisters(o) && !f.bComputed(o) {
 				f.stage(o.Args[1])
 			}
 		case ir.OpTrans:

@@ -149,6 +149,11 @@ add "mla H=8 T=64 bf16 cache 512+64 (heads in N)" "$M -heads 8 -tokens 64 -cache
 # -k-frags (opt-in): K and Vᵀ fragments computed from the raw ring.
 add "mla H=8 T=64 (heads in N, -k-frags)" "$M -heads 8 -tokens 64 -head-block 8 -k-frags"
 add "mla H=5 T=64 K=63+100 split=1 (heads in N, -k-frags)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8 -k-frags"
+# ... and Kᵀ and V fragments of the 16-head CTA (b computed): split-K scores, replicated ones.
+add "mla H=16 T=64 (-k-frags)" "$M -heads 16 -tokens 64 -k-frags"
+add "mla H=16 T=1 (-k-frags, replicated scores)" "$M -heads 16 -tokens 1 -k-frags"
+add "mla H=13 T=64 K=100+53 page 53 split=1 (-k-frags)" "$M -heads 13 -tokens 64 -k0 100 -k1 53 -page1 53 -split 1 -k-frags"
+add "mla H=16 T=64 sm_120 plan (-k-frags)" "$M -heads 16 -tokens 64 -plan-target sm_120 -k-frags"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
 for r in 1 3 8; do add "mla capacity 8 rows $r" "$M -max-tokens 8 -tokens $r"; done
 add "mla capacity 8 rows 3 split=1" "$M -max-tokens 8 -tokens 3 -split 1"
@@ -228,6 +233,8 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=64 (Q held)" "-kernel mla_decode -heads 16 -tokens 64" &
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8" &
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N, -k-frags)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8 -k-frags" &
+			runsan "$tool" "mla_decode H=16 T=64 (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -k-frags" &
+			runsan "$tool" "mla_decode H=16 T=1 (-k-frags, replicated scores)" "-kernel mla_decode -heads 16 -tokens 1 -k-frags" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
@@ -253,6 +260,8 @@ if [ -n "$PTXAS" ]; then
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 64 -heads 16 -o "$work/ptx/dump_mla_decode_T64_H16_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 64 -heads 8 -o "$work/ptx/dump_mla_decode_T64_H8_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 64 -heads 8 -k-frags -o "$work/ptx/dump_mla_decode_T64_H8_kfrags_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 64 -heads 16 -k-frags -o "$work/ptx/dump_mla_decode_T64_H16_kfrags_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 1 -heads 16 -k-frags -o "$work/ptx/dump_mla_decode_T1_H16_kfrags_sm_120.ptx"
 	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
 	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do
 		[ -e "$f" ] || continue
