@@ -235,3 +235,27 @@ func CheckFloat32(v float64) error {
 	}
 	return nil
 }
+
+// KFragsVar defines the -k-frags flag: auto, true or false, and alone true.
+func KFragsVar(fs *flag.FlagSet, p *MLAKFrags, name, usage string) {
+	fs.Var((*kFragsFlag)(p), name, usage)
+}
+
+type kFragsFlag MLAKFrags
+
+func (f *kFragsFlag) String() string   { return MLAKFrags(*f).String() }
+func (f *kFragsFlag) IsBoolFlag() bool { return true }
+
+func (f *kFragsFlag) Set(s string) error {
+	switch s {
+	case "auto":
+		*f = kFragsFlag(KFragsAuto)
+	case "true", "1":
+		*f = kFragsFlag(KFragsOn)
+	case "false", "0":
+		*f = kFragsFlag(KFragsOff)
+	default:
+		return errors.New("want auto, true or false")
+	}
+	return nil
+}

@@ -532,7 +532,7 @@ func TestStagesOverride(t *testing.T) {
 		{H: 8, kFrags: true, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 1}},
 		{H: 8, kFrags: true, stages: 2, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 2}},
 	} {
-		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: c.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags, Stages: c.stages}
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: c.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: kfrags(c.kFrags), Stages: c.stages}
 		p, err := kernels.MLA(cfg, c.t)
 		if err != nil {
 			t.Fatal(err)
@@ -548,5 +548,47 @@ func TestStagesOverride(t *testing.T) {
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, Stages: 3}
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "stages") {
 		t.Errorf("-stages 3: %v, want an error naming -stages", err)
+	}
+}
+
+func kfrags(on bool) kernels.MLAKFrags {
+	if on {
+		return kernels.KFragsOn
+	}
+	return kernels.KFragsOff
+}
+
+// -k-frags auto (the default) gives the heads-in-N family computed K fragments where
+// that keeps its two stages and adds a CTA per SM (sm_90: 3 against 2), and nothing
+// else: not the 16-head family, not sm_120's 99 KB (1 CTA per SM either way), not
+// sm_80 (no e4m3 pair conversion), not with -k-frags=false; true takes it for both.
+func TestKFragsAuto(t *testing.T) {
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	sm90 := target.MustLookup("sm_90")
+	for _, c := range []struct {
+		name   string
+		t      target.Target
+		kFrags kernels.MLAKFrags
+		want   []bool // per family: 16 heads, heads in N
+	}{
+		{"sm_90", sm90, kernels.KFragsAuto, []bool{false, true}},
+		{"sm_90 false", sm90, kernels.KFragsOff, []bool{false, false}},
+		{"sm_90 true", sm90, kernels.KFragsOn, []bool{true, true}},
+		{"sm_120", target.MustLookup("sm_120"), kernels.KFragsAuto, []bool{false, false}},
+		{"sm_90 planned as sm_120", sm90.WithLimitsOf(target.MustLookup("sm_120")), kernels.KFragsAuto, []bool{false, false}},
+		{"sm_80", target.MustLookup("sm_80"), kernels.KFragsAuto, []bool{false, false}},
+	} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
+		_, designs, err := kernels.MLADesign(cfg, c.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []bool
+		for _, d := range designs {
+			got = append(got, d.Variant.KFrags)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s -k-frags=%s: KFrags per family %v, want %v", c.name, c.kFrags, got, c.want)
+		}
 	}
 }

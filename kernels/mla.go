@@ -56,18 +56,40 @@ type MLAConfig struct {
 	// Q for no reuse, and 64-head CTAs spilled 856 bytes with it (-score-warps 8):
 	// neither takes it.
 	SharedQ bool
-	// KFrags has the heads-in-N CTA's dots evaluate their K and Vᵀ fragments from
-	// the raw ring (`a computed`: each register dequantized from its two e4m3 bytes,
-	// Vᵀ by movmatrix of K's), and the 16-head CTA's their Kᵀ and V fragments (`b
-	// computed`), so no bf16 K tile is stored in shared memory (-k-frags). Heads in
-	// N: 3 CTAs per SM on the H200, faster where the launch has the CTAs to fill
-	// them (H8 T192 split 2: 55.3 -> 45.9 us; perf-notes v19). 16 heads: 99.8 ->
-	// 74.8 KB, 242 registers with ptxas 11.8. Opt-in until measured by the plan.
-	KFrags bool
+	// KFrags is where the decode's dots evaluate their K and V fragments from the
+	// raw ring instead of a dequantized bf16 K tile in shared memory (-k-frags): the
+	// heads-in-N CTA's (`a computed`: each register from its two e4m3 bytes, Vᵀ by
+	// movmatrix of K's) and the 16-head CTA's (`b computed`, Kᵀ and V). KFragsAuto,
+	// the default, takes it for the heads-in-N family where it gives one more CTA
+	// per SM at the same stages (sm_90: 3 against 2; H8 T192 55.4 -> 46.2 us with
+	// the split that fills them, T256 unchanged: run 70); KFragsOn takes it for both
+	// families (the 16-head CTA measured 2-4% slower, 12-20% at T <= 8: run 70),
+	// KFragsOff for neither.
+	KFrags MLAKFrags
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
 	// CTAs per SM it costs (-stages), which the lowering's figures cannot.
 	Stages int
+}
+
+// MLAKFrags is MLAConfig.KFrags: "" (auto), "on" or "off".
+type MLAKFrags string
+
+const (
+	KFragsAuto MLAKFrags = ""
+	KFragsOn   MLAKFrags = "on"
+	KFragsOff  MLAKFrags = "off"
+)
+
+// String is the flag's spelling: auto, true or false.
+func (k MLAKFrags) String() string {
+	switch k {
+	case KFragsOn:
+		return "true"
+	case KFragsOff:
+		return "false"
+	}
+	return "auto"
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
@@ -145,6 +167,8 @@ func (c MLAConfig) Validate() error {
 		return bad("stages", c.Stages, fmt.Sprintf("0 (automatic), 1 or %d", mlaStages))
 	case c.Stages != 0 && c.ProducerWarps != 0:
 		return bad("stages", c.Stages, "0 with -producer-warps (the producer role's ring has its own slots)")
+	case c.KFrags != KFragsAuto && c.KFrags != KFragsOn && c.KFrags != KFragsOff:
+		return bad("k-frags", string(c.KFrags), "auto (the default), true or false")
 	case c.Precision != PrecisionExact && c.Precision != PrecisionBF16P:
 		return bad("precision", c.Precision, precisionWant)
 	case len(c.Segments) < 1 || len(c.Segments) > 2:
@@ -448,6 +472,28 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // taken. 64-head CTAs with 64-candidate tiles, alone on their SM either way, are
 // pipelined wherever the ring fits (-tile 64 or automatic alike).
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
+	f, err := c.mlaStagedAs(t, hb, tile)
+	if err != nil || c.KFrags != KFragsAuto || hb != 8 || f.variant.Stages < mlaStages || !t.FP8Convert {
+		return f, err
+	}
+	// KFragsAuto: the heads-in-N family computes its K fragments where that keeps
+	// its two stages and gives it another CTA per SM, as measured (sm_90, run 70);
+	// without the pair conversion (sm_80) each fragment costs a dozen instructions
+	// more, unmeasured.
+	kc := c
+	kc.KFrags = KFragsOn
+	kf, err := kc.mlaFamily(t, hb, tile, f.variant.Stages)
+	if err != nil {
+		return nil, err
+	}
+	if kf.fits && kf.fam.PerSM > f.fam.PerSM {
+		return kf, nil
+	}
+	return f, nil
+}
+
+// mlaStagedAs is mlaStaged for c's KFrags as given (auto as off).
+func (c MLAConfig) mlaStagedAs(t target.Target, hb, tile int) (*mlaFamily, error) {
 	if c.Stages != 0 {
 		return c.mlaFamily(t, hb, tile, c.Stages)
 	}

@@ -133,7 +133,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
-	v.KFrags = (v.HeadsInN || hb == 16) && c.KFrags
+	v.KFrags = (v.HeadsInN || hb == 16) && c.KFrags == KFragsOn
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v

@@ -159,7 +159,7 @@ func init() {
 			fs.IntVar(&m.ProducerWarps, "producer-warps", 0, "experimental: warps of a producer role in each 64-head CTA of the fp8ds cache, besides its math warps: 1, 2 or 4 gather and dequantize every candidate tile into a ring the math warps read (two slots with -tile 32). Without setmaxnreg every warp then gets 168 registers and the math warps spill (run 42, docs/perf-notes.md v14); 0 = none, the default")
 			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role, 32 x 32 quadrants of each tile; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 with 64-candidate tiles and no producer role)")
 			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
-			fs.BoolVar(&m.KFrags, "k-frags", false, "experimental: the heads-in-N CTA (8 heads) and the 16-head CTA evaluate their K and V fragments in registers from the raw e4m3 ring (a computed, b computed) instead of storing a dequantized bf16 K tile in shared memory")
+			KFragsVar(fs, &m.KFrags, "k-frags", "the decode's CTAs evaluate their K and V fragments in registers from the raw e4m3 ring (a computed, b computed) instead of storing a dequantized bf16 K tile in shared memory: auto (the default) for the heads-in-N CTA (8 heads) where that gives it another CTA per SM at the same stages, true for it and the 16-head CTA (measured slower there), false for neither")
 			fs.IntVar(&m.Stages, "stages", 0, "candidate tiles every decode family's loops keep in flight: 1 or 2 (a ring of gathers issued a tile ahead); 0 = automatic (2 where it keeps 2 CTAs per SM or as many as one stage, and for 64-head CTAs wherever it fits)")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
@@ -238,7 +238,7 @@ func (m *mlaFlags) Args() []string {
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
 		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
-		fmt.Sprintf("-hold-q=%v", m.holdQ), fmt.Sprintf("-k-frags=%v", m.KFrags), "-stages", fmt.Sprint(m.Stages))
+		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages))
 	return a
 }
 

@@ -143,13 +143,15 @@ add "mla T=64" "$M -tokens 64"
 add "mla H=16 T=64 (Q held)" "$M -heads 16 -tokens 64"
 add "mla H=16 T=64 split=1 -hold-q=false" "$M -heads 16 -tokens 64 -split 1 -hold-q=false"
 add "mla H=8 T=64 (heads in N)" "$M -heads 8 -tokens 64 -head-block 8"
+add "mla H=8 T=192 (heads in N, split 2 of rows that fill the SMs)" "$M -heads 8 -tokens 192"
 add "mla H=8 T=64 sm_120 plan (heads in N)" "$M -heads 8 -tokens 64 -plan-target sm_120"
 add "mla H=5 T=64 K=63+100 split=1 (heads in N)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8"
 add "mla H=8 T=64 bf16 cache 512+64 (heads in N)" "$M -heads 8 -tokens 64 -cache bf16 -nope 512 -rope 64 -head-block 8"
-# -k-frags (opt-in): K and Vᵀ fragments computed from the raw ring.
-add "mla H=8 T=64 (heads in N, -k-frags)" "$M -heads 8 -tokens 64 -head-block 8 -k-frags"
-add "mla H=5 T=64 K=63+100 split=1 (heads in N, -k-frags)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8 -k-frags"
-# ... and Kᵀ and V fragments of the 16-head CTA (b computed): split-K scores, replicated ones.
+# The heads-in-N family computes its K and Vᵀ fragments from the raw ring on sm_90 by default
+# (-k-frags auto); -k-frags=false keeps the bf16 K tile it has on sm_120.
+add "mla H=8 T=64 (heads in N, -k-frags=false)" "$M -heads 8 -tokens 64 -head-block 8 -k-frags=false"
+add "mla H=5 T=64 K=63+100 split=1 (heads in N, -k-frags=false)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8 -k-frags=false"
+# -k-frags (opt-in for the 16-head CTA): its Kᵀ and V fragments (b computed), split-K and replicated scores.
 add "mla H=16 T=64 (-k-frags)" "$M -heads 16 -tokens 64 -k-frags"
 add "mla H=16 T=1 (-k-frags, replicated scores)" "$M -heads 16 -tokens 1 -k-frags"
 add "mla H=13 T=64 K=100+53 page 53 split=1 (-k-frags)" "$M -heads 13 -tokens 64 -k0 100 -k1 53 -page1 53 -split 1 -k-frags"
@@ -232,9 +234,8 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode 64-head CTA bf16 cache" "-kernel mla_decode -heads 64 -tokens 8 -head-block 64 -cache bf16 -nope 512 -rope 64" &
 			runsan "$tool" "mla_decode H=16 T=64 (Q held)" "-kernel mla_decode -heads 16 -tokens 64" &
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8" &
-			runsan "$tool" "mla_decode H=8 T=64 (heads in N, -k-frags)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8 -k-frags" &
+			runsan "$tool" "mla_decode H=8 T=64 (heads in N, -k-frags=false)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8 -k-frags=false" &
 			runsan "$tool" "mla_decode H=16 T=64 (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -k-frags" &
-			runsan "$tool" "mla_decode H=16 T=1 (-k-frags, replicated scores)" "-kernel mla_decode -heads 16 -tokens 1 -k-frags" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &

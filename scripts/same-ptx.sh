@@ -16,7 +16,7 @@ cfgs=(
 "$M -cache bf16 -nope 512 -rope 64 -page0 53 -page1 53 -split 1" "$M -cache bf16 -nope 200 -rope 40"
 "$M -cache bf16 -nope 200 -rope 40 -heads 24 -k0 100 -k1 0 -page0 53" "$M -tokens 3" "$M -tokens 3 -heads 128 -k0 1152 -k1 1152"
 "$M -tokens 64" "$M -max-tokens 8 -tokens 3" "$M -sink=false -len0=false -len1=false"
-"$M -heads 16 -k0 2100 -k1 0 -split 1" "$M -tokens 256 -heads 16" "$M -tokens 256 -heads 64" "$M -tokens 64 -heads 64 -precision bf16p"
+"$M -heads 16 -k0 2100 -k1 0 -split 1" "$M -tokens 256 -heads 16" "$M -tokens 256 -heads 8" "$M -tokens 256 -heads 64" "$M -tokens 64 -heads 64 -precision bf16p"
 "$M -tokens 64 -heads 64 -score-warps 8" "$M -tokens 64 -heads 64 -producer-warps 1" "$M -tokens 64 -heads 64 -producer-warps 2 -tile 32"
 "$M -tokens 64 -heads 64 -head-block 64 -split 1" "$M -tokens 8 -heads 64 -head-block 64 -k1 2048" "$M -tokens 64 -heads 64 -tile 32"
 "$M -tokens 64 -heads 64 -warps64 16" "$M -tokens 256 -heads 128 -precision bf16p" "$M -tokens 64 -heads 32 -head-block 32 -precision bf16p"

@@ -14,7 +14,7 @@ if [ "${PART:-1}" = 1 ]; then
     timeout 140 build/ptxgen-gpu bench $A > $O/a_base_$r.txt 2>&1
     timeout 140 build/ptxgen-gpu bench $A -k-frags > $O/a_kfrags_$r.txt 2>&1
   done
-else
+elif [ "${PART:-1}" = 2 ]; then
   S="$B -sm120-plan=false -plan-target sm_120 -shapes H8_T64_K128+512,H8_T256_K128+512,H16_T64_K128+512,H16_T256_K128+512"
   timeout 100 build/ptxgen-gpu bench $S -planned-residency > $O/b_base.txt 2>&1
   timeout 100 build/ptxgen-gpu bench $S -planned-residency -k-frags > $O/b_kfrags.txt 2>&1
@@ -24,3 +24,11 @@ else
   timeout 100 build/ptxgen-gpu bench $S -k-frags > $O/b_kfrags_nopad.txt 2>&1
 fi
 for f in $O/*.txt; do echo "== $(basename $f)"; grep -E "us \(min|FAIL|rror" $f | sed 's/ok true//' | cut -c1-140; done
+# PART=3 (run 70b): ncu on H16 T256, default and -k-frags, to explain the 16-head miss.
+if [ "${PART:-1}" = 3 ]; then
+  export PATH=$PATH:/usr/local/cuda/bin
+  for x in "" "-k-frags"; do
+    timeout 200 ncu --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section InstructionStats --section MemoryWorkloadAnalysis -k regex:mla_decode_h16 -c 1 build/ptxgen-gpu bench $B -gather=false -sm120-plan=false -iters 1 -warmup 0 -flush-mb 0 -shapes H16_T256_K128+512 $x > $O/ncu_h16${x:+_kfrags}.txt 2>&1
+  done
+  for f in $O/ncu_*.txt; do echo "== $f"; grep -E "Duration|Executed Instructions |Issued Warp|Registers Per|Achieved Occ|L1/TEX Cache Throughput|Shared Memory|Stall|Warp Cycles Per Issued" $f | head -20; done
+fi
