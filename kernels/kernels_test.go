@@ -559,9 +559,9 @@ func kfrags(on bool) kernels.MLAKFrags {
 }
 
 // -k-frags auto (the default) gives the heads-in-N family computed K fragments where
-// that keeps its two stages and adds a CTA per SM (sm_90: 3 against 2), and nothing
-// else: not the 16-head family, not sm_120's 99 KB (1 CTA per SM either way), not
-// sm_80 (no e4m3 pair conversion), not with -k-frags=false; true takes it for both.
+// that adds a CTA per SM (sm_90: 3 against 2 at two stages; sm_120's 99 KB: 2 at one
+// stage against 1 at two), and nothing else: not the 16-head family, not sm_80 (no
+// e4m3 pair conversion), not with -k-frags=false; true takes it for both.
 func TestKFragsAuto(t *testing.T) {
 	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	sm90 := target.MustLookup("sm_90")
@@ -574,8 +574,8 @@ func TestKFragsAuto(t *testing.T) {
 		{"sm_90", sm90, kernels.KFragsAuto, []bool{false, true}},
 		{"sm_90 false", sm90, kernels.KFragsOff, []bool{false, false}},
 		{"sm_90 true", sm90, kernels.KFragsOn, []bool{true, true}},
-		{"sm_120", target.MustLookup("sm_120"), kernels.KFragsAuto, []bool{false, false}},
-		{"sm_90 planned as sm_120", sm90.WithLimitsOf(target.MustLookup("sm_120")), kernels.KFragsAuto, []bool{false, false}},
+		{"sm_120", target.MustLookup("sm_120"), kernels.KFragsAuto, []bool{false, true}},
+		{"sm_90 planned as sm_120", sm90.WithLimitsOf(target.MustLookup("sm_120")), kernels.KFragsAuto, []bool{false, true}},
 		{"sm_80", target.MustLookup("sm_80"), kernels.KFragsAuto, []bool{false, false}},
 	} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 8, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}

@@ -61,10 +61,10 @@ type MLAConfig struct {
 	// heads-in-N CTA's (`a computed`: each register from its two e4m3 bytes, Vᵀ by
 	// movmatrix of K's) and the 16-head CTA's (`b computed`, Kᵀ and V). KFragsAuto,
 	// the default, takes it for the heads-in-N family where it gives one more CTA
-	// per SM at the same stages (sm_90: 3 against 2; H8 T192 55.4 -> 46.2 us with
-	// the split that fills them, T256 unchanged: run 70); KFragsOn takes it for both
-	// families (the 16-head CTA measured 2-4% slower, 12-20% at T <= 8: run 70),
-	// KFragsOff for neither.
+	// per SM (sm_90: 3 against 2, H8 T192 55.4 -> 46.2 us with the split that fills
+	// them, T256 unchanged, run 70; sm_120: 2 at one stage against 1 at two, run 71);
+	// KFragsOn takes it for both families (the 16-head CTA measured 2-4% slower at
+	// T >= 64 and up to 1.7x in its Small kernels: runs 70, 71), KFragsOff for neither.
 	KFrags MLAKFrags
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
@@ -473,16 +473,18 @@ func (c MLAConfig) mlaWidest(t target.Target, hb int) (*mlaFamily, error) {
 // pipelined wherever the ring fits (-tile 64 or automatic alike).
 func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) {
 	f, err := c.mlaStagedAs(t, hb, tile)
-	if err != nil || c.KFrags != KFragsAuto || hb != 8 || f.variant.Stages < mlaStages || !t.FP8Convert {
+	if err != nil || c.KFrags != KFragsAuto || hb != 8 || !t.FP8Convert {
 		return f, err
 	}
-	// KFragsAuto: the heads-in-N family computes its K fragments where that keeps
-	// its two stages and gives it another CTA per SM, as measured (sm_90, run 70);
-	// without the pair conversion (sm_80) each fragment costs a dozen instructions
-	// more, unmeasured.
+	// KFragsAuto: the heads-in-N family computes its K fragments where that gives
+	// it another CTA per SM, at its own stage choice: on sm_90 3 CTAs against 2 at
+	// two stages (run 70), under sm_120's 99 KB 2 at one stage against 1 at two
+	// (run 71, the H200 at sm_120's residency: H8 T256 74.7 -> 61.2 us, T64 27.2 ->
+	// 25.9). Without the pair conversion (sm_80) each fragment costs a dozen
+	// instructions more, unmeasured.
 	kc := c
 	kc.KFrags = KFragsOn
-	kf, err := kc.mlaFamily(t, hb, tile, f.variant.Stages)
+	kf, err := kc.mlaStagedAs(t, hb, tile)
 	if err != nil {
 		return nil, err
 	}

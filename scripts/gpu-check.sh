@@ -145,10 +145,13 @@ add "mla H=16 T=64 split=1 -hold-q=false" "$M -heads 16 -tokens 64 -split 1 -hol
 add "mla H=8 T=64 (heads in N)" "$M -heads 8 -tokens 64 -head-block 8"
 add "mla H=8 T=192 (heads in N, split 2 of rows that fill the SMs)" "$M -heads 8 -tokens 192"
 add "mla H=8 T=64 sm_120 plan (heads in N)" "$M -heads 8 -tokens 64 -plan-target sm_120"
+add "mla H=8 T=256 sm_120 plan (heads in N)" "$M -heads 8 -tokens 256 -plan-target sm_120"
+add "mla H=8 T=64 sm_120 plan (heads in N, -k-frags=false)" "$M -heads 8 -tokens 64 -plan-target sm_120 -k-frags=false"
 add "mla H=5 T=64 K=63+100 split=1 (heads in N)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8"
 add "mla H=8 T=64 bf16 cache 512+64 (heads in N)" "$M -heads 8 -tokens 64 -cache bf16 -nope 512 -rope 64 -head-block 8"
-# The heads-in-N family computes its K and Vᵀ fragments from the raw ring on sm_90 by default
-# (-k-frags auto); -k-frags=false keeps the bf16 K tile it has on sm_120.
+# The heads-in-N family computes its K and Vᵀ fragments from the raw ring by default where
+# that adds a CTA per SM (-k-frags auto: sm_90, and sm_120 at one stage); -k-frags=false
+# keeps the bf16 K tile.
 add "mla H=8 T=64 (heads in N, -k-frags=false)" "$M -heads 8 -tokens 64 -head-block 8 -k-frags=false"
 add "mla H=5 T=64 K=63+100 split=1 (heads in N, -k-frags=false)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8 -k-frags=false"
 # -k-frags (opt-in for the 16-head CTA): its Kᵀ and V fragments (b computed), split-K and replicated scores.
@@ -236,6 +239,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8" &
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N, -k-frags=false)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8 -k-frags=false" &
 			runsan "$tool" "mla_decode H=16 T=64 (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -k-frags" &
+			runsan "$tool" "mla_decode H=8 T=64 sm_120 plan (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -plan-target sm_120" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
