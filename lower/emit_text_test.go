@@ -166,3 +166,35 @@ func TestSwizzleBitsText(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestFragCoordText: a computed operand's fragment coordinate is lane + offset plus
+// the warp's share, one register per distinct coordinate in the scope. A share
+// that counts every warp of the CTA one by one drops its remainder, so the
+// scores' split along the dims (warp % 4, 4 warps) and P·V's column groups give
+// the same base register, which is what lets them share pairs; a share of 2 of 4
+// warps keeps it.
+func TestFragCoordText(t *testing.T) {
+	e := bareEmitter()
+	e.threadView = threadView{nthreads: 128, cache: []map[string]ptx.Operand{{}}, coordScopes: []map[[5]int]*coords{{}}}
+	e.warp, e.t = e.reg(ir.I32), e.reg(ir.I32) // %r0, %r1
+	red, cols := warpSpan{div: 1, mod: 4, span: 16}, warpSpan{div: 1, mod: 4, span: 16}
+	a := e.fragCoord(e.twoT(), red, 8)
+	b := e.fragCoord(e.twoT(), cols, 8)
+	if a != b {
+		t.Errorf("the same share and offset gave %v and %v, want one register", a, b)
+	}
+	e.fragCoord(e.twoT(), warpSpan{div: 1, mod: 2, span: 32}, 0)
+	want := strings.Join([]string{
+		"shl.b32 %r2, %r1, 1;",     // 2t, once
+		"mul.lo.s32 %r3, %r0, 16;", // warp * 16: the remainder by 4 dropped
+		"add.s32 %r4, %r2, 8;",
+		"add.s32 %r4, %r4, %r3;",
+		"and.b32 %r5, %r0, 1;", // warp % 2
+		"mul.lo.s32 %r6, %r5, 32;",
+		"add.s32 %r7, %r2, 0;",
+		"add.s32 %r7, %r7, %r6;",
+	}, "\n")
+	if got := bodyText(t, e); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
