@@ -592,3 +592,41 @@ func TestKFragsAuto(t *testing.T) {
 		}
 	}
 }
+
+// With -k-frags=true the 16-head CTA's large kernels read K by `b computed`, and its
+// Small kernels (replicated scores: every warp would dequantize every dim) keep the
+// bf16 tile.
+func TestKFragsSmallKernelsKeepTheTile(t *testing.T) {
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: 64, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: kernels.KFragsOn}
+	p, err := kernels.MLA(cfg, target.MustLookup("sm_90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, k := range p.Kernels {
+		if !strings.HasPrefix(k.Name, "mla_decode_h16") {
+			continue
+		}
+		computed := 0
+		var walk func(b *ir.Block)
+		walk = func(b *ir.Block) {
+			for _, o := range b.Ops {
+				if o.Kind == ir.OpDot && o.Dot != nil && o.Dot.BHome == ir.HomeComputed {
+					computed++
+				}
+				if o.Body != nil {
+					walk(o.Body)
+				}
+			}
+		}
+		walk(k.Body)
+		if small := strings.HasSuffix(k.Name, "_small"); small != (computed == 0) {
+			t.Errorf("%s: %d dots state b computed", k.Name, computed)
+		}
+		seen++
+	}
+	if seen != 4 {
+		t.Errorf("%d 16-head kernels, want 4 (direct, split and their Small versions)", seen)
+	}
+}

@@ -64,7 +64,7 @@ type MLAConfig struct {
 	// per SM (sm_90: 3 against 2, H8 T192 55.4 -> 46.2 us with the split that fills
 	// them, T256 unchanged, run 70; sm_120: 2 at one stage against 1 at two, run 71);
 	// KFragsOn takes it for both families (the 16-head CTA measured 2-4% slower at
-	// T >= 64 and up to 1.7x in its Small kernels: runs 70, 71), KFragsOff for neither.
+	// T >= 64: run 70; its Small kernels keep the bf16 tile), KFragsOff for neither.
 	KFrags MLAKFrags
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
@@ -412,7 +412,13 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 		if e.partial {
 			e.maxSplit = most
 		}
-		k, err := mlaDecodeKernel(fc, mf.variant, e)
+		kv := mf.variant
+		if e.small && !kv.HeadsInN {
+			// Replicated scores would have every warp dequantize every dim of K
+			// (T1 +21%, T8 +11%, the sm_120 plan's T64 1.7x: runs 70, 71).
+			kv.KFrags = false
+		}
+		k, err := mlaDecodeKernel(fc, kv, e)
 		if err != nil {
 			return nil, err
 		}

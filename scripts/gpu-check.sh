@@ -156,7 +156,7 @@ add "mla H=8 T=64 (heads in N, -k-frags=false)" "$M -heads 8 -tokens 64 -head-bl
 add "mla H=5 T=64 K=63+100 split=1 (heads in N, -k-frags=false)" "$M -heads 5 -tokens 64 -k0 63 -k1 100 -split 1 -head-block 8 -k-frags=false"
 # -k-frags (opt-in for the 16-head CTA): its Kᵀ and V fragments (b computed), split-K and replicated scores.
 add "mla H=16 T=64 (-k-frags)" "$M -heads 16 -tokens 64 -k-frags"
-add "mla H=16 T=1 (-k-frags, replicated scores)" "$M -heads 16 -tokens 1 -k-frags"
+add "mla H=16 T=1 (-k-frags; its Small kernel keeps the bf16 tile)" "$M -heads 16 -tokens 1 -k-frags"
 add "mla H=13 T=64 K=100+53 page 53 split=1 (-k-frags)" "$M -heads 13 -tokens 64 -k0 100 -k1 53 -page1 53 -split 1 -k-frags"
 add "mla H=16 T=64 sm_120 plan (-k-frags)" "$M -heads 16 -tokens 64 -plan-target sm_120 -k-frags"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
