@@ -211,9 +211,13 @@ type Report struct {
 	// a pool of at least PoolMinBytes), "sparse" (a random subset of a sequence of
 	// pages of their own, in a pool of at least PoolMinBytes) or "small" (one
 	// shared pool of about 1 MB).
-	Pool         string   `json:"pool"`
-	PoolMinBytes int64    `json:"pool_min_bytes,omitempty"` // the smallest shape's pool
-	Results      []Result `json:"results"`
+	Pool         string `json:"pool"`
+	PoolMinBytes int64  `json:"pool_min_bytes,omitempty"` // the smallest shape's pool
+	// PlannedResidency: the kernels planned under another target's limits (the
+	// sm120 plan column) ran at that target's CTAs per SM, their shared memory
+	// padded (ptxgen-gpu bench -planned-residency).
+	PlannedResidency bool     `json:"planned_residency,omitempty"`
+	Results          []Result `json:"results"`
 }
 
 // Derived quantities of a result under the report's ceilings.
@@ -295,7 +299,11 @@ func (r Report) legend() string {
 	if r.PoolMinBytes > 0 && r.Pool != "small" {
 		pool += fmt.Sprintf(" in at least %d MiB of cache per shape", r.PoolMinBytes>>20)
 	}
-	return pool + "; all candidates valid. gather: the gather ceiling, a ptxgen kernel reading the same records through the same indices and summing them (ptxgen/gather: the decode's time as a multiple of it). bf16p: the same kernel with -precision bf16p (P as one bf16 term, as FlashMLA), held to bf16p's tolerance. ok: ptxgen/sm120 plan/bf16p outputs within their tolerance; * after a time: that implementation's outputs miss it."
+	sm120 := "sm120 plan: sm_120's kernels (planned under its 99 KB, 1536 threads and SM count's limits) run on this GPU at this GPU's CTAs per SM. "
+	if r.PlannedResidency {
+		sm120 = "sm120 plan: sm_120's kernels (planned under its 99 KB, 1536 threads and SM count's limits) run on this GPU at sm_120's CTAs per SM (their shared memory padded). "
+	}
+	return pool + "; all candidates valid. " + sm120 + "gather: the gather ceiling, a ptxgen kernel reading the same records through the same indices and summing them (ptxgen/gather: the decode's time as a multiple of it). bf16p: the same kernel with -precision bf16p (P as one bf16 term, as FlashMLA), held to bf16p's tolerance. ok: ptxgen/sm120 plan/bf16p outputs within their tolerance; * after a time: that implementation's outputs miss it."
 }
 
 // Table renders an aligned text table: one row per shape.

@@ -281,6 +281,18 @@ func TestLegendNamesThePool(t *testing.T) {
 	}
 }
 
+// The legend says at whose CTAs per SM the sm120 plan column ran.
+func TestLegendNamesTheResidency(t *testing.T) {
+	r := sampleReport(t)
+	if tab := r.Table(); !strings.Contains(tab, "at this GPU's CTAs per SM") {
+		t.Errorf("unpadded table:\n%s", tab)
+	}
+	r.PlannedResidency = true
+	if tab := r.Table(); !strings.Contains(tab, "at sm_120's CTAs per SM") {
+		t.Errorf("padded table:\n%s", tab)
+	}
+}
+
 // TestTableBF16P: the table shows bf16p's time, its ratio to FlashMLA and its
 // check, beside exact's.
 func TestTableBF16P(t *testing.T) {

@@ -78,7 +78,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	stages := fs.Int("stages", 0, "override the candidate tiles in flight of every shape's decode families (1 or 2; 0: the generator's choice), as -stages in a configuration")
 	var kFrags kernels.MLAKFrags
 	kernels.KFragsVar(fs, &kFrags, "k-frags", "where the decode's CTAs evaluate their K and V fragments from the raw ring: auto (the generator's choice), true (the heads-in-N and 16-head CTAs) or false, as -k-frags in a configuration")
-	plannedRes := fs.Bool("planned-residency", false, "run the kernels planned under another target's limits (the sm_120 plan, -plan-target) at that target's CTAs per SM: their dynamic shared memory is padded so that this GPU's SMs hold no more of them than its SMs would (shared memory and threads; registers are the same 64K on both); the report's KB are then the padded sizes")
+	plannedRes := fs.Bool("planned-residency", true, "run the kernels planned under another target's limits (the sm_120 plan, -plan-target) at that target's CTAs per SM: their dynamic shared memory is padded so that this GPU's SMs hold no more of them than its SMs would (shared memory and threads; registers are the same 64K on both); the report's KB are then the padded sizes. false runs them at this GPU's residency (the sm120 plan column before session 12)")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {
 		return err
@@ -274,6 +274,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		GPU: strings.TrimSpace(firstLine(d.Info())), Driver: bd.Driver(), Target: target.Name,
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: "ptxgen-gpu bench " + strings.Join(args, " "),
 		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, Pool: *pool,
+		PlannedResidency: *plannedRes,
 	}
 
 	flush := int64(*flushMB) << 20
