@@ -389,33 +389,17 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 
 // computedAFrags evaluates the A fragments of k16 step k from A's definition
 // (`a computed`): register q of m16 tile mi is the pair of elements (row mi*16 +
-// 8(q&1) + g, columns k*16 + 8(q>>1) + 2t and the next) of the warp's share. A
-// transposed A = xᵀ takes each register as movmatrix .trans of x's 8x8 block at
-// the swapped offsets, whose pair a thread holds at (row g, columns 2t, 2t+1): a
-// dot that read x itself in the same scope (K·Qᵀ before Vᵀ·Pᵀ) computed those
-// pairs already, so the coordinates are built to be the same registers
-// (fragCoord) and computedPair finds them.
+// 8(q&1) + g, columns k*16 + 8(q>>1) + 2t and the next) of the warp's share. A is
+// stored [m][k], so its pairs are read directly; a transposed A = xᵀ takes each
+// register by movmatrix (computedFrag).
 func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	l := e.layout(p.r)
 	rows := warpSpan{div: l.rowGroupWarps(), mod: l.wm, span: p.mt * granuleM}
 	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
-	src, trans := p.a, false
-	if d := p.a.Def; d != nil && d.Kind == ir.OpTrans {
-		src, trans = d.Args[0], true
-	}
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := range afr {
 		for q := range afr[mi] {
-			mOff, kOff := mi*granuleM+8*(q&1), k*granuleK+8*(q>>1)
-			if !trans {
-				x, err := e.computedPair(src, e.fragCoord(e.g, rows, mOff), e.fragCoord(e.twoT(), red, kOff))
-				if err != nil {
-					return nil, err
-				}
-				afr[mi][q] = x
-				continue
-			}
-			x, err := e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), rows, mOff))
+			x, err := e.computedFrag(p.a, false, rows, mi*granuleM+8*(q&1), red, k*granuleK+8*(q>>1))
 			if err != nil {
 				return nil, err
 			}
@@ -427,32 +411,16 @@ func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 
 // computedBFrags evaluates the B fragments of k16 step k from B's definition
 // (bComputed): register q of n8 tile ni holds B's elements (k = 2t+8q, 2t+8q+1;
-// n = g). A transposed B = xᵀ (x stored [n][k]) takes them as the pair of x at
-// (row g, columns 2t, 2t+1) of its block; an untransposed B takes them as
-// movmatrix .trans of the pair at the block's (row g, columns 2t, 2t+1), with the
-// coordinates built as for A so that a dot reading x transposed and one reading it
-// directly (q·kᵀ and p·v) share each pair.
+// n = g). B is stored [k][n], so a transposed B = xᵀ (Kᵀ of q·kᵀ) reads x's pairs
+// directly and an untransposed one (V of p·v) takes them by movmatrix.
 func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 	l := e.layout(p.r)
 	cols := warpSpan{div: 1, mod: l.wn, span: p.nt * granuleN}
 	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
-	src, trans := p.b, false
-	if d := p.b.Def; d != nil && d.Kind == ir.OpTrans {
-		src, trans = d.Args[0], true
-	}
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := range bfr {
 		for q := range bfr[ni] {
-			nOff, kOff := ni*granuleN, k*granuleK+8*q
-			if trans {
-				x, err := e.computedPair(src, e.fragCoord(e.g, cols, nOff), e.fragCoord(e.twoT(), red, kOff))
-				if err != nil {
-					return nil, err
-				}
-				bfr[ni][q] = x
-				continue
-			}
-			x, err := e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), cols, nOff))
+			x, err := e.computedFrag(p.b, true, cols, ni*granuleN, red, k*granuleK+8*q)
 			if err != nil {
 				return nil, err
 			}
@@ -460,6 +428,26 @@ func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 		}
 	}
 	return bfr, nil
+}
+
+// computedFrag is one fragment register of a computed operand v: the elements (g
+// + outerOff, 2t + kOff and the next) of the warp's shares along the operand's
+// other dimension (outer) and its reduction (red). kRows says v's rows are the
+// reduction (B, [k][n]; A is [m][k]). Where v's source is stored [outer][k] (an A
+// that is not a transpose, a B that is one) the register is the source's pair at
+// those coordinates; otherwise it is movmatrix .trans of the source's pair at the
+// swapped ones. Coordinates are built per warp
+// share (fragCoord), so a dot that reads x and one that reads xᵀ in the same scope
+// (K·Qᵀ and Vᵀ·Pᵀ, Q·Kᵀ and P·V) find the same pairs (computedPair's cache).
+func (e *emitter) computedFrag(v *ir.Value, kRows bool, outer warpSpan, outerOff int, red warpSpan, kOff int) (ptx.Operand, error) {
+	src, trans := v, false
+	if d := v.Def; d != nil && d.Kind == ir.OpTrans {
+		src, trans = d.Args[0], true
+	}
+	if trans == kRows {
+		return e.computedPair(src, e.fragCoord(e.g, outer, outerOff), e.fragCoord(e.twoT(), red, kOff))
+	}
+	return e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), outer, outerOff))
 }
 
 // movmatrixPair is movmatrix .trans of the pair of x at (row, col) and the 8x8
