@@ -204,13 +204,8 @@ func computedAKernel(m, kd, warps int, first, second ir.DotSchedule) *ir.Builder
 	y := f32Param(b, "y", (m+kd)*8)
 	b.SetWarps(warps)
 	b.SetGrid(1, 1, 1)
-	rowsOf := func(r, w, off int) *ir.Value {
-		return b.Add(b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))), b.I64(int64(off)))
-	}
-	rt := b.Load2(b.Bitcast(raw, ir.E4M3), rowsOf(m, kd, 0), b.I64(0), kd, nil, nil)
-	st := b.Load2(sc, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
-	scale := b.Bitcast(b.Shl(b.Cast(b.Column(st, 0), ir.I32), b.I32(23)), ir.F32)
-	k := b.Cast(b.Mul(b.Cast(rt, ir.F32), b.Broadcast(scale, 1, m, kd)), ir.BF16)
+	rowsOf := func(r, w, off int) *ir.Value { return rowOffsets(b, r, w, off) }
+	k := dequantizedTile(b, raw, sc, m, kd)
 	qt := b.Load2(q, rowsOf(kd, 8, 0), b.I64(0), 8, nil, nil)
 	s1 := b.ScheduledDot(k, qt, b.ConstFloat(0, ir.TileOf(ir.F32, m, 8)), first)
 	pt := b.Load2(p, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
@@ -238,31 +233,13 @@ func TestComputedA(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d_w%d", c.m, c.kd, c.warps), func(t *testing.T) {
 			seed := uint64(970 + i)
 			rng := rand.New(rand.NewPCG(seed, 11))
-			raw, sc := make([]byte, c.m*c.kd), make([]byte, c.m*8)
-			k := make([]float64, c.m*c.kd)
-			for r := 0; r < c.m; r++ {
-				sc[8*r] = byte(120 + rng.IntN(15)) // 2^-7 .. 2^7
-				for j := 0; j < c.kd; j++ {
-					x := byte(rng.IntN(256))
-					for x&0x7f == 0x7f { // NaN
-						x = byte(rng.IntN(256))
-					}
-					raw[r*c.kd+j] = x
-					k[r*c.kd+j] = dtype.E4M3(x).F64() * math.Ldexp(1, int(sc[8*r])-127)
-				}
-			}
+			raw, sc, k := randomRawTile(rng, c.m, c.kd)
 			qb, qv := randomBF16(rng, c.kd*8, 1)
 			pb, pv := randomBF16(rng, c.m*8, 1)
 			got, pk := runUserKernelBytes(t, computedAKernel(c.m, c.kd, c.warps, c.first, c.second), "sm_90",
 				map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*(c.m+c.kd)*8)}, nil)
 			text := pk.Module.Print()
-			if strings.Contains(text, "computed by the CTA") {
-				t.Errorf("k was staged in shared memory")
-			}
-			pairs, moves := strings.Count(text, "ld.shared.b16"), strings.Count(text, "movmatrix")
-			if perThread := c.m * c.kd / 2 / (32 * c.warps); c.reused && (pairs != perThread || moves != perThread) {
-				t.Errorf("%d raw pair loads and %d movmatrix, want %d of each (each pair loaded once, kᵀ from k's fragments)", pairs, moves, perThread)
-			}
+			checkPairs(t, text, c.m*c.kd/2/(32*c.warps), c.reused)
 			want, bound := make([]float64, (c.m+c.kd)*8), make([]float64, (c.m+c.kd)*8)
 			for r := 0; r < c.m; r++ {
 				for j := 0; j < c.kd; j++ {
@@ -275,11 +252,7 @@ func TestComputedA(t *testing.T) {
 					}
 				}
 			}
-			for i := range want {
-				if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]*1e-5+1e-30 {
-					t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i]*1e-5)
-				}
-			}
+			checkSums(t, seed, got, want, bound)
 		})
 	}
 }
@@ -320,13 +293,8 @@ func computedBKernel(m, kd, warps int, first, second ir.DotSchedule) *ir.Builder
 	y := f32Param(b, "y", 16*(m+kd))
 	b.SetWarps(warps)
 	b.SetGrid(1, 1, 1)
-	rowsOf := func(r, w, off int) *ir.Value {
-		return b.Add(b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))), b.I64(int64(off)))
-	}
-	rt := b.Load2(b.Bitcast(raw, ir.E4M3), rowsOf(m, kd, 0), b.I64(0), kd, nil, nil)
-	st := b.Load2(sc, rowsOf(m, 8, 0), b.I64(0), 8, nil, nil)
-	scale := b.Bitcast(b.Shl(b.Cast(b.Column(st, 0), ir.I32), b.I32(23)), ir.F32)
-	k := b.Cast(b.Mul(b.Cast(rt, ir.F32), b.Broadcast(scale, 1, m, kd)), ir.BF16)
+	rowsOf := func(r, w, off int) *ir.Value { return rowOffsets(b, r, w, off) }
+	k := dequantizedTile(b, raw, sc, m, kd)
 	qt := b.Load2(q, rowsOf(16, kd, 0), b.I64(0), kd, nil, nil)
 	s1 := b.ScheduledDot(qt, b.Trans(k), b.ConstFloat(0, ir.TileOf(ir.F32, 16, m)), first)
 	pt := b.Load2(p, rowsOf(16, m, 0), b.I64(0), m, nil, nil)
@@ -354,31 +322,13 @@ func TestComputedB(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d_w%d", c.m, c.kd, c.warps), func(t *testing.T) {
 			seed := uint64(990 + i)
 			rng := rand.New(rand.NewPCG(seed, 13))
-			raw, sc := make([]byte, c.m*c.kd), make([]byte, c.m*8)
-			k := make([]float64, c.m*c.kd)
-			for r := 0; r < c.m; r++ {
-				sc[8*r] = byte(120 + rng.IntN(15))
-				for j := 0; j < c.kd; j++ {
-					x := byte(rng.IntN(256))
-					for x&0x7f == 0x7f {
-						x = byte(rng.IntN(256))
-					}
-					raw[r*c.kd+j] = x
-					k[r*c.kd+j] = dtype.E4M3(x).F64() * math.Ldexp(1, int(sc[8*r])-127)
-				}
-			}
+			raw, sc, k := randomRawTile(rng, c.m, c.kd)
 			qb, qv := randomBF16(rng, 16*c.kd, 1)
 			pb, pv := randomBF16(rng, 16*c.m, 1)
 			got, pk := runUserKernelBytes(t, computedBKernel(c.m, c.kd, c.warps, c.first, c.second), "sm_90",
 				map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*16*(c.m+c.kd))}, nil)
 			text := pk.Module.Print()
-			if strings.Contains(text, "computed by the CTA") {
-				t.Errorf("k was staged in shared memory")
-			}
-			pairs, moves := strings.Count(text, "ld.shared.b16"), strings.Count(text, "movmatrix")
-			if perThread := c.m * c.kd / 2 / (32 * c.warps); c.reused && (pairs != perThread || moves != perThread) {
-				t.Errorf("%d raw pair loads and %d movmatrix, want %d of each (each pair loaded once, k's fragments from kᵀ's)", pairs, moves, perThread)
-			}
+			checkPairs(t, text, c.m*c.kd/2/(32*c.warps), c.reused)
 			want, bound := make([]float64, 16*(c.m+c.kd)), make([]float64, 16*(c.m+c.kd))
 			for h := 0; h < 16; h++ {
 				for r := 0; r < c.m; r++ {
@@ -391,11 +341,62 @@ func TestComputedB(t *testing.T) {
 					}
 				}
 			}
-			for i := range want {
-				if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]*1e-5+1e-30 {
-					t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i]*1e-5)
-				}
-			}
+			checkSums(t, seed, got, want, bound)
 		})
+	}
+}
+
+// rowOffsets is r row offsets of w elements each from off: off, off+w, ...
+func rowOffsets(b *ir.Builder, r, w, off int) *ir.Value {
+	return b.Add(b.Mul(b.Cast(b.Iota(r), ir.I64), b.I64(int64(w))), b.I64(int64(off)))
+}
+
+// dequantizedTile is the m x kd bf16 tile of the raw e4m3 rows at raw, each scaled
+// by 2^(its row's first byte at sc - 127), as the decode dequantizes a record.
+func dequantizedTile(b *ir.Builder, raw, sc *ir.Value, m, kd int) *ir.Value {
+	rt := b.Load2(b.Bitcast(raw, ir.E4M3), rowOffsets(b, m, kd, 0), b.I64(0), kd, nil, nil)
+	st := b.Load2(sc, rowOffsets(b, m, 8, 0), b.I64(0), 8, nil, nil)
+	scale := b.Bitcast(b.Shl(b.Cast(b.Column(st, 0), ir.I32), b.I32(23)), ir.F32)
+	return b.Cast(b.Mul(b.Cast(rt, ir.F32), b.Broadcast(scale, 1, m, kd)), ir.BF16)
+}
+
+// randomRawTile is dequantizedTile's inputs, random (no NaN bytes, scales 2^-7 ..
+// 2^7), and the tile they stand for in float64.
+func randomRawTile(rng *rand.Rand, m, kd int) (raw, sc []byte, k []float64) {
+	raw, sc, k = make([]byte, m*kd), make([]byte, m*8), make([]float64, m*kd)
+	for r := 0; r < m; r++ {
+		sc[8*r] = byte(120 + rng.IntN(15))
+		for j := 0; j < kd; j++ {
+			x := byte(rng.IntN(256))
+			for x&0x7f == 0x7f { // NaN
+				x = byte(rng.IntN(256))
+			}
+			raw[r*kd+j] = x
+			k[r*kd+j] = dtype.E4M3(x).F64() * math.Ldexp(1, int(sc[8*r])-127)
+		}
+	}
+	return raw, sc, k
+}
+
+// checkPairs: the tile was not staged, and where the shares match (reused) each
+// thread loaded each raw pair once and moved perThread of them by movmatrix (the
+// transposed operand's fragments from the other dot's).
+func checkPairs(t *testing.T, text string, perThread int, reused bool) {
+	t.Helper()
+	if strings.Contains(text, "computed by the CTA") {
+		t.Errorf("the tile was staged in shared memory")
+	}
+	if pairs, moves := strings.Count(text, "ld.shared.b16"), strings.Count(text, "movmatrix"); reused && (pairs != perThread || moves != perThread) {
+		t.Errorf("%d raw pair loads and %d movmatrix, want %d of each (each pair loaded once, the transposed operand's fragments from the other's)", pairs, moves, perThread)
+	}
+}
+
+// checkSums: each output within 1e-5 of the sum of its terms' magnitudes.
+func checkSums(t *testing.T, seed uint64, got []float32, want, bound []float64) {
+	t.Helper()
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); d > bound[i]*1e-5+1e-30 {
+			t.Fatalf("seed %d: y[%d] = %g, want %g (bound %g)", seed, i, got[i], want[i], bound[i]*1e-5)
+		}
 	}
 }
