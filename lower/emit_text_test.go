@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -38,6 +39,14 @@ func bodyText(t *testing.T, e *emitter) string {
 	return strings.Join(lines, "\n")
 }
 
+// wantText reports what e wrote where it is not want, naming the case.
+func wantText(t *testing.T, e *emitter, name, want string) {
+	t.Helper()
+	if got := bodyText(t, e); got != want {
+		t.Errorf("%s:\n%s\nwant\n%s", name, got, want)
+	}
+}
+
 // TestDivRemText: division and remainder of a non-negative i32 by constants, as
 // divRemU32 writes them: a move, a shift or mask for powers of two, and Granlund
 // and Montgomery's multiplication by a magic reciprocal otherwise.
@@ -63,9 +72,7 @@ func TestDivRemText(t *testing.T) {
 		e := bareEmitter()
 		r, a := e.reg(ir.I32), e.reg(ir.I32)
 		e.divRemU32(c.k, r, a, c.d)
-		if got := bodyText(t, e); got != c.want {
-			t.Errorf("%s by %d:\n%s\nwant\n%s", c.k, c.d, got, c.want)
-		}
+		wantText(t, e, fmt.Sprintf("%s by %d", c.k, c.d), c.want)
 	}
 }
 
@@ -81,14 +88,10 @@ func TestLoopHeadText(t *testing.T) {
 		"@%p0 bra.uni $L2;",
 		"$L1:",
 	}, "\n")
-	if got := bodyText(t, e); got != want {
-		t.Errorf("variable bound:\n%s\nwant\n%s", got, want)
-	}
+	wantText(t, e, "variable bound", want)
 	e = bareEmitter()
 	e.loopHead(e.reg(ir.I32), ptx.Imm(0), ptx.Imm(4))
-	if got := bodyText(t, e); got != "$L1:" {
-		t.Errorf("constant bounds 0..4:\n%s\nwant just the top label", got)
-	}
+	wantText(t, e, "constant bounds 0..4 (just the top label)", "$L1:")
 }
 
 // TestE4M3ToF32Text: one e4m3 byte to f32, through the hardware pair conversion
@@ -128,9 +131,7 @@ func TestE4M3ToF32Text(t *testing.T) {
 		if r != ptx.Reg("%f0") {
 			t.Errorf("%s: result in %v, want %%f0", c.target, r)
 		}
-		if got := bodyText(t, e); got != c.want {
-			t.Errorf("%s:\n%s\nwant\n%s", c.target, got, c.want)
-		}
+		wantText(t, e, c.target, c.want)
 	}
 }
 
@@ -148,9 +149,7 @@ func TestF16PairToF32Text(t *testing.T) {
 		"cvt.f32.f16 %f0, %h0;",
 		"cvt.f32.f16 %f1, %h1;",
 	}, "\n")
-	if got := bodyText(t, e); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+	wantText(t, e, t.Name(), want)
 	if out[0] != ptx.Reg("%f0") || out[1] != ptx.Reg("%f1") {
 		t.Errorf("halves in %v, want [%%f0 %%f1]", out)
 	}
@@ -162,9 +161,7 @@ func TestSwizzleBitsText(t *testing.T) {
 	e := bareEmitter()
 	e.swizzleBits(e.reg(ir.I32))
 	want := "shl.b32 %r1, %r0, 4;\nand.b32 %r1, %r1, 112;"
-	if got := bodyText(t, e); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+	wantText(t, e, t.Name(), want)
 }
 
 // TestFragCoordText: a computed operand's fragment coordinate is lane + offset plus
@@ -194,7 +191,5 @@ func TestFragCoordText(t *testing.T) {
 		"add.s32 %r7, %r2, 0;",
 		"add.s32 %r7, %r7, %r6;",
 	}, "\n")
-	if got := bodyText(t, e); got != want {
-		t.Errorf("got\n%s\nwant\n%s", got, want)
-	}
+	wantText(t, e, t.Name(), want)
 }
