@@ -299,11 +299,11 @@ func (r Report) legend() string {
 	if r.PoolMinBytes > 0 && r.Pool != "small" {
 		pool += fmt.Sprintf(" in at least %d MiB of cache per shape", r.PoolMinBytes>>20)
 	}
-	sm120 := "sm120 plan: sm_120's kernels (planned under its 99 KB, 1536 threads and SM count's limits) run on this GPU at this GPU's CTAs per SM. "
+	residency := "this GPU's CTAs per SM"
 	if r.PlannedResidency {
-		sm120 = "sm120 plan: sm_120's kernels (planned under its 99 KB, 1536 threads and SM count's limits) run on this GPU at sm_120's CTAs per SM (their shared memory padded). "
+		residency = "sm_120's CTAs per SM (their shared memory padded)"
 	}
-	return pool + "; all candidates valid. " + sm120 + "gather: the gather ceiling, a ptxgen kernel reading the same records through the same indices and summing them (ptxgen/gather: the decode's time as a multiple of it). bf16p: the same kernel with -precision bf16p (P as one bf16 term, as FlashMLA), held to bf16p's tolerance. ok: ptxgen/sm120 plan/bf16p outputs within their tolerance; * after a time: that implementation's outputs miss it."
+	return pool + "; all candidates valid. sm120 plan: sm_120's kernels (planned under its 99 KB, 1536 threads and SM count's limits) run on this GPU at " + residency + ". gather: the gather ceiling, a ptxgen kernel reading the same records through the same indices and summing them (ptxgen/gather: the decode's time as a multiple of it). bf16p: the same kernel with -precision bf16p (P as one bf16 term, as FlashMLA), held to bf16p's tolerance. ok: ptxgen/sm120 plan/bf16p outputs within their tolerance; * after a time: that implementation's outputs miss it."
 }
 
 // Table renders an aligned text table: one row per shape.

@@ -250,10 +250,8 @@ func (f *kFragsFlag) Set(s string) error {
 	switch s {
 	case "auto":
 		*f = kFragsFlag(KFragsAuto)
-	case "true", "1":
-		*f = kFragsFlag(KFragsOn)
-	case "false", "0":
-		*f = kFragsFlag(KFragsOff)
+	case "true", "false":
+		*f = kFragsFlag(s)
 	default:
 		return errors.New("want auto, true or false")
 	}

@@ -72,24 +72,22 @@ type MLAConfig struct {
 	Stages int
 }
 
-// MLAKFrags is MLAConfig.KFrags: "" (auto), "on" or "off".
+// MLAKFrags is MLAConfig.KFrags, spelled as the flag takes it; the zero value is
+// auto.
 type MLAKFrags string
 
 const (
 	KFragsAuto MLAKFrags = ""
-	KFragsOn   MLAKFrags = "on"
-	KFragsOff  MLAKFrags = "off"
+	KFragsOn   MLAKFrags = "true"
+	KFragsOff  MLAKFrags = "false"
 )
 
 // String is the flag's spelling: auto, true or false.
 func (k MLAKFrags) String() string {
-	switch k {
-	case KFragsOn:
-		return "true"
-	case KFragsOff:
-		return "false"
+	if k == KFragsAuto {
+		return "auto"
 	}
-	return "auto"
+	return string(k)
 }
 
 // mla_decode tiling: a CTA takes one query row, a block of mlaHeadBlock heads (one
