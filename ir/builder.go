@@ -388,11 +388,15 @@ func (b *Builder) Cmp(pred string, x, y *Value) *Value {
 }
 
 // Select returns c ? x : y elementwise. It selects, never blends: a NaN in the
-// unselected operand cannot reach the result.
+// unselected operand cannot reach the result. Two pointers of one type are
+// selected whole, by a scalar condition.
 func (b *Builder) Select(c, x, y *Value) *Value {
 	if c == nil || x == nil || y == nil {
 		b.fail("select: nil operand")
 		return b.placeholder(Type{})
+	}
+	if x.Type.Kind == Ptr {
+		return b.emit(&Op{Kind: OpSelect, Args: []*Value{c, x, y}}, x.Type)
 	}
 	t := broadcastType(x.Type, y.Type, x.Type.Elem)
 	if t.Kind != Tile && c.Type.Kind == Tile {

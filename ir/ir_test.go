@@ -23,7 +23,7 @@ func everyOp(t testing.TB) *Kernel {
 	valid := b.And(ok, b.Cmp(CmpGE, ids, b.I32(0)))
 	off := b.Mul(b.Cast(b.Rem(ids, b.I32(7)), I64), ld)
 	qt := b.Load2(q, off, b.Cast(pid, I64), 40, valid, b.I32(33))
-	kt := b.Load2(q, off, b.I64(0), 40, nil, nil)
+	kt := b.Load2(b.Select(b.Cmp(CmpGE, pid, b.I32(1)), q, q), off, b.I64(0), 40, nil, nil)
 	zero := b.ConstFloat(0, TileOf(F32, 24, 24))
 	res := b.For(b.I32(0), b.I32(3), 1, []*Value{zero, b.F32(NegInf)}, func(iv *Value, c []*Value) []*Value {
 		s := b.Dot(qt, b.Trans(kt), c[0])
@@ -61,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 	if got := Print(k2); got != text {
 		t.Errorf("round trip changed the text:\n--- printed\n%s\n--- reparsed\n%s", text, got)
 	}
-	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "= sqrt ", "= rsqrt ", "= exp ", "= log ", "column ", "slice ", "-inf", "div 16 bytes 4096"} {
+	for _, s := range []string{"load %q[", "mask(", "bound(", "for ", "iter(", "yield ", "reduce max", "broadcast ", "= sqrt ", "= rsqrt ", "= exp ", "= log ", "column ", "slice ", "-inf", "div 16 bytes 4096", "%q, %q : ptr<bf16>"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("text form lacks %q", s)
 		}
@@ -116,6 +116,24 @@ func TestVerifierErrors(t *testing.T) {
   }
   %y = add %x, %lo : i32
 }`, []string{"%y = add %x, %lo", "operand 0 (%x: i32)", "outside its scope"}},
+		{"pointer select by a tile", `kernel k(%p: ptr<f32>, %q: ptr<f32>) grid(1, 1, 1) warps 1 {
+  %r = iota : tile<16xi32>
+  %z = const 0 : i32
+  %c = cmp lt %r, %z : tile<16xi1>
+  %s = select %c, %p, %q : ptr<f32>
+}`, []string{"%s = select %c, %p, %q", "a pointer select takes a scalar condition, not tile<16xi1>"}},
+		{"pointer select of two types", `kernel k(%p: ptr<f32>, %q: ptr<i32>) grid(1, 1, 1) warps 1 {
+  %i = program_id 0 : i32
+  %z = const 0 : i32
+  %c = cmp lt %i, %z : i1
+  %s = select %c, %p, %q : ptr<f32>
+}`, []string{"%s = select %c, %p, %q", "operand 2", "ptr<i32> differs from ptr<f32>: a pointer select takes two pointers of one type"}},
+		{"pointer select of a pointer and an integer", `kernel k(%p: ptr<f32>) grid(1, 1, 1) warps 1 {
+  %i = program_id 0 : i32
+  %z = const 0 : i32
+  %c = cmp lt %i, %z : i1
+  %s = select %c, %p, %i : ptr<f32>
+}`, []string{"%s = select %c, %p, %i", "i32 differs from ptr<f32>: a pointer select takes two pointers of one type"}},
 		{"bad grid", `kernel k() grid(0, 1, 1) warps 1 {
 }`, []string{"grid dimension 0 is 0"}},
 		{"grid y past CUDA's limit", `kernel k() grid(1, 65536, 1) warps 1 {

@@ -153,6 +153,19 @@ func checkOp(o *Op) error {
 		if o.Args[0].Type.Elem != I1 || o.Args[0].Type.Kind == Ptr {
 			return opErr(o, 0, "condition must be i1")
 		}
+		if x, y := o.Args[1].Type, o.Args[2].Type; x.Kind == Ptr || y.Kind == Ptr {
+			// A pointer is chosen whole, by one condition for the CTA: which of two
+			// buffers (a tile's candidate list, say) its loads read.
+			switch {
+			case o.Args[0].Type.Kind != Scalar:
+				return opErr(o, 0, "a pointer select takes a scalar condition, not %s", o.Args[0].Type)
+			case !x.Equal(y):
+				return opErr(o, 2, "%s differs from %s: a pointer select takes two pointers of one type", y, x)
+			case !res.Equal(x):
+				return opErr(o, -1, "want %s, have %s", x, res)
+			}
+			break
+		}
 		if err := checkElementwise(o, 1, 2); err != nil {
 			return err
 		}

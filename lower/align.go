@@ -47,12 +47,18 @@ func (f *fn) divisor(v *ir.Value) int64 {
 	return 1
 }
 
-// ptrAlign is the byte alignment known for a pointer value.
+// ptrAlign is the byte alignment known for a pointer value: the least of the
+// parameters it may be.
 func (f *fn) ptrAlign(p *ir.Value) int64 {
-	if i := paramIndex(f.k, p); i >= 0 && f.k.Params[i].Div > 1 {
-		return int64(f.k.Params[i].Div)
+	ps := pointerParams(f.k, p)
+	if ps == nil {
+		return 1
 	}
-	return 1
+	a := int64(1 << 16)
+	for _, i := range ps {
+		a = min(a, int64(max(f.k.Params[i].Div, 1)))
+	}
+	return a
 }
 
 // chunkBytes picks the cp.async size for a rank-2 load: the widest of 16, 8 and 4

@@ -136,7 +136,7 @@ func markWritten(k *ir.Kernel, out *ptx.Kernel) {
 		if o.Kind != ir.OpStore {
 			return
 		}
-		if i := paramIndex(k, o.Args[0]); i >= 0 {
+		for _, i := range pointerParams(k, o.Args[0]) {
 			out.Params[i].Written = true
 		}
 	})

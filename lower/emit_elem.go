@@ -125,6 +125,12 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		e.add(ptx.Setp(ptx.Cmp(pred), typeSuffix(ae), r, e.inReg(a, ae), b))
 		return r, nil
 	case ir.OpSelect:
+		if o.Result().Type.Kind == ir.Ptr {
+			// A generic address: 64 bits, chosen whole.
+			r := e.reg(ir.I64)
+			e.add(ptx.Selp(bitsSuffix(ir.I64), r, args[1], args[2], e.inReg(args[0], ir.I1)))
+			return r, nil
+		}
 		if re == ir.I1 {
 			// c ? a : b on predicates: (c & a) | (!c & b).
 			c, a, b := e.inReg(args[0], ir.I1), e.inReg(args[1], ir.I1), e.inReg(args[2], ir.I1)

@@ -59,9 +59,15 @@ func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
 	return r
 }
 
+// readOnly: every parameter p may be is one no store writes.
 func (e *emitter) readOnly(p *ir.Value) bool {
-	i := paramIndex(e.f.k, p)
-	return i >= 0 && !e.written[i]
+	ps := pointerParams(e.f.k, p)
+	for _, i := range ps {
+		if e.written[i] {
+			return false
+		}
+	}
+	return ps != nil
 }
 
 // loadElem loads one element: args are the pointer, the element offset and an

@@ -58,18 +58,26 @@ func useCounts(k *ir.Kernel) map[*ir.Value]int {
 	return n
 }
 
-// paramIndex is the index of the kernel parameter pointer p is (through any
-// bitcasts, which only change the element type), or -1.
-func paramIndex(k *ir.Kernel, p *ir.Value) int {
+// pointerParams are the indices of the kernel parameters pointer p may be:
+// through bitcasts (which only change the element type) and both arms of every
+// select. Nil where some arm is no parameter.
+func pointerParams(k *ir.Kernel, p *ir.Value) []int {
 	for p.Def != nil && p.Def.Kind == ir.OpBitcast {
 		p = p.Def.Args[0]
 	}
+	if p.Def != nil && p.Def.Kind == ir.OpSelect {
+		x, y := pointerParams(k, p.Def.Args[1]), pointerParams(k, p.Def.Args[2])
+		if x == nil || y == nil {
+			return nil
+		}
+		return append(x, y...)
+	}
 	for i, kp := range k.Params {
 		if kp.Value == p {
-			return i
+			return []int{i}
 		}
 	}
-	return -1
+	return nil
 }
 
 // storageOf is the value that owns v's shared bytes (a transpose is a view).

@@ -115,12 +115,27 @@ func (f *fn) stage(v *ir.Value) {
 // stageGathers puts gathered rank-1 tiles (the candidate indices of a tile, say)
 // in shared memory when more than one op uses them or a rank-2 op (a gather, a
 // dequantization) evaluates them per row: a recomputed load would go back to
-// global memory at every use.
+// global memory at every use. A rank-1 value read only through slices is staged
+// whatever computes it (a CTA's indices selected per position from two candidate
+// lists): computed once, not at every slice's element; the loads it is computed
+// from then need no home of their own.
 func (f *fn) stageGathers() {
 	users := map[*ir.Value][]*ir.Op{}
 	walkOps(f.k.Body, func(o *ir.Op) {
 		for _, a := range o.Args {
 			users[a] = append(users[a], o)
+		}
+	})
+	vector := func(r *ir.Value) bool {
+		return r.Type.Rank() == 1 && f.layouts[r].kind == lExpr && r.Type.Elem != ir.I1
+	}
+	sliced := map[*ir.Value]bool{}
+	walkOps(f.k.Body, func(o *ir.Op) {
+		if len(o.Results) == 1 && o.Kind.Class().Elementwise || o.Kind == ir.OpLoad {
+			if r := o.Result(); vector(r) && slicedOnly(users[r]) {
+				sliced[r] = true
+				f.staged[r] = layout{kind: lShared}
+			}
 		}
 	})
 	var feedsRank2 func(v *ir.Value, depth int) bool
@@ -133,6 +148,9 @@ func (f *fn) stageGathers() {
 			}
 			if len(u.Results) == 1 {
 				r := u.Result()
+				if sliced[r] {
+					continue // evaluated once, into its own home
+				}
 				if r.Type.Rank() == 2 || depth < 8 && f.layouts[r].kind == lExpr && feedsRank2(r, depth+1) {
 					return true
 				}
@@ -144,11 +162,7 @@ func (f *fn) stageGathers() {
 		if o.Kind != ir.OpLoad || len(o.Results) != 1 {
 			return
 		}
-		r := o.Result()
-		if r.Type.Rank() != 1 || f.layouts[r].kind != lExpr || r.Type.Elem == ir.I1 {
-			return
-		}
-		if len(users[r]) > 1 || feedsRank2(r, 0) || slicedOnly(users[r]) {
+		if r := o.Result(); vector(r) && !sliced[r] && (len(users[r]) > 1 || feedsRank2(r, 0)) {
 			f.staged[r] = layout{kind: lShared}
 		}
 	})
