@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -25,19 +26,23 @@ func TestMLAGather(t *testing.T) {
 		k1    int
 		sms   int
 		split int
+		page1 int // segment 1's page size; 0: 64, as segment 0's
 	}{
-		{mla.CacheFP8DS, 3, 100, 300, 1, 0},   // two chunks per row
-		{mla.CacheFP8DS, 2, 128, 512, 132, 0}, // one tile per CTA
-		{mla.CacheFP8DS, 2, 128, 512, 0, 1},   // one chunk per row: both segments in one CTA
-		{mla.CacheFP8DS, 1, 128, 512, 0, 7},   // uneven chunks (20 tiles)
-		{mla.CacheBF16, 3, 70, 200, 2, 0},
-		{mla.CacheBF16, 1, 0, 130, 0, 0},
+		{mla.CacheFP8DS, 3, 100, 300, 1, 0, 0},   // two chunks per row
+		{mla.CacheFP8DS, 2, 128, 512, 132, 0, 0}, // one tile per CTA
+		{mla.CacheFP8DS, 2, 128, 512, 0, 1, 0},   // one chunk per row: both segments in one CTA
+		{mla.CacheFP8DS, 1, 128, 512, 0, 7, 0},   // uneven chunks (20 tiles)
+		{mla.CacheFP8DS, 2, 70, 200, 0, 2, 16},   // pages of 16 in segment 1, a chunk across the segments' end
+		{mla.CacheFP8DS, 1, 40, 2100, 0, 1, 0},   // more indices than the loop preloads: loaded per tile
+		{mla.CacheBF16, 3, 70, 200, 2, 0, 0},
+		{mla.CacheBF16, 1, 0, 130, 0, 0, 0},
 	} {
 		s := mla.Shape{T: tc.T, H: 16, Nope: 448, Rope: 64, Cache: tc.cache, Sink: true}
 		if tc.k0 > 0 {
 			s.Segments = append(s.Segments, mla.Segment{K: tc.k0, PageSize: 64, HasLen: true})
 		}
-		s.Segments = append(s.Segments, mla.Segment{K: tc.k1, PageSize: 64, HasLen: true})
+		page1 := cmp.Or(tc.page1, 64)
+		s.Segments = append(s.Segments, mla.Segment{K: tc.k1, PageSize: page1, HasLen: true})
 		g := golden.PackedMLAConfig(s, golden.MLAPoolPages(s))
 		seed := uint64(tc.T*1000 + tc.k1)
 		in, err := golden.GenMLA(g, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.2, Poison: true})
@@ -61,8 +66,26 @@ func TestMLAGather(t *testing.T) {
 		if nonzero < len(want)/2 {
 			t.Errorf("%s: only %d of %d lane sums nonzero", c.Name, nonzero, len(want))
 		}
-		if text := c.Compiled.Module.Print(); !strings.Contains(text, "cp.async.cg.shared.global") {
+		text := c.Compiled.Module.Print()
+		if !strings.Contains(text, "cp.async.cg.shared.global") {
 			t.Errorf("%s: no 16-byte cp.async gathers", c.Name)
+		}
+		// One loop walks the chunk across both candidate lists, pipelined where
+		// its indices are preloaded (an index load in the loop keeps its gathers
+		// from being issued ahead: lower/loop_pipeline.go).
+		k, err := kernels.Gather(kernels.GatherConfig{Shape: g.Shape, SMs: tc.sms, Split: tc.split})
+		if err != nil {
+			t.Fatal(err)
+		}
+		preloaded := strings.Contains(ir.Print(k), "%cta_ids = ")
+		if n := strings.Count(ir.Print(k), " = for "); n != 1 {
+			t.Errorf("%s: %d loops, want 1", c.Name, n)
+		}
+		if n, want := strings.Count(text, "// pipeline:"), map[bool]int{true: 1}[preloaded]; n != want {
+			t.Errorf("%s: %d pipelined loops, want %d (indices preloaded: %v)", c.Name, n, want, preloaded)
+		}
+		if preloaded != (tc.k1 <= 2048) {
+			t.Errorf("%s: indices preloaded %v", c.Name, preloaded)
 		}
 	}
 }

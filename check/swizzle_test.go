@@ -22,7 +22,7 @@ func TestMLASwizzleClasses(t *testing.T) {
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
 		Segments: []mla.Segment{seg(128, 64, true), seg(100, 53, true)}}, HeadBlock: 64}
 	tg := tgt("sm_90")
-	classes := []struct{ class, prefix string }{{"copied", "%q"}, {"copied", "%rope"}, {"computed", "%k0_"}, {"fragments", "%p_"}}
+	classes := []struct{ class, prefix string }{{"copied", "%q"}, {"copied", "%rope"}, {"computed", "%k_"}, {"fragments", "%p_"}}
 	for step, upTo := range []string{"copied", "computed", "fragments"} {
 		p, designs, err := kernels.MLADesign(cfg, tg)
 		if err != nil {

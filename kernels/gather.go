@@ -115,67 +115,46 @@ func Gather(c GatherConfig) (*ir.Kernel, error) {
 	lo := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(per))), "tile_lo")
 	hi := b.Name(b.Min(b.Add(lo, b.I32(int64(per))), b.I32(int64(total))), "tile_hi")
 	sum := b.ConstInt(0, ir.TileOf(ir.I32, N, gatherWords))
-	first := 0
-	for s, sc := range c.Segments {
-		sp := segs[s]
-		nt := ceilDiv(sc.K, N)
-		jlo := b.Max(b.Sub(lo, b.I32(int64(first))), b.I32(0))
-		jhi := b.Min(b.Sub(hi, b.I32(int64(first))), b.I32(int64(nt)))
-		first += nt
-		limit := b.I32(int64(sc.K))
-		if sp.length != nil {
-			limit = b.Min(b.Max(b.Load1(sp.length, row64, nil), b.I32(0)), b.I32(int64(sc.K)))
-		}
-		idxRow := b.Mul(row64, sp.idxStride)
-		// The chunk's indices before the loop, when few (as the decode does): the
-		// gathers' addresses then wait on no global load (docs/perf-notes.md, run 15).
-		var allIds *ir.Value
-		if n := min(per, nt) * N; n <= mlaPreloadIDs {
-			pos := b.Add(b.Mul(jlo, b.I32(int64(N))), b.Iota(n))
-			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
-			allIds = b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), in), fmt.Sprintf("cta_ids%d", s))
-		}
-		sum = b.ForStages(jlo, jhi, 1, gatherStages, []*ir.Value{sum}, func(j *ir.Value, st []*ir.Value) []*ir.Value {
-			pos := b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N))
-			var ids *ir.Value
-			if allIds != nil {
-				ids = b.Slice(allIds, b.Mul(b.Sub(j, jlo), b.I32(int64(N))), N)
-			} else {
-				ids = b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))))
-			}
-			inPool := b.And(b.Cmp(ir.CmpGE, ids, b.I32(0)), b.Cmp(ir.CmpLT, ids, sp.slots))
-			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), inPool), fmt.Sprintf("valid%d", s))
-			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
-			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
-			pageBase := b.Mul(page, sp.pageStride)
-			words := b.Bitcast(sp.cache, ir.I32)
-			recBytes := int64(mla.FP8DSRecordBytes)
-			if c.Cache == mla.CacheBF16 {
-				recBytes = int64(c.D()) * 2
-			}
-			rec := b.Div(b.Add(pageBase, b.Mul(slot, b.I64(recBytes))), b.I64(4))
-			acc := st[0]
-			// Every load is a [64, 16] tile (fewer words by the column bound), added
-			// elementwise: nothing but the loads and one add per word.
-			fold := func(rows *ir.Value, col0, cols int) {
-				var bound *ir.Value
-				if cols < gatherWords {
-					bound = b.I32(int64(cols))
-				}
-				acc = b.Add(acc, b.Load2(words, rows, b.I64(int64(col0)), gatherWords, valid, bound))
-			}
-			if c.Cache != mla.CacheBF16 {
-				// The scale words first, as the decode issues them.
-				scales := b.Div(b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*mla.FP8DSRecordBytes)), b.Mul(slot, b.I64(mla.FP8DSScaleBytes))), b.I64(4))
-				fold(scales, 0, mla.FP8DSScaleBytes/4)
-			}
-			n := int(recBytes / 4)
-			for w := 0; w < n; w += gatherWords {
-				fold(rec, w, min(gatherWords, n-w))
-			}
-			return []*ir.Value{acc}
-		})[0]
+	list := newCandidateList(b, c.Shape, segs, row64, N)
+	// The chunk's indices before the loop, when few (as the decode does): the
+	// gathers' addresses then wait on no global load (docs/perf-notes.md, run 15).
+	var allIds *ir.Value
+	if list.preloadLimit(per) {
+		allIds = list.preload(b, lo, hi, per*N)
 	}
+	sum = b.ForStages(lo, hi, 1, gatherStages, []*ir.Value{sum}, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+		var ids *ir.Value
+		if allIds != nil {
+			ids = b.Slice(allIds, b.Mul(b.Sub(j, lo), b.I32(int64(N))), N)
+		}
+		t := list.tile(b, j, ids)
+		words := b.Bitcast(t.cache, ir.I32)
+		recBytes := int64(mla.FP8DSRecordBytes)
+		if c.Cache == mla.CacheBF16 {
+			recBytes = int64(c.D()) * 2
+		}
+		rec := b.Div(b.Add(t.pageBase, b.Mul(t.slot, b.I64(recBytes))), b.I64(4))
+		acc := st[0]
+		// Every load is a [32, 16] tile (fewer words by the column bound), added
+		// elementwise: nothing but the loads and one add per word.
+		fold := func(rows *ir.Value, col0, cols int) {
+			var bound *ir.Value
+			if cols < gatherWords {
+				bound = b.I32(int64(cols))
+			}
+			acc = b.Add(acc, b.Load2(words, rows, b.I64(int64(col0)), gatherWords, t.valid, bound))
+		}
+		if c.Cache != mla.CacheBF16 {
+			// The scale words first, as the decode issues them.
+			scales := b.Div(b.Add(b.Add(t.pageBase, t.scaleBlock), b.Mul(t.slot, b.I64(mla.FP8DSScaleBytes))), b.I64(4))
+			fold(scales, 0, mla.FP8DSScaleBytes/4)
+		}
+		n := int(recBytes / 4)
+		for w := 0; w < n; w += gatherWords {
+			fold(rec, w, min(gatherWords, n-w))
+		}
+		return []*ir.Value{acc}
+	})[0]
 	// The 16 word columns folded into one wrapping sum per candidate lane, exactly:
 	// 16-bit halves sum exactly in f32 (16 x 65535 < 2^24), whatever the order.
 	half := func(v *ir.Value) *ir.Value {

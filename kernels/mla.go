@@ -751,55 +751,28 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	}
 	lo := b.Name(b.Mul(b.ProgramID(2), per), "tile_lo")
 	hi := b.Name(b.Min(b.Add(lo, per), b.I32(int64(total))), "tile_hi")
-	first := 0
-	for s, sc := range c.Segments {
-		sp := segs[s]
-		nt := c.tiles(s)
-		jlo := b.Max(b.Sub(lo, b.I32(int64(first))), b.I32(0))
-		jhi := b.Min(b.Sub(hi, b.I32(int64(first))), b.I32(int64(nt)))
-		first += nt
-		limit := b.I32(int64(sc.K))
-		if sp.length != nil {
-			n := b.Load1(sp.length, row64, nil)
-			limit = b.Min(b.Max(n, b.I32(0)), b.I32(int64(sc.K)))
-		}
-		b.Name(limit, fmt.Sprintf("limit%d", s))
-		idxRow := b.Mul(row64, sp.idxStride)
-		// The CTA's candidate indices of this segment, loaded before the loop when
-		// they are few (one round trip instead of one per tile, ahead of the
-		// gathers that depend on them); the loop slices its tile out. A producer
-		// role always preloads them: a tile's own index load would be a rank-1
-		// shared tile both roles read, which no ring hands over.
-		var allIds *ir.Value
-		if n := min(perMax, nt) * N; n <= mlaPreloadIDs || d.Producer > 0 {
-			first := b.Mul(jlo, b.I32(int64(N)))
-			pos := b.Add(first, b.Iota(n))
-			in := b.And(b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K))), b.Cmp(ir.CmpLT, pos, b.Mul(jhi, b.I32(int64(N)))))
-			allIds = b.Name(b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), in), fmt.Sprintf("cta_ids%d", s))
-		}
-		carried = b.ForStages(jlo, jhi, 1, d.Stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
-			pos := b.Name(b.Add(b.Mul(j, b.I32(int64(N))), b.Iota(N)), fmt.Sprintf("pos%d", s))
-			var ids *ir.Value
-			if allIds != nil {
-				ids = b.Slice(allIds, b.Mul(b.Sub(j, jlo), b.I32(int64(N))), N)
-			} else {
-				inK := b.Cmp(ir.CmpLT, pos, b.I32(int64(sc.K)))
-				ids = b.Load1(sp.idx, b.Add(idxRow, b.Cast(pos, ir.I64)), inK)
-			}
-			ids = b.Name(ids, fmt.Sprintf("ids%d", s))
-			// Valid: inside the row's prefix and inside the pool, 0 <= idx < slots.
-			inPool := b.And(b.Cmp(ir.CmpGE, ids, b.I32(0)), b.Cmp(ir.CmpLT, ids, sp.slots))
-			valid := b.Name(b.And(b.Cmp(ir.CmpLT, pos, limit), inPool), fmt.Sprintf("valid%d", s))
-			page := b.Cast(b.Div(ids, b.I32(int64(sc.PageSize))), ir.I64)
-			slot := b.Cast(b.Rem(ids, b.I32(int64(sc.PageSize))), ir.I64)
-			pageBase := b.Mul(page, sp.pageStride)
-			var ks []*ir.Value
-			onLoad(func() { ks = mlaLoadK(b, c, sc, sp.cache, pageBase, slot, valid, chunks, fmt.Sprint(s)) })
-			var next []*ir.Value
-			onMath(func() { next = mlaTileMath(b, d, onScore, qs, ks, valid, st, chunks, scaleLog2, s) })
-			return next
-		})
+	list := newCandidateList(b, c.Shape, segs, row64, N)
+	// The CTA's candidate indices, loaded before the loop when they are few (one
+	// round trip instead of one per tile, ahead of the gathers that depend on
+	// them); the loop slices its tile out. A producer role always preloads them: a
+	// tile's own index load would be a rank-1 shared tile both roles read, which no
+	// ring hands over.
+	var allIds *ir.Value
+	if list.preloadLimit(perMax) || d.Producer > 0 {
+		allIds = list.preload(b, lo, hi, perMax*N)
 	}
+	carried = b.ForStages(lo, hi, 1, d.Stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+		var ids *ir.Value
+		if allIds != nil {
+			ids = b.Slice(allIds, b.Mul(b.Sub(j, lo), b.I32(int64(N))), N)
+		}
+		t := list.tile(b, j, ids)
+		var ks []*ir.Value
+		onLoad(func() { ks = mlaLoadK(b, c, t) })
+		var next []*ir.Value
+		onMath(func() { next = mlaTileMath(b, d, onScore, qs, ks, t.valid, st, chunks, scaleLog2) })
+		return next
+	})
 	// The epilogue reads the math warps' accumulators: it runs on them.
 	onMath(func() {
 		mlaEpilogue(b, c, d, v, onScore, carried, heads, headOK, row64, split, sink, out, lse, wsO, wsL)
@@ -809,11 +782,11 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 
 // mlaTileMath is one candidate tile's math: scores, the online softmax and P·V,
 // returning the next carried state. onScore places the scores and the softmax.
-func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) []*ir.Value {
+func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64) []*ir.Value {
 	HB := d.HeadBlock
 	var next []*ir.Value
 	var alpha, pHi, pLo *ir.Value
-	onScore(func() { next, alpha, pHi, pLo = mlaSoftmax(b, d, qs, ks, valid, st, chunks, scaleLog2, s) })
+	onScore(func() { next, alpha, pHi, pLo = mlaSoftmax(b, d, qs, ks, valid, st, chunks, scaleLog2) })
 	for i, ch := range chunks {
 		if d.HeadsInN {
 			// Oᵀ = Vᵀ·Pᵀ: the slice's dims in M, the heads in N.
@@ -840,12 +813,12 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 
 // mlaSoftmax is a tile's scores and online softmax: the next running max and
 // sum, the rescale factor of the output, and P in one or two bf16 terms.
-func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64, s int) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
+func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, chunks [][3]int, scaleLog2 float64) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
 	HB, N := d.HeadBlock, d.Tile
 	// Scores in the log2 domain; invalid candidates get -inf by selection, so
 	// nothing loaded for them (zero-filled anyway) can matter.
 	if d.HeadsInN {
-		return mlaSoftmaxHeadsInN(b, d, qs, ks, valid, st, scaleLog2, s)
+		return mlaSoftmaxHeadsInN(b, d, qs, ks, valid, st, scaleLog2)
 	}
 	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, HB, N))
 	for i, ch := range chunks {
@@ -856,7 +829,7 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 		}
 	}
 	sc2 = b.Mul(sc2, b.F32(scaleLog2))
-	sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
+	sc2 = b.Name(b.Select(b.Broadcast(valid, 0, HB, N), sc2, b.F32(ir.NegInf)), "scores")
 	m, l := st[0], st[1]
 	mNew := b.Max(m, b.Reduce("max", sc2, 1))
 	// A row with no valid candidate yet keeps max -inf; subtract 0 instead so
@@ -870,11 +843,11 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 	// which fails the spec's output thresholds when the terms cancel;
 	// with the residual term the error is about 2^-17 of it. bf16p
 	// keeps the one term, as FlashMLA does, for its own tolerance.
-	pHi = b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
+	pHi = b.Name(b.Cast(p, ir.BF16), "p_hi")
 	if d.Precision == PrecisionExact {
-		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), "p_lo")
 	}
-	next = []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+	next = []*ir.Value{b.Name(mNew, "m_next"), b.Name(lNew, "l_next")}
 	return next, alpha, pHi, pLo
 }
 
@@ -882,7 +855,7 @@ func mlaSoftmax(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value
 // K·Qᵀ, candidates in M (a tile of 32 is two m16 tiles) and the 8 heads one n8
 // tile, so nothing is padded; the row statistics reduce Sᵀ's columns, and Pᵀ is the
 // B operand of Oᵀ = Vᵀ·Pᵀ.
-func mlaSoftmaxHeadsInN(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, scaleLog2 float64, s int) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
+func mlaSoftmaxHeadsInN(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *ir.Value, st []*ir.Value, scaleLog2 float64) (next []*ir.Value, alpha, pHi, pLo *ir.Value) {
 	HB, N := d.HeadBlock, d.Tile
 	sc2 := b.ConstFloat(0, ir.TileOf(ir.F32, N, HB))
 	// Every warp computes the whole tile over its quarter of the dims, then the
@@ -892,18 +865,18 @@ func mlaSoftmaxHeadsInN(b *ir.Builder, d MLAVariant, qs, ks []*ir.Value, valid *
 		sc2 = b.ScheduledDot(ks[i], b.Trans(qs[i]), sc2, all)
 	}
 	sc2 = b.Mul(sc2, b.F32(scaleLog2))
-	sc2 = b.Name(b.Select(b.Broadcast(valid, 1, N, HB), sc2, b.F32(ir.NegInf)), fmt.Sprintf("scores%d", s))
+	sc2 = b.Name(b.Select(b.Broadcast(valid, 1, N, HB), sc2, b.F32(ir.NegInf)), "scores")
 	m, l := st[0], st[1]
 	mNew := b.Max(m, b.Reduce("max", sc2, 0))
 	mUse := b.Select(b.Cmp(ir.CmpEQ, mNew, b.F32(ir.NegInf)), b.F32(0), mNew)
 	p := b.Exp2(b.Sub(sc2, b.Broadcast(mUse, 0, N, HB)))
 	alpha = b.Exp2(b.Sub(m, mUse))
 	lNew := b.Add(b.Mul(l, alpha), b.Reduce("sum", p, 0))
-	pHi = b.Name(b.Cast(p, ir.BF16), fmt.Sprintf("p_hi%d", s))
+	pHi = b.Name(b.Cast(p, ir.BF16), "p_hi")
 	if d.Precision == PrecisionExact {
-		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), fmt.Sprintf("p_lo%d", s))
+		pLo = b.Name(b.Cast(b.Sub(p, b.Cast(pHi, ir.F32)), ir.BF16), "p_lo")
 	}
-	next = []*ir.Value{b.Name(mNew, fmt.Sprintf("m%d_next", s)), b.Name(lNew, fmt.Sprintf("l%d_next", s))}
+	next = []*ir.Value{b.Name(mNew, "m_next"), b.Name(lNew, "l_next")}
 	return next, alpha, pHi, pLo
 }
 
@@ -954,38 +927,38 @@ func mlaEpilogue(b *ir.Builder, c MLAConfig, d MLAVariant, v mlaEntry, onScore f
 // mlaLoadK gathers one candidate tile of K (= V) as bf16 column slices in shared
 // memory: fp8ds slices are dequantized exactly (e4m3 x 2^(e-127) is exact in bf16),
 // the rope slice is loaded as is; a bf16 cache is loaded directly.
-func mlaLoadK(b *ir.Builder, c MLAConfig, sc mla.Segment, cache, pageBase, slot, valid *ir.Value, chunks [][3]int, tag string) []*ir.Value {
+func mlaLoadK(b *ir.Builder, c MLAConfig, t candidateTile) []*ir.Value {
 	var ks []*ir.Value
 	if c.Cache == mla.CacheBF16 {
-		kp := b.Bitcast(cache, ir.BF16)
-		rows := b.Add(b.Div(pageBase, b.I64(2)), b.Mul(slot, b.I64(int64(c.D()))))
-		for i, ch := range chunks {
-			ks = append(ks, b.Name(b.Load2(kp, rows, b.I64(int64(ch[0])), ch[2], valid, b.I32(int64(ch[1]))), fmt.Sprintf("k%s_%d", tag, i)))
+		kp := b.Bitcast(t.cache, ir.BF16)
+		rows := b.Add(b.Div(t.pageBase, b.I64(2)), b.Mul(t.slot, b.I64(int64(c.D()))))
+		for i, ch := range c.dChunks() {
+			ks = append(ks, b.Name(b.Load2(kp, rows, b.I64(int64(ch[0])), ch[2], t.valid, b.I32(int64(ch[1]))), fmt.Sprintf("k_%d", i)))
 		}
 		return ks
 	}
-	rec := b.Name(b.Add(pageBase, b.Mul(slot, b.I64(mla.FP8DSRecordBytes))), "rec"+tag)
+	rec := b.Name(b.Add(t.pageBase, b.Mul(t.slot, b.I64(mla.FP8DSRecordBytes))), "rec")
 	// All of the tile's gathers are issued before any dequantization, so their
 	// latencies overlap: the 8 scale bytes of every candidate first (every slice's
 	// dequantization reads them, and reading a tile waits for the gathers issued
 	// before it), then the 7 e4m3 slices and the rope slice.
-	scaleRows := b.Add(b.Add(pageBase, b.I64(int64(sc.PageSize)*mla.FP8DSRecordBytes)), b.Mul(slot, b.I64(mla.FP8DSScaleBytes)))
-	scales := b.Name(b.Load2(cache, scaleRows, b.I64(0), mla.FP8DSScaleBytes, valid, nil), "scales"+tag)
-	nope := b.Bitcast(cache, ir.E4M3)
+	scaleRows := b.Add(b.Add(t.pageBase, t.scaleBlock), b.Mul(t.slot, b.I64(mla.FP8DSScaleBytes)))
+	scales := b.Name(b.Load2(t.cache, scaleRows, b.I64(0), mla.FP8DSScaleBytes, t.valid, nil), "scales")
+	nope := b.Bitcast(t.cache, ir.E4M3)
 	var raws []*ir.Value
 	for i := 0; i < mla.FP8DSNope/mla.FP8DSScaleBlock; i++ {
-		raws = append(raws, b.Load2(nope, rec, b.I64(int64(i*mla.FP8DSScaleBlock)), mla.FP8DSScaleBlock, valid, nil))
+		raws = append(raws, b.Load2(nope, rec, b.I64(int64(i*mla.FP8DSScaleBlock)), mla.FP8DSScaleBlock, t.valid, nil))
 	}
-	rope := b.Bitcast(cache, ir.BF16)
+	rope := b.Bitcast(t.cache, ir.BF16)
 	ropeRows := b.Add(b.Div(rec, b.I64(2)), b.I64(mla.FP8DSNope/2))
-	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), mla.FP8DSRope, valid, nil), "rope"+tag)
+	ropeTile := b.Name(b.Load2(rope, ropeRows, b.I64(0), mla.FP8DSRope, t.valid, nil), "rope")
 	for i, raw := range raws {
 		e := b.Cast(b.Column(scales, i), ir.I32)
 		// 2^(e-127) built from its bits: exact for the exponents 1..254 a UE8M0 byte
 		// meaningfully holds.
 		scale := b.Bitcast(b.Shl(e, b.I32(23)), ir.F32)
 		k := b.Mul(b.Cast(raw, ir.F32), b.Broadcast(scale, 1, c.tileN(), mla.FP8DSScaleBlock))
-		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k%s_%d", tag, i)))
+		ks = append(ks, b.Name(b.Cast(k, ir.BF16), fmt.Sprintf("k_%d", i)))
 	}
 	ks = append(ks, ropeTile)
 	return ks

@@ -145,7 +145,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 99840,
+				SharedBytes: 100352,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -173,7 +173,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 91648,
+				SharedBytes: 92160,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -428,7 +428,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 99840,
+				SharedBytes: 100352,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -456,7 +456,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 91648,
+				SharedBytes: 92160,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -540,7 +540,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{1, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       256,
-				SharedBytes: 226560,
+				SharedBytes: 227072,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
