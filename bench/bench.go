@@ -207,6 +207,9 @@ type Report struct {
 	// Reference ceilings, for comparison with the measured ones.
 	NotesCeilings Ceilings `json:"notes_ceilings"`
 	L2Flush       bool     `json:"l2_flush"`
+	// L2FlushClean: the flush's write was read back (bench -flush-clean), so each
+	// timed call found L2 holding clean lines.
+	L2FlushClean bool `json:"l2_flush_clean,omitempty"`
 	// Pool is where rows find their candidates: "serving" (pages of their own in
 	// a pool of at least PoolMinBytes), "sparse" (a random subset of a sequence of
 	// pages of their own, in a pool of at least PoolMinBytes) or "small" (one
@@ -310,8 +313,12 @@ func (r Report) legend() string {
 func (r Report) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "GPU %s, driver %s, target %s, %s\n", r.GPU, r.Driver, r.Target, r.Date)
-	fmt.Fprintf(&b, "ceilings (%s): %.2f TB/s, %.0f TFLOP/s; L2 flushed between timed calls: %v\n",
-		r.Ceilings.Source, r.Ceilings.BytesPerSec/1e12, r.Ceilings.FlopsPerSec/1e12, r.L2Flush)
+	clean := ""
+	if r.L2FlushClean {
+		clean = " (written, then read back: no dirty lines left)"
+	}
+	fmt.Fprintf(&b, "ceilings (%s): %.2f TB/s, %.0f TFLOP/s; L2 flushed between timed calls: %v%s\n",
+		r.Ceilings.Source, r.Ceilings.BytesPerSec/1e12, r.Ceilings.FlopsPerSec/1e12, r.L2Flush, clean)
 	fmt.Fprintf(&b, "%s\n", r.legend())
 	rows := r.columns()
 	width := make([]int, len(rows[0]))

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -447,4 +448,45 @@ func bindSegments(c *Case, g golden.MLAConfig, in *golden.MLAInputs) {
 		c.Scalars[fmt.Sprintf("slots%d", s)] = int32(seg.Slots()) // golden.MLAConfig.Validate keeps it <= 2^31-1
 		c.Scalars[fmt.Sprintf("idx_stride%d", s)] = int64(stride)
 	}
+}
+
+// ReadBack returns a read_back case: random 32-bit words, each CTA's per-lane
+// maxima compared exactly (the words are within ±2^20, exact in f32).
+func ReadBack(cfg kernels.ReadBackConfig, target arch.Target, seed uint64) (*Case, error) {
+	k, err := kernels.ReadBack(cfg)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := lower.CompileProgram(&ir.Program{Name: "read_back", Kernels: []*ir.Kernel{k}}, nil, target)
+	if err != nil {
+		return nil, err
+	}
+	const rows, cols = 128, 32
+	rng := rand.New(rand.NewPCG(seed, 0x72656164))
+	src := make([]byte, 4*cfg.Words)
+	for i := 0; i < cfg.Words; i++ {
+		binary.LittleEndian.PutUint32(src[4*i:], uint32(int32(rng.IntN(1<<21)-1<<20)))
+	}
+	tiles := cfg.Words / (rows * cols)
+	per := (tiles + cfg.CTAs - 1) / cfg.CTAs
+	want := make([]float64, cfg.CTAs*rows)
+	for c := range cfg.CTAs {
+		for j := c * per; j < min((c+1)*per, tiles); j++ {
+			for r := range rows {
+				for x := range cols {
+					w := float64(int32(binary.LittleEndian.Uint32(src[4*((j*rows+r)*cols+x):])))
+					want[c*rows+r] = max(want[c*rows+r], w)
+				}
+			}
+		}
+	}
+	c := &Case{
+		Name:     fmt.Sprintf("read_back words=%d ctas=%d target=%s seed=%d", cfg.Words, cfg.CTAs, target, seed),
+		Compiled: comp,
+		Buffers:  map[string][]byte{"src": src, "out": poison(int64(len(want)) * 4)},
+	}
+	c.Compare = func(final map[string][]byte) []golden.Report {
+		return []golden.Report{golden.Compare("out", f32s(final["out"]), want, []int{cfg.CTAs, rows}, golden.Tolerance{})}
+	}
+	return c, nil
 }

@@ -7,9 +7,10 @@ import (
 	"github.com/ptxgen/ptxgen/kernels"
 )
 
-// TestCeilingKernels: the kernels the bench times for its roofline are correct,
-// and the copy moves 16 bytes per access both ways (or it would not measure
-// bandwidth).
+// TestCeilingKernels: the kernels the bench times for its roofline, and the
+// read-back of its clean L2 flush, are correct (the read-back's 7 tiles over 3
+// CTAs leave the last one short), and the copy moves 16 bytes per access both
+// ways (or it would not measure bandwidth).
 func TestCeilingKernels(t *testing.T) {
 	cp, err := Copy(kernels.CopyConfig{Rows: 300}, tgt("sm_90"), 3)
 	if err != nil {
@@ -19,7 +20,11 @@ func TestCeilingKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*Case{cp, mm} {
+	rb, err := ReadBack(kernels.ReadBackConfig{Words: 4096 * 7, CTAs: 3}, tgt("sm_90"), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Case{cp, mm, rb} {
 		passesInEmulator(t, c)
 	}
 	text := cp.Compiled.Module.Print()

@@ -32,12 +32,20 @@ type benchDevice interface {
 // preparedCase is a case resident on the device.
 type preparedCase interface {
 	// Time runs every kernel of the program on input set i between two CUDA events
-	// and returns the milliseconds between them. With flushBytes > 0 it first
-	// writes that much scratch memory (outside the timed region) to evict L2.
-	Time(i int, flushBytes int64) (float64, error)
+	// and returns the milliseconds between them, after the flush (outside the
+	// timed region).
+	Time(i int, f l2Flush) (float64, error)
 	// Final copies input set i's buffers back.
 	Final(i int) (map[string][]byte, error)
 	Close() error
+}
+
+// l2Flush is what runs before a timed call to evict L2: Bytes of scratch memory
+// written (none if 0), then with Clean 2x L2 of it read back, so that L2 holds
+// clean lines and the timed kernel pays no write-back of the flush's dirty ones.
+type l2Flush struct {
+	Bytes int64
+	Clean bool
 }
 
 func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
@@ -49,6 +57,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	iters := fs.Int("iters", 50, "timed calls per shape (1..10000)")
 	warmup := fs.Int("warmup", 5, "untimed calls per shape before timing")
 	flushMB := fs.Int("flush-mb", 256, "MB of scratch written before every timed call to evict L2 (0: no flush)")
+	flushClean := fs.Bool("flush-clean", false, "after the flush's write, read twice the L2 of the scratch back (read_back), so that the timed call finds L2 clean: a write alone leaves it full of dirty lines whose write-back the timed kernel pays (FlashMLA's vs.py flushes by a write alone)")
 	bw, flops := new(float64), new(float64) // finite: NaN or Inf would poison every floor
 	kernels.Float32Var(fs, bw, "bw", 0, "bandwidth ceiling in bytes/s (0: measure with the generated copy kernel)")
 	kernels.Float32Var(fs, flops, "flops", 0, "mma.sync ceiling in FLOP/s (0: measure with the generated mma_loop kernel)")
@@ -270,14 +279,14 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		}
 		return nil
 	}
+	flush := l2Flush{Bytes: int64(*flushMB) << 20, Clean: *flushClean && *flushMB > 0}
 	rep := bench.Report{
 		GPU: strings.TrimSpace(firstLine(d.Info())), Driver: bd.Driver(), Target: target.Name,
 		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Command: "ptxgen-gpu bench " + strings.Join(args, " "),
-		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, Pool: *pool,
+		NotesCeilings: bench.NotesCeilings, L2Flush: *flushMB > 0, L2FlushClean: flush.Clean, Pool: *pool,
 		PlannedResidency: *plannedRes,
 	}
 
-	flush := int64(*flushMB) << 20
 	rep.Ceilings = bench.Ceilings{BytesPerSec: *bw, FlopsPerSec: *flops, Source: "given"}
 	if *bw == 0 || *flops == 0 {
 		measured, err := measureCeilings(bd, target, stdout)
@@ -404,7 +413,7 @@ func setsFor(c *check.Case, l2 int64) int {
 }
 
 // timeCase times a case and checks the outputs of one timed set.
-func timeCase(d benchDevice, c *check.Case, warmup, iters int, flush int64) bench.Timing {
+func timeCase(d benchDevice, c *check.Case, warmup, iters int, flush l2Flush) bench.Timing {
 	sets := setsFor(c, d.L2Bytes())
 	p, err := d.Prepare(c, sets)
 	if err != nil {
@@ -412,7 +421,7 @@ func timeCase(d benchDevice, c *check.Case, warmup, iters int, flush int64) benc
 	}
 	defer p.Close()
 	for i := 0; i < warmup; i++ {
-		if _, err := p.Time(i%sets, 0); err != nil {
+		if _, err := p.Time(i%sets, l2Flush{}); err != nil {
 			return bench.Timing{Error: err.Error()}
 		}
 	}
@@ -449,7 +458,7 @@ func measureCeilings(d benchDevice, target arch.Target, w io.Writer) (bench.Ceil
 	if err != nil {
 		return bench.Ceilings{}, err
 	}
-	ct := timeCase(d, cc, 3, 20, 0)
+	ct := timeCase(d, cc, 3, 20, l2Flush{})
 	if ct.MedianUS == 0 {
 		return bench.Ceilings{}, fmt.Errorf("copy: %s", ct.Error)
 	}
@@ -461,7 +470,7 @@ func measureCeilings(d benchDevice, target arch.Target, w io.Writer) (bench.Ceil
 	if err != nil {
 		return bench.Ceilings{}, err
 	}
-	mt := timeCase(d, mc, 3, 20, 0)
+	mt := timeCase(d, mc, 3, 20, l2Flush{})
 	if mt.MedianUS == 0 {
 		return bench.Ceilings{}, fmt.Errorf("mma_loop: %s", mt.Error)
 	}

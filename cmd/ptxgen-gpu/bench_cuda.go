@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/check"
+	"github.com/ptxgen/ptxgen/kernels"
 	"github.com/ptxgen/ptxgen/runtime"
 )
 
@@ -30,6 +31,11 @@ type gpuPrepared struct {
 	bufs    []map[string]*runtime.Buffer
 	args    [][][]runtime.Arg // [set][kernel]
 	scratch *runtime.Buffer
+	// readBack reads the scratch's first 2x L2 back after its write (a clean
+	// flush, l2Flush.Clean), into readOut.
+	readBack *runtime.Kernel
+	readOut  *runtime.Buffer
+	readArgs []runtime.Arg
 }
 
 func (g gpuDevice) Prepare(c *check.Case, sets int) (preparedCase, error) {
@@ -115,22 +121,28 @@ func scalarArg(v any) (runtime.Arg, error) {
 	return runtime.Arg{}, fmt.Errorf("unexpected scalar %T", v)
 }
 
-func (p *gpuPrepared) Time(i int, flush int64) (float64, error) {
-	if flush > 0 {
-		if p.scratch == nil || p.scratch.Size() < flush {
+func (p *gpuPrepared) Time(i int, flush l2Flush) (float64, error) {
+	if flush.Bytes > 0 {
+		if p.scratch == nil || p.scratch.Size() < flush.Bytes {
 			if p.scratch != nil {
 				p.scratch.Free()
 			}
-			b, err := p.d.Alloc(flush)
+			b, err := p.d.Alloc(flush.Bytes)
 			if err != nil {
 				return 0, fmt.Errorf("L2 flush buffer: %w", err)
 			}
 			p.scratch = b
+			p.readArgs = nil
 		}
 		// Queued, not waited for: the GPU spends the memset's time while the host
 		// queues the events and launches, so no host latency lands in the timing.
 		if err := p.scratch.ZeroAsync(); err != nil {
 			return 0, err
+		}
+		if flush.Clean {
+			if err := p.readBackScratch(); err != nil {
+				return 0, fmt.Errorf("L2 flush read-back: %w", err)
+			}
 		}
 	}
 	ms, err := p.d.Time(func() error {
@@ -142,6 +154,30 @@ func (p *gpuPrepared) Time(i int, flush int64) (float64, error) {
 		return nil
 	})
 	return float64(ms), err
+}
+
+// readBackScratch queues read_back over the scratch's first 2 x 64 MiB (the
+// memset's last lines are what L2 holds; reading the first ones evicts them,
+// written back now, and leaves clean lines in their place).
+func (p *gpuPrepared) readBackScratch() error {
+	if p.readArgs == nil {
+		words := int(min(p.scratch.Size(), 2*gpuDevice{p.d}.L2Bytes()) / 4 / 4096 * 4096)
+		cfg := kernels.ReadBackConfig{Words: words, CTAs: 4 * p.d.SMs()}
+		rc, err := check.ReadBack(cfg, p.c.Compiled.Target, 1)
+		if err != nil {
+			return err
+		}
+		if p.readBack == nil {
+			if p.readBack, err = p.d.LoadKernel(rc.Compiled.Kernels[0]); err != nil {
+				return err
+			}
+			if p.readOut, err = p.d.Alloc(int64(cfg.CTAs) * 128 * 4); err != nil {
+				return err
+			}
+		}
+		p.readArgs = []runtime.Arg{runtime.Ptr(p.scratch), runtime.Ptr(p.readOut)}
+	}
+	return p.readBack.Launch(p.readArgs...)
 }
 
 func (p *gpuPrepared) Final(i int) (map[string][]byte, error) {
@@ -172,6 +208,10 @@ func (p *gpuPrepared) Close() error {
 	}
 	if p.scratch != nil {
 		p.scratch.Free()
+	}
+	if p.readBack != nil {
+		p.readBack.Unload()
+		p.readOut.Free()
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ type emuPrepared struct {
 	last map[string][]byte
 }
 
-func (p *emuPrepared) Time(int, int64) (float64, error) {
+func (p *emuPrepared) Time(int, l2Flush) (float64, error) {
 	start := time.Now()
 	final, err := check.Emulator{}.Run(p.c)
 	p.last = final
