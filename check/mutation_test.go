@@ -316,7 +316,6 @@ var mutationCases = []mutationCase{
 			"ld_guard":      "the first guarded load reads idx for candidate < K; K=64 is a multiple of the 32-candidate tile, so the guard is always true",
 			"ld_guard_all":  "the guarded loads read idx (staged once per tile) for candidates < K and the sink for heads < H; K=64 and H=16 fill their tiles, so every guard is true",
 			"srcsize_first": "the first cp.async copies q; H=16 fills the head block, so its src-size is always 16",
-			"bar_loop_end":  loopEndRedundant,
 		},
 	},
 	{
@@ -331,16 +330,9 @@ var mutationCases = []mutationCase{
 				"so its guard is always true (rows g+8 are other instructions)",
 			"ld_guard":      "the first guarded load reads idx0 for candidate < K0; K0=64 is a multiple of the 32-candidate tile, so the guard is always true",
 			"srcsize_first": "the first cp.async copies q; the empty copies (heads 24..31) read q's base instead, and those heads are never stored",
-			"bar_loop_end":  loopEndRedundant,
 		},
 	},
 }
-
-// loopEndRedundant explains why mla_decode survives losing the barrier that
-// closes its loop body (see also TestMutationEveryBarrier).
-const loopEndRedundant = "redundant in mla_decode: the only shared writes of the next iteration before its first bar.sync " +
-	"are the cp.async of the first raw fp8 chunk, whose bytes are last read before the second bar.sync of the current " +
-	"iteration; everything read after the last intra-loop barrier (staged K/V, P) is rewritten only after the next one"
 
 // mlaPoisonedPage0 builds an mla_decode case with the first seed from opt.Seed on
 // whose inputs page 0 of every cache is poisoned (0xFF: NaN as e4m3 and bf16).
@@ -438,8 +430,8 @@ func TestMutations(t *testing.T) {
 }
 
 // TestMutationEveryBarrier deletes each `bar.sync` of each program in turn: every
-// one must be caught, except the barriers closing mla_decode's loop bodies, which
-// are redundant (loopEndRedundant): their deletion is logged either way.
+// one must be caught, the barriers closing mla_decode's loop bodies included (once
+// redundant there; every case has caught them since session 12 or before).
 func TestMutationEveryBarrier(t *testing.T) {
 	for _, mc := range mutationCases {
 		if strings.Contains(mc.name, "lda") {
@@ -449,10 +441,6 @@ func TestMutationEveryBarrier(t *testing.T) {
 			t.Parallel()
 			c, text := prepareMutationCase(t, mc)
 			lines := strings.Split(text, "\n")
-			closing := map[int]bool{}
-			for _, i := range loopClosingBarriers(lines) {
-				closing[i] = true
-			}
 			n := 0
 			counts := map[string]int{}
 			for i, l := range lines {
@@ -467,15 +455,8 @@ func TestMutationEveryBarrier(t *testing.T) {
 				}
 				v := runEmu(mcase)
 				counts[v.kind]++
-				redundant := closing[i] && strings.HasPrefix(mc.name, "mla")
-				switch {
-				case v.kind == verdictPass && redundant:
-					t.Logf("%s: survives (loop-closing barrier, redundant)", siteOf(lines, i))
-				case v.kind == verdictPass:
+				if v.kind == verdictPass {
 					t.Errorf("NOT CAUGHT: deleting %s", siteOf(lines, i))
-				case redundant:
-					t.Logf("deleting the loop-closing barrier %s is caught by %s although loopEndRedundant says it is redundant: update the note\n  %s",
-						siteOf(lines, i), v.kind, shortDetail(v))
 				}
 			}
 			if n == 0 {

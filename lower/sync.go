@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
@@ -33,18 +34,22 @@ import (
 func insertSync(f *fn) error {
 	s := &syncState{f: f, hazardState: newHazardState(), roleStates: map[string]hazardState{}}
 	for _, fnc := range f.out.Module.Funcs {
-		s.fnc, s.named, s.unclosed, s.scratch = fnc, map[string]bool{}, map[string]bool{}, nil
+		s.fnc, s.named, s.unclosed, s.scratch, s.lastBar, s.traceFrom = fnc, map[string]bool{}, map[string]bool{}, nil, -1, len(f.syncTrace)
 		var saved []hazardState
 		for at, st := range fnc.Body {
 			c, ok := st.(*ptx.Comment)
 			ev, isPoint := f.syncPoints[c]
 			if !ok || !isPoint {
 				s.out = append(s.out, st)
+				s.passed(st)
 				continue
 			}
 			switch ev.kind {
 			case syncCommit, syncWrote, syncRead:
 				s.accessed()
+			}
+			if ev.kind != syncReady && ev.kind != syncPipeTop && ev.kind != syncSettle && ev.kind != syncFlush && ev.kind != syncPipeDrain {
+				s.lastBar = -1 // an access, a loop's or region's edge: the last barrier is needed
 			}
 			switch ev.kind {
 			case syncCommit:
@@ -161,6 +166,27 @@ type syncState struct {
 	named, unclosed map[string]bool
 	fnc             *ptx.Func
 	scratch         []ptx.Reg // a b32 and a predicate register of the sync pass's own
+	// lastBar is where in out the last CTA barrier is while nothing but register
+	// code and waits has followed it in its basic block; -1 otherwise. A barrier
+	// emitted then makes it redundant (barrier).
+	lastBar   int
+	traceFrom int // the first of f.syncTrace's points that are fnc's
+}
+
+// passed notes a statement of the emitter's: a label, a branch, a barrier or a
+// shared-memory access of its own ends the straight run after the last barrier.
+func (s *syncState) passed(st ptx.Stmt) {
+	switch st := st.(type) {
+	case *ptx.Label:
+		s.lastBar = -1
+	case *ptx.Instr:
+		op := st.Op
+		if strings.HasPrefix(op, "bra") || strings.HasPrefix(op, "bar") || strings.HasPrefix(op, "ret") || strings.HasPrefix(op, "exit") ||
+			strings.Contains(op, ".shared") || strings.HasPrefix(op, "ldmatrix") || strings.HasPrefix(op, "stmatrix") ||
+			strings.HasPrefix(op, "cp.async.") && !strings.HasPrefix(op, "cp.async.wait") {
+			s.lastBar = -1
+		}
+	}
 }
 
 // accessed notes a shared access by the open region's role, or by every warp.
@@ -318,9 +344,27 @@ func (s *syncState) flushAll() {
 func (s *syncState) barrier() {
 	if s.role != "" {
 		s.roleBarrier(s.role)
+		s.lastBar = -1
 	} else {
 		s.closeRoles()
+		last := s.lastBar
+		if last >= 0 {
+			// Nothing of the CTA's shared memory was touched since the last barrier,
+			// in straight-line code every thread runs: this one orders all it did
+			// (and publishes the waits since), so the last one goes.
+			s.out = slices.Delete(s.out, last, last+1)
+		}
+		s.lastBar = len(s.out)
 		s.add(ptx.BarSync(ptx.Imm(0)))
+		if last >= 0 {
+			// The sync points met since (a tile made ready for reads that come
+			// later) now stand after this barrier, which took the last one's place.
+			for i := s.traceFrom; i < len(s.f.syncTrace); i++ {
+				if t := &s.f.syncTrace[i]; t.at > last {
+					t.at = len(s.out)
+				}
+			}
+		}
 		clear(s.roleStates)
 	}
 	clear(s.waited)
