@@ -457,7 +457,7 @@ func planLit(p *plan.Rule) jen.Code {
 		jen.Id("Combines"): jen.Index().Qual(planPath, "Combine").Custom(multiLine, combs...),
 		jen.Id("Split"):    jen.Lit(p.Split), jen.Id("MaxSplit"): jen.Lit(p.MaxSplit),
 		jen.Id("SMs"): jen.Lit(p.SMs), jen.Id("WideMinTiles"): jen.Lit(p.WideMinTiles),
-		jen.Id("SmallNum"): jen.Lit(p.SmallNum), jen.Id("SmallDen"): jen.Lit(p.SmallDen),
+		jen.Id("SmallNum"): jen.Lit(p.SmallNum), jen.Id("SmallDen"): jen.Lit(p.SmallDen), jen.Id("SmallMaxTiles"): jen.Lit(p.SmallMaxTiles),
 	})
 }
 

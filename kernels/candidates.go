@@ -18,16 +18,16 @@ type candidateList struct {
 	first  []int       // the list's index of each segment's first tile
 	limits []*ir.Value // each segment's valid prefix: len clamped to [0, K], or K
 	idxRow []*ir.Value // each segment's offset of the row's indices
-	tiles  int         // the list's length
 }
 
 // newCandidateList loads the row's lengths (they bound validity only, so no
 // gather waits for them).
 func newCandidateList(b *ir.Builder, sh mla.Shape, segs []segParams, row64 *ir.Value, n int) *candidateList {
 	l := &candidateList{shape: sh, segs: segs, n: n}
+	tiles := 0
 	for s, sc := range sh.Segments {
-		l.first = append(l.first, l.tiles)
-		l.tiles += ceilDiv(sc.K, n)
+		l.first = append(l.first, tiles)
+		tiles += ceilDiv(sc.K, n)
 		limit := b.I32(int64(sc.K))
 		if segs[s].length != nil {
 			limit = b.Min(b.Max(b.Load1(segs[s].length, row64, nil), b.I32(0)), b.I32(int64(sc.K)))
@@ -38,10 +38,10 @@ func newCandidateList(b *ir.Builder, sh mla.Shape, segs []segParams, row64 *ir.V
 	return l
 }
 
-// preloadLimit is whether the indices of a share of up to perMax tiles are loaded
+// preloads reports whether the indices of a share of up to perMax tiles are loaded
 // before the loop: where no segment's part of it exceeds mlaPreloadIDs (the
 // shared memory the per-segment preloads took before the loops were one).
-func (l *candidateList) preloadLimit(perMax int) bool {
+func (l *candidateList) preloads(perMax int) bool {
 	for _, sc := range l.shape.Segments {
 		if min(perMax, ceilDiv(sc.K, l.n))*l.n > mlaPreloadIDs {
 			return false

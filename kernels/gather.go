@@ -119,7 +119,7 @@ func Gather(c GatherConfig) (*ir.Kernel, error) {
 	// The chunk's indices before the loop, when few (as the decode does): the
 	// gathers' addresses then wait on no global load (docs/perf-notes.md, run 15).
 	var allIds *ir.Value
-	if list.preloadLimit(per) {
+	if list.preloads(per) {
 		allIds = list.preload(b, lo, hi, per*N)
 	}
 	sum = b.ForStages(lo, hi, 1, gatherStages, []*ir.Value{sum}, func(j *ir.Value, st []*ir.Value) []*ir.Value {

@@ -288,6 +288,15 @@ const mlaWarps64 = 8
 // -> 37.2, T192 62.3 -> 57.4 (run 65), T256 63.1 -> 58.8 (run 64).
 const mlaHeadsInNMinRows = 64
 
+// mlaSmallMaxTiles is the most candidate tiles per CTA of a latency-bound launch
+// that runs the Small kernels (replicated scores, plan.Rule.SmallMaxTiles). The
+// latency rule alone sent the sm_120 plan's launches of one CTA per SM and 4-10
+// tiles per CTA to them; the split kernels with all-reduced scores took H16 T64
+// 32.3 -> 27.0 us, H16 T32 21.1 -> 18.6, H32 T32 32.0 -> 26.4, H64 T8 20.7 -> 17.8,
+// H16 T64 K128+1152 55.0 -> 43.9 (run 76, sm_120's residency); launches of 1-2
+// tiles per CTA (T1, T8 split 10-20) keep them (2 tiles: not measured without).
+const mlaSmallMaxTiles = 2
+
 // mlaWideMinTiles is the least number of candidate tiles per CTA at which
 // the plan takes 64-head CTAs with 64-candidate tiles (plan.Rule.WideMinTiles).
 const mlaWideMinTiles = 2
@@ -545,7 +554,7 @@ func (c MLAConfig) mlaStagedAs(t target.Target, hb, tile int) (*mlaFamily, error
 // H=128 T=8, 2 tiles, 25.8 against 27.0) and lose at 1 (H=64 T=8: 20.2 against 19.6).
 func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 	rule := &plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit, SMs: c.SMs, WideMinTiles: mlaWideMinTiles,
-		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen}
+		SmallNum: target.LatencyBoundNum, SmallDen: target.LatencyBoundDen, SmallMaxTiles: mlaSmallMaxTiles}
 	var fams []*mlaFamily
 	add := func(hb int, onlyIfFits bool) error {
 		f, err := c.mlaWidest(t, hb)
@@ -758,7 +767,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	// tile's own index load would be a rank-1 shared tile both roles read, which no
 	// ring hands over.
 	var allIds *ir.Value
-	if list.preloadLimit(perMax) || d.Producer > 0 {
+	if list.preloads(perMax) || d.Producer > 0 {
 		allIds = list.preload(b, lo, hi, perMax*N)
 	}
 	carried = b.ForStages(lo, hi, 1, d.Stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {

@@ -39,6 +39,10 @@ type Rule struct {
 	// where they exist.
 	SmallNum int `json:"small_num"`
 	SmallDen int `json:"small_den"`
+	// SmallMaxTiles, when positive, limits the Small kernels to latency-bound launches
+	// whose CTAs each walk at most this many tiles: past it the replicated scores cost
+	// more than the all-reduce they save. 0: no limit.
+	SmallMaxTiles int `json:"small_max_tiles"`
 }
 
 // Family is one CTA shape and its kernels. An entry is "" where that kernel was not
@@ -197,7 +201,8 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	f := r.Families[fi]
 	c := Choice{Family: fi, Split: r.SplitFor(f, rows, sms)}
 	c.CTAs = f.HeadBlocks * rows * c.Split
-	small := target.LatencyBoundOn(c.CTAs, sms, r.SmallNum, r.SmallDen)
+	small := target.LatencyBoundOn(c.CTAs, sms, r.SmallNum, r.SmallDen) &&
+		(r.SmallMaxTiles <= 0 || ceilDiv(f.Tiles, c.Split) <= r.SmallMaxTiles)
 	k := pick(f.Direct, f.DirectSmall, small)
 	if c.Split > 1 {
 		k = pick(f.Partial, f.PartialSmall, small)

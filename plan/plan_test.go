@@ -40,6 +40,31 @@ func TestChooseCombine(t *testing.T) {
 	}
 }
 
+// With SmallMaxTiles, a latency-bound launch runs the Small kernels only where each
+// CTA walks at most that many tiles.
+func TestChooseSmallOnlyForShortChunks(t *testing.T) {
+	r := testRule()
+	r.SmallMaxTiles = 2
+	for _, c := range []struct {
+		rows, sms int
+		kernels   string
+	}{
+		{rows: 1, sms: 2, kernels: "p c2"},     // 4 tiles a chunk
+		{rows: 3, sms: 8, kernels: "p c3"},     // 3 tiles a chunk
+		{rows: 1, sms: 4, kernels: "ps c4"},    // 2 tiles a chunk
+		{rows: 1, sms: 1000, kernels: "ps c8"}, // one tile a chunk
+		{rows: 8, sms: 8, kernels: "d"},        // 8 tiles, one chunk
+	} {
+		ch, err := r.Choose(c.rows, c.sms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(ch.Kernels, " "); got != c.kernels {
+			t.Errorf("%d rows on %d SMs: kernels %q (split %d); want %q", c.rows, c.sms, got, ch.Split, c.kernels)
+		}
+	}
+}
+
 // A split no combine reads is an error naming it, not a launch that drops chunks.
 func TestChooseWithoutCombine(t *testing.T) {
 	r := testRule()

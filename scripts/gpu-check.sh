@@ -159,6 +159,8 @@ add "mla H=16 T=64 (-k-frags)" "$M -heads 16 -tokens 64 -k-frags"
 add "mla H=16 T=1 (-k-frags; its Small kernel keeps the bf16 tile)" "$M -heads 16 -tokens 1 -k-frags"
 add "mla H=13 T=64 K=100+53 page 53 split=1 (-k-frags)" "$M -heads 13 -tokens 64 -k0 100 -k1 53 -page1 53 -split 1 -k-frags"
 add "mla H=16 T=64 sm_120 plan (-k-frags)" "$M -heads 16 -tokens 64 -plan-target sm_120 -k-frags"
+add "mla H=16 T=64 sm_120 plan (split kernel: 7 tiles a CTA, no Small)" "$M -heads 16 -tokens 64 -plan-target sm_120"
+add "mla H=64 T=8 sm_120 plan (split kernel, no Small)" "$M -heads 64 -tokens 8 -plan-target sm_120"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
 for r in 1 3 8; do add "mla capacity 8 rows $r" "$M -max-tokens 8 -tokens $r"; done
 add "mla capacity 8 rows 3 split=1" "$M -max-tokens 8 -tokens 3 -split 1"
@@ -240,6 +242,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=8 T=64 (heads in N, -k-frags=false)" "-kernel mla_decode -heads 8 -tokens 64 -head-block 8 -k-frags=false" &
 			runsan "$tool" "mla_decode H=16 T=64 (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -k-frags" &
 			runsan "$tool" "mla_decode H=8 T=64 sm_120 plan (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -plan-target sm_120" &
+			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan (split, no Small)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &

@@ -195,7 +195,7 @@ func TestBenchPlumbing(t *testing.T) {
 	// shape is refused by name.
 	out.Reset()
 	if code := run([]string{"bench", "-shapes", "H8_T1_K128+512", "-iters", "1", "-warmup", "0", "-flush-mb", "0", "-bw", "1e12", "-flops", "1e14",
-		"-vectors-in", vec, "-plan-target", "sm_120", "-sm120-plan=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "decode_h16_split_small 1x1x4/128") {
+		"-vectors-in", vec, "-plan-target", "sm_120", "-sm120-plan=false"}, &out, &errOut, emuOpener("sm_90")); code != 0 || !strings.Contains(out.String(), "decode_h16_split 1x1x4/128") { // 5 tiles a chunk: no Small kernel
 		t.Errorf("-vectors-in with the sm_120 plan (4 chunks on the emulator's 4 SMs): exit %d\n%s\n%s", code, out.String(), errOut.String())
 	}
 	if err := os.Rename(filepath.Join(vec, "H8_T1_K128+512"), filepath.Join(vec, "H8_T8_K128+512")); err != nil {

@@ -221,7 +221,7 @@ def _check_kernel(k, w, names, ws, rows_arg, cap):
 
 def _check_plan(r, w, threads):
     """threads: the block size of each kernel entry, checked already."""
-    _fields(r, w, ["families", "split", "max_split", "sms", "wide_min_tiles", "small_num", "small_den"], ["combines"])
+    _fields(r, w, ["families", "split", "max_split", "sms", "wide_min_tiles", "small_num", "small_den"], ["combines", "small_max_tiles"])
     names = list(threads) + [""]
     if not _list(r["families"], w + ".families") or len(r["families"]) > 2:
         raise PtxgenMLAError(f"{w}.families: want one or two families (plan.Rule chooses between two)")
@@ -257,6 +257,7 @@ def _check_plan(r, w, threads):
     _int(r["wide_min_tiles"], w + ".wide_min_tiles", 0, 2**31 - 1)
     _int(r["small_num"], w + ".small_num", 0, 1 << 16)
     _int(r["small_den"], w + ".small_den", 1, 1 << 16)
+    _int(r.get("small_max_tiles", 0), w + ".small_max_tiles", 0, 2**31 - 1)
 
 
 def command_flags(command):

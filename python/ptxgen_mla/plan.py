@@ -88,6 +88,7 @@ class Rule:
         self.wide_min_tiles = d["wide_min_tiles"]
         self.small_num = d["small_num"]
         self.small_den = d["small_den"]
+        self.small_max_tiles = d.get("small_max_tiles", 0)
 
     def split_for(self, f, rows, sms):
         """SplitFor: the candidate chunks per row for family f."""
@@ -130,7 +131,8 @@ class Rule:
         f = self.families[fi]
         split = self.split_for(f, rows, sms)
         ctas = f.head_blocks * rows * split
-        small = self.small_den * ctas <= self.small_num * sms
+        small = self.small_den * ctas <= self.small_num * sms and (
+            self.small_max_tiles <= 0 or _ceil_div(f.tiles, split) <= self.small_max_tiles)
         if split > 1:
             k = f.partial_small if small and f.partial_small else f.partial
         else:
