@@ -44,7 +44,7 @@ func gemmCase(cfg kernels.GEMMConfig, target arch.Target, seed uint64, lda, ldb 
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "gemm", Kernels: []*ir.Kernel{k}}, nil, target)
+	comp, err := compileKernel(k, target)
 	if err != nil {
 		return nil, err
 	}
@@ -340,6 +340,11 @@ func mlaCaseOf(name string, cfg kernels.MLAConfig, g golden.MLAConfig, in *golde
 	return c, nil
 }
 
+// compileKernel lowers k as a program of its own, named after it.
+func compileKernel(k *ir.Kernel, target arch.Target) (*lower.Compiled, error) {
+	return lower.CompileProgram(&ir.Program{Name: k.Name, Kernels: []*ir.Kernel{k}}, nil, target)
+}
+
 // Copy returns a copy case: random f32 rows, compared exactly.
 func Copy(cfg kernels.CopyConfig, target arch.Target, seed uint64) (*Case, error) {
 	return copyCase(cfg, target, seed, nil)
@@ -351,7 +356,7 @@ func copyCase(cfg kernels.CopyConfig, target arch.Target, seed uint64, admit fun
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "copy", Kernels: []*ir.Kernel{k}}, nil, target)
+	comp, err := compileKernel(k, target)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +395,7 @@ func mmaLoopCase(cfg kernels.MMALoopConfig, target arch.Target, seed uint64, adm
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "mma_loop", Kernels: []*ir.Kernel{k}}, nil, target)
+	comp, err := compileKernel(k, target)
 	if err != nil {
 		return nil, err
 	}
@@ -457,7 +462,7 @@ func ReadBack(cfg kernels.ReadBackConfig, target arch.Target, seed uint64) (*Cas
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "read_back", Kernels: []*ir.Kernel{k}}, nil, target)
+	comp, err := compileKernel(k, target)
 	if err != nil {
 		return nil, err
 	}

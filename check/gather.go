@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/golden"
-	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/kernels"
-	"github.com/ptxgen/ptxgen/lower"
 	"github.com/ptxgen/ptxgen/mla"
 	arch "github.com/ptxgen/ptxgen/target"
 )
@@ -23,7 +21,7 @@ func MLAGather(g golden.MLAConfig, in *golden.MLAInputs, target arch.Target, sms
 	if err != nil {
 		return nil, err
 	}
-	comp, err := lower.CompileProgram(&ir.Program{Name: "mla_gather", Kernels: []*ir.Kernel{k}}, nil, target)
+	comp, err := compileKernel(k, target)
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,10 @@ func Gather(c GatherConfig) (*ir.Kernel, error) {
 	lo := b.Name(b.Mul(b.ProgramID(0), b.I32(int64(per))), "tile_lo")
 	hi := b.Name(b.Min(b.Add(lo, b.I32(int64(per))), b.I32(int64(total))), "tile_hi")
 	sum := b.ConstInt(0, ir.TileOf(ir.I32, N, gatherWords))
+	recBytes := int64(mla.FP8DSRecordBytes)
+	if c.Cache == mla.CacheBF16 {
+		recBytes = int64(c.D()) * 2
+	}
 	list := newCandidateList(b, c.Shape, segs, row64, N)
 	// The chunk's indices before the loop, when few (as the decode does): the
 	// gathers' addresses then wait on no global load (docs/perf-notes.md, run 15).
@@ -129,10 +133,6 @@ func Gather(c GatherConfig) (*ir.Kernel, error) {
 		}
 		t := list.tile(b, j, ids)
 		words := b.Bitcast(t.cache, ir.I32)
-		recBytes := int64(mla.FP8DSRecordBytes)
-		if c.Cache == mla.CacheBF16 {
-			recBytes = int64(c.D()) * 2
-		}
 		rec := b.Div(b.Add(t.pageBase, b.Mul(t.slot, b.I64(recBytes))), b.I64(4))
 		acc := st[0]
 		// Every load is a [32, 16] tile (fewer words by the column bound), added

@@ -131,7 +131,7 @@ func (f *fn) stageGathers() {
 	}
 	sliced := map[*ir.Value]bool{}
 	walkOps(f.k.Body, func(o *ir.Op) {
-		if len(o.Results) == 1 && o.Kind.Class().Elementwise || o.Kind == ir.OpLoad {
+		if len(o.Results) == 1 && (o.Kind.Class().Elementwise || o.Kind == ir.OpLoad) {
 			if r := o.Result(); vector(r) && slicedOnly(users[r]) {
 				sliced[r] = true
 				f.staged[r] = layout{kind: lShared}
