@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -15,7 +16,7 @@ import (
 var CheckPasses = testing.Testing()
 
 // checkIR re-verifies the kernel after a pass that rewrites it.
-func checkIR(f *fn) error { return ir.Verify(f.k) }
+func checkIR(f *fn) error { return ir.Verify(f.Kernel) }
 
 // checkRowReduced checks what rowreduce guarantees: the marked tiles are rank 2,
 // and every tile a row reduction reads is marked.
@@ -26,7 +27,7 @@ func checkRowReduced(f *fn) error {
 		}
 	}
 	var err error
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpReduce && o.Int == 1 && !f.rowReduced[o.Args[0]] && err == nil {
 			err = fmt.Errorf("rowreduce check: %s reduces rows of an unmarked tile", o)
 		}
@@ -39,36 +40,36 @@ func checkRowReduced(f *fn) error {
 // can store from. In a kernel with roles the fragments' warps are checked against
 // their roles after the roles pass (checkRoles): an op reading another role's
 // fragments inherits their split, and that pass refuses the read, naming it.
-func checkLayouts(f *fn) error { return checkLayoutsRoles(f, len(f.k.Roles) == 0) }
+func checkLayouts(f *fn) error { return checkLayoutsRoles(f, len(f.Kernel.Roles) == 0) }
 
 // checkLayoutsRoles is checkLayouts, with each fragment tile's warps checked
-// against its role's where roleWarps is set.
-func checkLayoutsRoles(f *fn, roleWarps bool) error {
+// against its role's where RoleWarps is set.
+func checkLayoutsRoles(f *fn, RoleWarps bool) error {
 	var err error
 	fail := func(format string, args ...any) {
 		if err == nil {
 			err = fmt.Errorf("layout check: "+format, args...)
 		}
 	}
-	walkValues(f.k, func(v *ir.Value) {
-		l, ok := f.layouts[v]
+	ir.WalkValues(f.Kernel, func(v *ir.Value) {
+		l, ok := f.Layouts[v]
 		if !ok {
 			fail("%s has no layout", v)
 			return
 		}
 		isTile := v.Type.Kind == ir.Tile
 		switch {
-		case l.kind == lScalar && isTile:
+		case l.Kind == decision.Scalar && isTile:
 			fail("tile %s is placed as a scalar", v)
-		case l.kind != lScalar && !isTile:
+		case l.Kind != decision.Scalar && !isTile:
 			fail("scalar %s is placed as %v", v, l)
-		case (l.kind == lRows || l.kind == lCols || l.kind == lThreads) && v.Type.Rank() != 1:
+		case (l.Kind == decision.Rows || l.Kind == decision.Cols || l.Kind == decision.Threads) && v.Type.Rank() != 1:
 			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)
-		case (l.kind == lAcc || l.kind == lShared) && v.Type.Rank() != 2:
+		case (l.Kind == decision.Acc || l.Kind == decision.Shared) && v.Type.Rank() != 2:
 			fail("%s of rank %d is placed as %v", v, v.Type.Rank(), l)
 		}
-		if l.kind == lAcc {
-			warps := l.wm * l.wn * l.copies()
+		if l.Kind == decision.Acc {
+			warps := l.WM * l.WN * l.Copies()
 			// A row view is its row vector's registers, on the warps that compute it.
 			of := v
 			if f.isRowView(v) {
@@ -77,14 +78,14 @@ func checkLayoutsRoles(f *fn, roleWarps bool) error {
 			// A row view's columns are its consumer's split (each element is its
 			// row vector's, per row): only its rows must split.
 			splitsCols := of == v
-			if want := f.warpsFor(of); roleWarps && warps != want || l.rep > 1 && l.wn != 1 {
-				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.wm, l.wn, l.copies(), want)
-			} else if s := v.Type.Shape; s[0]%(granuleM*l.wm) != 0 || splitsCols && s[1]%(granuleN*l.wn) != 0 {
-				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.wm, l.wn)
+			if want := f.WarpsFor(of); RoleWarps && warps != want || l.Rep > 1 && l.WN != 1 {
+				fail("%s is split over %dx%d warps with %d copies; its role has %d warps", v, l.WM, l.WN, l.Copies(), want)
+			} else if s := v.Type.Shape; s[0]%(decision.GranuleM*l.WM) != 0 || splitsCols && s[1]%(decision.GranuleN*l.WN) != 0 {
+				fail("%s (%v) does not split into whole m16n8 tiles over %dx%d warps", v, v.Type, l.WM, l.WN)
 			}
 		}
 	})
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpStore {
 			if e := f.checkStore(o); e != nil {
 				fail("%v", e)
@@ -102,32 +103,32 @@ func checkStaging(f *fn) error {
 		return err
 	}
 	var err error
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if err != nil {
 			return
 		}
 		switch o.Kind {
 		case ir.OpDot:
-			if _, ok := f.sharedHome(o.Args[0]); !ok && !f.aInRegisters(o) && !f.aComputed(o) {
-				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, f.layouts[o.Args[0]])
+			if _, ok := f.SharedHome(o.Args[0]); !ok && !f.AInRegisters(o) && !f.AComputed(o) {
+				err = fmt.Errorf("stage check: %s: operand a (%v) has no shared home", o, f.Layouts[o.Args[0]])
 			}
-			if _, ok := f.sharedHome(o.Args[1]); !ok && !f.bInRegisters(o) && !f.bComputed(o) {
-				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.layouts[o.Args[1]])
+			if _, ok := f.SharedHome(o.Args[1]); !ok && !f.BInRegisters(o) && !f.BComputed(o) {
+				err = fmt.Errorf("stage check: %s: operand b (%v) has no shared home", o, f.Layouts[o.Args[1]])
 			}
 		case ir.OpTrans:
-			if _, ok := f.sharedHome(o.Args[0]); !ok && f.layouts[o.Result()].kind != lExpr {
+			if _, ok := f.SharedHome(o.Args[0]); !ok && f.Layouts[o.Result()].Kind != decision.Expr {
 				err = fmt.Errorf("stage check: %s: the transposed tile has no shared home", o)
 			}
 		}
 		for _, v := range f.rowVectorsOtherGroups(o) {
-			if _, ok := f.staged[v]; !ok {
-				err = fmt.Errorf("stage check: %s: the row vector %s (%v) meets other row groups with no shared home", o, v, f.layouts[v])
+			if _, ok := f.Staged[v]; !ok {
+				err = fmt.Errorf("stage check: %s: the row vector %s (%v) meets other row groups with no shared home", o, v, f.Layouts[v])
 			}
 		}
 	})
-	for v := range f.staged {
-		if f.layouts[v].kind == lShared || f.layouts[v].kind == lScalar {
-			return fmt.Errorf("stage check: %s is staged but lives in %v", v, f.layouts[v])
+	for v := range f.Staged {
+		if f.Layouts[v].Kind == decision.Shared || f.Layouts[v].Kind == decision.Scalar {
+			return fmt.Errorf("stage check: %s is staged but lives in %v", v, f.Layouts[v])
 		}
 	}
 	return err
@@ -150,60 +151,60 @@ func checkShared(f *fn) error {
 	if err := checkStaging(f); err != nil {
 		return err
 	}
-	if f.smem > f.target.MaxSharedPerBlock || f.smem%128 != 0 {
-		return fmt.Errorf("smem check: %d bytes of shared memory (limit %d, must be a multiple of 128)", f.smem, f.target.MaxSharedPerBlock)
+	if f.SmemBytes > f.Target.MaxSharedPerBlock || f.SmemBytes%128 != 0 {
+		return fmt.Errorf("smem check: %d bytes of shared memory (limit %d, must be a multiple of 128)", f.SmemBytes, f.Target.MaxSharedPerBlock)
 	}
 	mmaOperand := f.dotOperands()
 	swizzles := f.swizzles(swizzleFragments)
 	var arrays []sharedArray
 	var err error
-	home := func(v *ir.Value, h layout, what string) {
+	home := func(v *ir.Value, h decision.Layout, what string) {
 		rows, rowBytes := 1, v.Type.Elem.Size()*v.Type.Shape[0]
 		if v.Type.Rank() == 2 {
 			rows, rowBytes = v.Type.Shape[0], v.Type.Elem.Size()*v.Type.Shape[1]
 		}
-		size := h.pitch * rows
+		size := h.Pitch * rows
 		if v.Type.Rank() == 1 {
 			size = rowBytes
 		}
-		if p := f.pipeTile(v); p != nil {
-			size += (p.stages - 1) * f.slotBytes[p] // the ring's other slots
+		if p := f.PipeTile(v); p != nil {
+			size += (p.Stages - 1) * f.SlotBytes[p] // the ring's other slots
 		}
 		switch {
-		case h.pitch <= 0 || v.Type.Rank() == 2 && (h.pitch%16 != 0 || h.pitch < rowBytes):
-			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.pitch, rowBytes)
-		case h.swizzle && (!swizzles[v] || h.pitch != rowBytes):
-			err = fmt.Errorf("smem check: %s %s is swizzled with pitch %d for rows of %d bytes (want dense rows of whole 128-byte groups, only dot operands)", what, v, h.pitch, rowBytes)
-		case v.Type.Rank() == 2 && mmaOperand[v] && !h.swizzle && h.pitch/16%2 == 0:
-			err = fmt.Errorf("smem check: dot operand %s has pitch %d, an even number of 16-byte units (bank conflicts)", v, h.pitch)
-		case h.offset%128 != 0 || h.offset < 0 || h.offset+size > f.smem:
-			err = fmt.Errorf("smem check: %s %s at shared[%d..%d] is outside the %d-byte allocation or not 128-byte aligned", what, v, h.offset, h.offset+size, f.smem)
+		case h.Pitch <= 0 || v.Type.Rank() == 2 && (h.Pitch%16 != 0 || h.Pitch < rowBytes):
+			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.Pitch, rowBytes)
+		case h.Swizzle && (!swizzles[v] || h.Pitch != rowBytes):
+			err = fmt.Errorf("smem check: %s %s is swizzled with pitch %d for rows of %d bytes (want dense rows of whole 128-byte groups, only dot operands)", what, v, h.Pitch, rowBytes)
+		case v.Type.Rank() == 2 && mmaOperand[v] && !h.Swizzle && h.Pitch/16%2 == 0:
+			err = fmt.Errorf("smem check: dot operand %s has pitch %d, an even number of 16-byte units (bank conflicts)", v, h.Pitch)
+		case h.Offset%128 != 0 || h.Offset < 0 || h.Offset+size > f.SmemBytes:
+			err = fmt.Errorf("smem check: %s %s at shared[%d..%d] is outside the %d-byte allocation or not 128-byte aligned", what, v, h.Offset, h.Offset+size, f.SmemBytes)
 		}
-		arrays = append(arrays, sharedArray{v, what, h.offset, h.offset + size})
+		arrays = append(arrays, sharedArray{v, what, h.Offset, h.Offset + size})
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for _, r := range o.Results {
 			if err != nil {
 				return
 			}
-			l := f.placed(r)
+			l := f.Placed(r)
 			switch {
-			case o.Kind == ir.OpTrans && l.kind == lExpr: // recomputed by `a computed` dots
+			case o.Kind == ir.OpTrans && l.Kind == decision.Expr: // recomputed by `a computed` dots
 			case o.Kind == ir.OpTrans:
-				src, ok := f.sharedHome(o.Args[0])
-				if !ok || l.kind != lShared || l.offset != src.offset || l.pitch != src.pitch || l.swizzle != src.swizzle || l.trans == src.trans {
+				src, ok := f.SharedHome(o.Args[0])
+				if !ok || l.Kind != decision.Shared || l.Offset != src.Offset || l.Pitch != src.Pitch || l.Swizzle != src.Swizzle || l.Trans == src.Trans {
 					err = fmt.Errorf("smem check: transpose %s (%v) is not a view of its source (%v)", r, l, src)
 				}
-			case l.kind == lShared:
+			case l.Kind == decision.Shared:
 				home(r, l, "shared tile")
 			}
-			if _, ok := f.staged[r]; ok {
-				home(r, f.homes[r], "staged tile")
+			if _, ok := f.Staged[r]; ok {
+				home(r, f.Homes[r], "staged tile")
 			}
-			if off, ok := f.scratch[r]; ok {
+			if off, ok := f.Scratch[r]; ok {
 				size := f.reduceScratch(o)
-				if off%128 != 0 || off+size > f.smem {
-					err = fmt.Errorf("smem check: reduction scratch of %s at shared[%d..%d] is outside the %d-byte allocation", r, off, off+size, f.smem)
+				if off%128 != 0 || off+size > f.SmemBytes {
+					err = fmt.Errorf("smem check: reduction scratch of %s at shared[%d..%d] is outside the %d-byte allocation", r, off, off+size, f.SmemBytes)
 				}
 				arrays = append(arrays, sharedArray{r, "scratch", off, off + size})
 			}
@@ -213,7 +214,7 @@ func checkShared(f *fn) error {
 		return err
 	}
 	aliased := func(a, b *ir.Value) bool {
-		for _, x := range f.aliases[a] {
+		for _, x := range f.Aliases[a] {
 			if x == b {
 				return true
 			}
@@ -222,7 +223,7 @@ func checkShared(f *fn) error {
 	}
 	for i, a := range arrays {
 		for _, b := range arrays[i+1:] {
-			if p := f.pipeTile(a.v); p != nil && p == f.pipeTile(b.v) {
+			if p := f.PipeTile(a.v); p != nil && p == f.PipeTile(b.v) {
 				continue // tiles of one ring interleave by slot, each 128-byte aligned in it
 			}
 			if a.start < b.end && b.start < a.end && !aliased(a.v, b.v) && !aliased(b.v, a.v) {
@@ -243,7 +244,7 @@ func checkSchedule(f *fn) error {
 	var visit func(b *ir.Block)
 	visit = func(b *ir.Block) {
 		for i, o := range b.Ops {
-			if g := f.schedule.dotGroups[o]; g != nil {
+			if g := f.Schedule.DotGroups[o]; g != nil {
 				dots := 0
 				for j, x := range g {
 					if i+j >= len(b.Ops) || b.Ops[i+j] != x {
@@ -263,7 +264,7 @@ func checkSchedule(f *fn) error {
 			}
 		}
 	}
-	visit(f.k.Body)
+	visit(f.Kernel.Body)
 	return err
 }
 
@@ -313,7 +314,7 @@ func (f *fn) scopeBarrier(in *ptx.Instr, role string) bool {
 		return false
 	}
 	if role == "" {
-		return ctaWideBarrier(in, 32*f.k.Warps)
+		return ctaWideBarrier(in, 32*f.Kernel.Warps)
 	}
 	want := f.roleBarrier(role)
 	return len(in.Args) == 2 && in.Args[0] == want[0] && in.Args[1] == want[1]
@@ -364,63 +365,63 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 	roles := map[string]state{}
 	held := map[string]bool{} // the role holds its ring slot (acquired, not released)
 	handoff := func(v *ir.Value) bool {
-		p := f.pipeTile(storageOf(v))
-		return p != nil && p.handoff
+		p := f.PipeTile(ir.StorageOf(v))
+		return p != nil && p.Handoff
 	}
-	// handoffThreads is the thread count of the ring barriers role r meets on.
-	handoffThreads := func(r string) ptx.Operand {
-		for _, p := range f.roles.handoffs {
-			if p.producer == r || p.consumer == r {
-				return f.handoffThreads(p)
+	// HandoffThreads is the thread count of the ring barriers role r meets on.
+	HandoffThreads := func(r string) ptx.Operand {
+		for _, p := range f.Roles.Handoffs {
+			if p.Producer == r || p.Consumer == r {
+				return f.HandoffThreads(p)
 			}
 		}
 		return ptx.Imm(-1)
 	}
 	needSlot := func(v *ir.Value) error {
 		if role != "" && v != nil && handoff(v) && !held[role] {
-			return fmt.Errorf("role %s touches ring tile %s without holding its slot (no bar.sync on the slot's barrier before, or after its release)", role, storageOf(v))
+			return fmt.Errorf("role %s touches ring tile %s without holding its slot (no bar.sync on the slot's barrier before, or after its release)", role, ir.StorageOf(v))
 		}
 		return nil
 	}
 	var loops []state // the state at each enclosing loop's entry
 	trace := f.syncTrace
-	event := func(ev syncEvent, at int) error {
-		switch ev.kind {
-		case syncCommit, syncWrote, syncReady, syncBeforeWrite:
-			if err := needSlot(ev.v); err != nil {
+	event := func(ev decision.SyncEvent, at int) error {
+		switch ev.Kind {
+		case decision.SyncCommit, decision.SyncWrote, decision.SyncReady, decision.SyncBeforeWrite:
+			if err := needSlot(ev.V); err != nil {
 				return err
 			}
 		}
-		switch ev.kind {
-		case syncRoleEnter:
-			all, role = s, ev.role
-			if r, ok := roles[ev.role]; ok {
+		switch ev.Kind {
+		case decision.SyncRoleEnter:
+			all, role = s, ev.Role
+			if r, ok := roles[ev.Role]; ok {
 				s = r
 			} else {
 				s = fresh()
 			}
-		case syncRoleExit:
-			roles[ev.role], s, role = s, all, ""
-		case syncAcquire:
+		case decision.SyncRoleExit:
+			roles[ev.Role], s, role = s, all, ""
+		case decision.SyncAcquire:
 			b, ok := instrAt(body, at-1)
-			if !ok || b.Op != "bar.sync" || len(b.Args) != 2 || b.Args[1] != handoffThreads(ev.role) {
-				return fmt.Errorf("role %s acquires its ring slot without a bar.sync of both roles' threads (%v) on the slot's barrier", ev.role, handoffThreads(ev.role))
+			if !ok || b.Op != "bar.sync" || len(b.Args) != 2 || b.Args[1] != HandoffThreads(ev.Role) {
+				return fmt.Errorf("role %s acquires its ring slot without a bar.sync of both roles' threads (%v) on the slot's barrier", ev.Role, HandoffThreads(ev.Role))
 			}
-			held[ev.role] = true
-		case syncRelease:
+			held[ev.Role] = true
+		case decision.SyncRelease:
 			found := false
 			for i := at; i < at+4 && !found; i++ {
 				b, ok := instrAt(body, i)
-				found = ok && b.Op == "bar.arrive" && len(b.Args) == 2 && b.Args[1] == handoffThreads(ev.role)
+				found = ok && b.Op == "bar.arrive" && len(b.Args) == 2 && b.Args[1] == HandoffThreads(ev.Role)
 			}
-			if !found || !held[ev.role] {
-				return fmt.Errorf("role %s releases a ring slot it does not hold, or without a bar.arrive of both roles' threads (%v)", ev.role, handoffThreads(ev.role))
+			if !found || !held[ev.Role] {
+				return fmt.Errorf("role %s releases a ring slot it does not hold, or without a bar.arrive of both roles' threads (%v)", ev.Role, HandoffThreads(ev.Role))
 			}
 			if len(s.groups) > 0 || len(s.waited) > 0 || len(s.plain) > 0 {
-				return fmt.Errorf("role %s releases its ring slot with writes not complete behind its barrier", ev.role)
+				return fmt.Errorf("role %s releases its ring slot with writes not complete behind its barrier", ev.Role)
 			}
-			held[ev.role] = false
-		case syncPipeTop:
+			held[ev.Role] = false
+		case decision.SyncPipeTop:
 			// The stages issued ahead are the only groups a pipelined iteration
 			// leaves in flight, and they are newer than every group tracked here:
 			// its wait_group N-2 completes those, and its barrier must follow.
@@ -431,19 +432,19 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			}
 			w, ok1 := instrAt(body, j)
 			b, ok2 := instrAt(body, at-1)
-			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.n) || !f.scopeBarrier(b, role) {
-				return fmt.Errorf("a pipelined iteration does not start with cp.async.wait_group %d; bar.sync 0", ev.n)
+			if !ok1 || !ok2 || w.Op != "cp.async.wait_group" || w.Args[0] != ptx.Imm(ev.N) || !f.scopeBarrier(b, role) {
+				return fmt.Errorf("a pipelined iteration does not start with cp.async.wait_group %d; bar.sync 0", ev.N)
 			}
 			s.groups = nil
 			s.pipelined = true
-		case syncCommit:
-			s.groups = append(s.groups, ev.v)
+		case decision.SyncCommit:
+			s.groups = append(s.groups, ev.V)
 			s.wrote = true
-		case syncWrote:
-			s.plain[ev.v] = true
+		case decision.SyncWrote:
+			s.plain[ev.V] = true
 			s.wrote = true
-		case syncReady:
-			v := storageOf(ev.v)
+		case decision.SyncReady:
+			v := ir.StorageOf(ev.V)
 			for _, g := range s.groups {
 				if g == v {
 					return fmt.Errorf("%s is read before a cp.async.wait_group covers the group that fills it", v)
@@ -452,18 +453,18 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			if s.waited[v] || s.plain[v] {
 				return fmt.Errorf("%s is read with no bar.sync after its last write", v)
 			}
-		case syncRead:
-			s.readSince[storageOf(ev.v)] = true
-		case syncBeforeWrite:
-			for _, a := range f.aliases[ev.v] {
+		case decision.SyncRead:
+			s.readSince[ir.StorageOf(ev.V)] = true
+		case decision.SyncBeforeWrite:
+			for _, a := range f.Aliases[ev.V] {
 				if s.readSince[a] {
-					return fmt.Errorf("%s reuses the bytes of %s, which is read with no bar.sync before the write", ev.v, a)
+					return fmt.Errorf("%s reuses the bytes of %s, which is read with no bar.sync before the write", ev.V, a)
 				}
 			}
-		case syncLoopEnter:
+		case decision.SyncLoopEnter:
 			loops = append(loops, clone(s))
 			s.wrote, s.pipelined = false, false
-		case syncLoopExit:
+		case decision.SyncLoopExit:
 			// A pipelined body leaves reads and writes to the next iteration's
 			// barrier, but none of its own cp.async groups in flight.
 			if s.pipelined && len(s.groups) > 0 {
@@ -514,7 +515,7 @@ func checkSyncBody(f *fn, body []ptx.Stmt) error {
 			// bar.arrive, orders nothing here (the slot checks above cover it).
 			// A CTA-wide barrier orders everything (the settle a role's exit
 			// emits is walked before the exit's event, still in the role's scope).
-			if cta := ctaWideBarrier(in, 32*f.k.Warps); cta || f.scopeBarrier(in, role) {
+			if cta := ctaWideBarrier(in, 32*f.Kernel.Warps); cta || f.scopeBarrier(in, role) {
 				clear(s.waited)
 				clear(s.plain)
 				clear(s.readSince)

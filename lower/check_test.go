@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -192,46 +193,46 @@ func TestLayoutChecksCatchDefects(t *testing.T) {
 		plant             func(f *fn)
 	}{
 		{"missing layout", "layout", "has no layout", func(f *fn) {
-			delete(f.layouts, f.k.Body.Ops[len(f.k.Body.Ops)-1].Args[len(f.k.Body.Ops[len(f.k.Body.Ops)-1].Args)-1])
+			delete(f.Layouts, f.Kernel.Body.Ops[len(f.Kernel.Body.Ops)-1].Args[len(f.Kernel.Body.Ops[len(f.Kernel.Body.Ops)-1].Args)-1])
 		}},
 		{"bad warp split", "layout", "warps", func(f *fn) {
-			for v, l := range f.layouts {
-				if l.kind == lAcc {
-					l.wm *= 2
-					f.layouts[v] = l
+			for v, l := range f.Layouts {
+				if l.Kind == decision.Acc {
+					l.WM *= 2
+					f.Layouts[v] = l
 					return
 				}
 			}
 		}},
 		{"unstaged dot operand", "stage", "no shared home", func(f *fn) {
-			for v := range f.staged {
+			for v := range f.Staged {
 				if v.Type.Rank() == 2 {
-					delete(f.staged, v)
+					delete(f.Staged, v)
 					return
 				}
 			}
 		}},
 		{"home outside the allocation", "smem", "outside", func(f *fn) {
-			for v := range f.staged {
-				h := f.homes[v]
-				h.offset = f.smem
-				f.homes[v] = h
+			for v := range f.Staged {
+				h := f.Homes[v]
+				h.Offset = f.SmemBytes
+				f.Homes[v] = h
 				return
 			}
 		}},
 		{"even pitch for a dot operand", "smem", "bank conflicts", func(f *fn) {
-			walkOps(f.k.Body, func(o *ir.Op) {
+			ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 				if o.Kind == ir.OpDot {
 					for _, v := range o.Args[:2] {
-						if h, ok := f.homes[v]; ok && f.layouts[v].kind != lShared && h.pitch/16%2 == 1 {
-							h.pitch += 16
-							f.homes[v] = h
+						if h, ok := f.Homes[v]; ok && f.Layouts[v].Kind != decision.Shared && h.Pitch/16%2 == 1 {
+							h.Pitch += 16
+							f.Homes[v] = h
 						}
 					}
 				}
 			})
 		}},
-		{"shared bytes without alias", "smem", "not recorded as aliases", func(f *fn) { clear(f.aliases) }},
+		{"shared bytes without alias", "smem", "not recorded as aliases", func(f *fn) { clear(f.Aliases) }},
 		{"unmarked row reduction", "rowreduce", "unmarked", func(f *fn) { clear(f.rowReduced) }},
 	}
 	for _, c := range cases {
@@ -260,23 +261,5 @@ func TestLayoutChecksCatchDefects(t *testing.T) {
 func TestChecksOnInTests(t *testing.T) {
 	if !CheckPasses {
 		t.Fatal("CheckPasses is off in a test binary")
-	}
-}
-
-// TestElemTypes: every element type has a register file that is declared, and
-// every suffix set.
-func TestElemTypes(t *testing.T) {
-	files := map[string]bool{}
-	for _, rf := range regFiles {
-		files[rf.prefix] = true
-	}
-	for e := ir.I1; e <= ir.F32; e++ {
-		et := elemType(e)
-		if !files[et.reg] || et.compute == "" || et.bits == "" || et.mem == "" {
-			t.Errorf("%s: %+v", e, et)
-		}
-	}
-	if elemType(ir.Elem(200)) != elemTypes[ir.Invalid] {
-		t.Error("an unknown element type does not fall back to the 32-bit defaults")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
 // A dot that states `a computed` (ir.HomeComputed) evaluates each of its A
@@ -15,44 +16,18 @@ import (
 // `b computed` is the same for B, where the transposed B (Kᵀ of q·kᵀ) is the one
 // read directly and the untransposed one (V of p·v) the one that takes movmatrix.
 
-// aComputed reports whether dot o evaluates its A fragments from A's definition:
-// it states `a computed` and A is recomputed (lExpr).
-func (f *fn) aComputed(o *ir.Op) bool {
-	return statesComputed(o, 0) && f.layouts[o.Args[0]].kind == lExpr
-}
-
-// bComputed is aComputed for B (`b computed`).
-func (f *fn) bComputed(o *ir.Op) bool {
-	return statesComputed(o, 1) && f.layouts[o.Args[1]].kind == lExpr
-}
-
-// statesComputed reports whether o is a dot whose operand i (0: A, 1: B) states
-// the home `computed`.
-func statesComputed(o *ir.Op, i int) bool {
-	if o.Kind != ir.OpDot || o.Dot == nil {
-		return false
-	}
-	switch i {
-	case 0:
-		return o.Dot.AHome == ir.HomeComputed
-	case 1:
-		return o.Dot.BHome == ir.HomeComputed
-	}
-	return false
-}
-
 // onlyComputed reports whether every use of v is as an operand of a dot that
 // states it `computed`: a transpose of a recomputed tile read only so is
 // recomputed too (the layout pass), and nothing stages its source for it.
 func onlyComputed(k *ir.Kernel, v *ir.Value) bool {
 	used, only := false, true
-	walkOps(k.Body, func(o *ir.Op) {
+	ir.WalkOps(k.Body, func(o *ir.Op) {
 		for i, a := range o.Args {
 			if a != v {
 				continue
 			}
 			used = true
-			if !statesComputed(o, i) {
+			if !decision.StatesComputed(o, i) {
 				only = false
 			}
 		}
@@ -72,13 +47,13 @@ func onlyComputed(k *ir.Kernel, v *ir.Value) bool {
 // `a regs` reads those), naming the clause.
 func (f *fn) checkComputed() error {
 	var err error
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for i, name := range []string{"a", "b"} {
-			if err != nil || !statesComputed(o, i) {
+			if err != nil || !decision.StatesComputed(o, i) {
 				continue
 			}
-			if l := f.layouts[o.Args[i]]; l.kind != lExpr && l.kind != lShared {
-				err = opError(o, fmt.Errorf("%s %s: %s is in %v; only an operand recomputed from its definition (an elementwise expression of tiles in shared memory) or one in shared memory can be read so (a %s reads fragments that hold an A)", name, ir.HomeComputed, o.Args[i], l, ir.HomeRegs))
+			if l := f.Layouts[o.Args[i]]; l.Kind != decision.Expr && l.Kind != decision.Shared {
+				err = ir.ErrorAt(o, fmt.Errorf("%s %s: %s is in %v; only an operand recomputed from its definition (an elementwise expression of tiles in shared memory) or one in shared memory can be read so (a %s reads fragments that hold an A)", name, ir.HomeComputed, o.Args[i], l, ir.HomeRegs))
 			}
 		}
 	})
@@ -90,11 +65,11 @@ func (f *fn) checkComputed() error {
 // row): a `computed` operand's dot reads them at fragment coordinates, 8 rows at a time,
 // so they take the conflict-free pitch as ldmatrix operands do (smem).
 func (f *fn) computedLeaves(v *ir.Value, out map[*ir.Value]bool) {
-	switch l := f.layouts[v]; {
-	case l.kind == lShared:
-		out[storageOf(v)] = true
+	switch l := f.Layouts[v]; {
+	case l.Kind == decision.Shared:
+		out[ir.StorageOf(v)] = true
 		return
-	case l.kind != lExpr || v.Def == nil || v.Type.Kind != ir.Tile:
+	case l.Kind != decision.Expr || v.Def == nil || v.Type.Kind != ir.Tile:
 		return
 	}
 	switch o := v.Def; o.Kind {

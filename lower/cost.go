@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -61,28 +62,28 @@ func regBudget(t target.Target, threads, smem, carried int) int {
 // replicatedExtraRegs when score tiles are replicated across warps.
 func (f *fn) carriedRegs() int {
 	most, extra := 0, 0
-	for _, l := range f.layouts {
-		if l.rep > 1 {
+	for _, l := range f.Layouts {
+		if l.Rep > 1 {
 			extra = replicatedExtraRegs
 			break
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor {
 			return
 		}
 		n := 0
 		for _, a := range o.Body.Args[1:] {
-			l := f.layouts[a]
-			switch l.kind {
-			case lAcc:
-				n += a.Type.Shape[0] / granuleM / l.wm * a.Type.Shape[1] / granuleN / l.wn * 4
-			case lRows:
-				n += a.Type.Shape[0] / granuleM / l.wm * 2
-			case lCols:
-				n += a.Type.Shape[0] / granuleN / l.wn * 2
-			case lThreads:
-				n += (a.Type.Shape[0] + 32*f.warpsFor(a) - 1) / (32 * f.warpsFor(a))
+			l := f.Layouts[a]
+			switch l.Kind {
+			case decision.Acc:
+				n += a.Type.Shape[0] / decision.GranuleM / l.WM * a.Type.Shape[1] / decision.GranuleN / l.WN * 4
+			case decision.Rows:
+				n += a.Type.Shape[0] / decision.GranuleM / l.WM * 2
+			case decision.Cols:
+				n += a.Type.Shape[0] / decision.GranuleN / l.WN * 2
+			case decision.Threads:
+				n += (a.Type.Shape[0] + 32*f.WarpsFor(a) - 1) / (32 * f.WarpsFor(a))
 			}
 		}
 		most = max(most, n)

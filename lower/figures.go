@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -41,29 +42,29 @@ func Measure(k *ir.Kernel, t target.Target) (Figures, error) {
 	if err != nil {
 		return Figures{}, err
 	}
-	b := f.budget
+	b := f.Budget
 	fig := Figures{
-		Threads:      b.threads,
-		SharedBytes:  f.smem,
-		Fits:         f.smem <= t.MaxSharedPerBlock,
-		CarriedRegs:  b.carriedRegs,
-		Registers:    b.maxNReg,
-		CTAsPerSM:    b.ctasPerSM,
+		Threads:      b.Threads,
+		SharedBytes:  f.SmemBytes,
+		Fits:         f.SmemBytes <= t.MaxSharedPerBlock,
+		CarriedRegs:  b.CarriedRegs,
+		Registers:    b.MaxNReg,
+		CTAsPerSM:    b.CTAsPerSM,
 		LatencyBound: f.latencyBound(),
 	}
-	for _, l := range f.layouts {
-		if l.rep > 1 {
+	for _, l := range f.Layouts {
+		if l.Rep > 1 {
 			fig.Replicated = true
 			break
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor || fig.WarpGrid != [2]int{} {
 			return
 		}
 		for _, a := range o.Body.Args[1:] {
-			if l := f.layouts[a]; l.kind == lAcc {
-				fig.WarpGrid = [2]int{l.wm, l.wn}
+			if l := f.Layouts[a]; l.Kind == decision.Acc {
+				fig.WarpGrid = [2]int{l.WM, l.WN}
 				return
 			}
 		}

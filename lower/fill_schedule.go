@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -24,7 +25,7 @@ func FillSchedule(k *ir.Kernel, t target.Target) (*ir.Kernel, error) {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
 	var dots []*ir.Op
-	walkOps(out.Body, func(o *ir.Op) {
+	ir.WalkOps(out.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
 			dots = append(dots, o)
 		}
@@ -58,19 +59,19 @@ func FillScheduleProgram(p *ir.Program, t target.Target) (*ir.Program, error) {
 
 // dotSchedule is the schedule the layout pass gave dot o.
 func (f *fn) dotSchedule(o *ir.Op) ir.DotSchedule {
-	l := f.layouts[o.Result()]
-	s := ir.DotSchedule{Warps: [2]int{l.wm, l.wn}, SplitK: f.splitK[o], AHome: ir.HomeShared, Atom: "m16n8k16"}
+	l := f.Layouts[o.Result()]
+	s := ir.DotSchedule{Warps: [2]int{l.WM, l.WN}, SplitK: f.SplitK[o], AHome: ir.HomeShared, Atom: "m16n8k16"}
 	switch {
-	case f.aInRegisters(o) || o.Dot != nil && o.Dot.AHome == ir.HomeRegs:
+	case f.AInRegisters(o) || o.Dot != nil && o.Dot.AHome == ir.HomeRegs:
 		s.AHome = ir.HomeRegs
 	case o.Dot != nil && o.Dot.AHome == ir.HomeComputed:
 		s.AHome = ir.HomeComputed
 	}
-	if statesComputed(o, 1) {
+	if decision.StatesComputed(o, 1) {
 		s.BHome = ir.HomeComputed
 	}
-	if l.rep > 1 {
-		s.Replicate = l.rep
+	if l.Rep > 1 {
+		s.Replicate = l.Rep
 	}
 	return s
 }

@@ -83,7 +83,7 @@ func FuzzCompile(f *testing.F) {
 func fuzzSmall(p *ir.Program) bool {
 	ops, elems := 0, 0
 	for _, k := range p.Kernels {
-		walkOps(k.Body, func(o *ir.Op) {
+		ir.WalkOps(k.Body, func(o *ir.Op) {
 			ops++
 			for _, r := range o.Results {
 				elems += r.Type.Elems()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
 // holdOperands is the layout pass's decision on the dots that state `a regs`
@@ -11,9 +12,9 @@ import (
 // rows is read from those registers, as the lowering does by itself; an A with a
 // shared home (loaded, or staged) that the innermost loop around the dot does
 // not define is loaded into registers once, before that loop, and held across
-// its iterations (f.heldA). Anything else is refused naming the clause.
+// its iterations (f.HeldA). Anything else is refused naming the clause.
 func (f *fn) holdOperands() error {
-	f.heldA = map[*ir.Op][]*ir.Op{}
+	f.HeldA = map[*ir.Op][]*ir.Op{}
 	var err error
 	var walk func(b *ir.Block, loop *ir.Op, inLoop map[*ir.Value]bool)
 	walk = func(b *ir.Block, loop *ir.Op, inLoop map[*ir.Value]bool) {
@@ -25,25 +26,25 @@ func (f *fn) holdOperands() error {
 				walk(o.Body, o, definedIn(o.Body))
 				continue
 			}
-			if o.Kind != ir.OpDot || o.Dot == nil || o.Dot.AHome != ir.HomeRegs || f.aInRegisters(o) {
+			if o.Kind != ir.OpDot || o.Dot == nil || o.Dot.AHome != ir.HomeRegs || f.AInRegisters(o) {
 				continue
 			}
 			a := o.Args[0]
-			switch al := f.layouts[a]; {
+			switch al := f.Layouts[a]; {
 			case loop == nil:
-				err = opError(o, fmt.Errorf("a %s: %s is not computed in whole rows by the dot's warps, and the dot is in no loop to hold it across (a %s reads it where it is)", ir.HomeRegs, a, ir.HomeShared))
+				err = ir.ErrorAt(o, fmt.Errorf("a %s: %s is not computed in whole rows by the dot's warps, and the dot is in no loop to hold it across (a %s reads it where it is)", ir.HomeRegs, a, ir.HomeShared))
 			case inLoop[a]:
-				err = opError(o, fmt.Errorf("a %s: %s is defined in the loop the dot is in, and not computed in whole rows by the dot's warps; fragments held across iterations need an A defined before the loop (a %s reads it where it is)", ir.HomeRegs, a, ir.HomeShared))
-			case o.Role != "" || loop.Role != "" || placesRoles(loop):
-				err = opError(o, fmt.Errorf("a %s: holding A across a loop with warp roles is not built (a role's warps are numbered inside its region)", ir.HomeRegs))
-			case al.kind != lShared && al.kind != lExpr && al.kind != lAcc:
-				err = opError(o, fmt.Errorf("a %s: %s is in %v, which has no shared home to load fragments from", ir.HomeRegs, a, al))
+				err = ir.ErrorAt(o, fmt.Errorf("a %s: %s is defined in the loop the dot is in, and not computed in whole rows by the dot's warps; fragments held across iterations need an A defined before the loop (a %s reads it where it is)", ir.HomeRegs, a, ir.HomeShared))
+			case o.Role != "" || loop.Role != "" || ir.PlacesRoles(loop):
+				err = ir.ErrorAt(o, fmt.Errorf("a %s: holding A across a loop with warp roles is not built (a role's warps are numbered inside its region)", ir.HomeRegs))
+			case al.Kind != decision.Shared && al.Kind != decision.Expr && al.Kind != decision.Acc:
+				err = ir.ErrorAt(o, fmt.Errorf("a %s: %s is in %v, which has no shared home to load fragments from", ir.HomeRegs, a, al))
 			default:
-				f.heldA[loop] = append(f.heldA[loop], o)
+				f.HeldA[loop] = append(f.HeldA[loop], o)
 			}
 		}
 	}
-	walk(f.k.Body, nil, nil)
+	walk(f.Kernel.Body, nil, nil)
 	return err
 }
 
@@ -54,7 +55,7 @@ func definedIn(b *ir.Block) map[*ir.Value]bool {
 	for _, a := range b.Args {
 		in[a] = true
 	}
-	walkOps(b, func(o *ir.Op) {
+	ir.WalkOps(b, func(o *ir.Op) {
 		for _, r := range o.Results {
 			in[r] = true
 		}
@@ -71,15 +72,15 @@ func definedIn(b *ir.Block) map[*ir.Value]bool {
 // tile and k16 step of each warp's share).
 func (f *fn) heldRegs() int {
 	n := 0
-	for _, dots := range f.heldA {
+	for _, dots := range f.HeldA {
 		for _, o := range dots {
 			r := o.Result()
-			l := f.layouts[r]
-			ks := o.Args[0].Type.Shape[1] / granuleK
-			if parts := f.splitK[o]; parts > 1 {
+			l := f.Layouts[r]
+			ks := o.Args[0].Type.Shape[1] / decision.GranuleK
+			if parts := f.SplitK[o]; parts > 1 {
 				ks /= parts
 			}
-			n += r.Type.Shape[0] / granuleM / max(l.wm, 1) * ks * 4
+			n += r.Type.Shape[0] / decision.GranuleM / max(l.WM, 1) * ks * 4
 		}
 	}
 	return n

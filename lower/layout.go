@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
-// chooseWarpGrid splits an mt x nt grid of m16n8 tiles over warps. It prefers
+// ChooseWarpGrid splits an mt x nt grid of m16n8 tiles over warps. It prefers
 // whole rows per warp (wn = 1): then row reductions stay inside a warp and a
 // score tile can feed the next dot as its A operand without leaving registers.
-func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
+func ChooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 	for wn := 1; wn <= warps; wn++ {
 		if warps%wn == 0 && nt%wn == 0 && mt%(warps/wn) == 0 {
 			return warps / wn, wn, nil
@@ -40,21 +41,21 @@ func chooseWarpGrid(mt, nt, warps int) (wm, wn int, err error) {
 func (f *fn) leastTrafficGrid(o *ir.Op, mt, nt, wm, wn int) (int, int) {
 	a, b := o.Args[0], o.Args[1]
 	shareA, shareB := 0, 0
-	walkOps(f.k.Body, func(d *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(d *ir.Op) {
 		if d.Kind != ir.OpDot || !sameInts(d.Result().Type.Shape, o.Result().Type.Shape) {
 			return
 		}
 		if d.Args[0] == a {
 			shareA++
 		}
-		if storageOf(d.Args[1]) == storageOf(b) {
+		if ir.StorageOf(d.Args[1]) == ir.StorageOf(b) {
 			shareB++
 		}
 	})
 	if shareA < 2 {
 		return wm, wn
 	}
-	return cheapestGrid(mt, nt, f.warpsFor(o.Result()), wm, wn, tileBytes(a)/float64(shareA), tileBytes(b)/float64(shareB))
+	return cheapestGrid(mt, nt, f.WarpsFor(o.Result()), wm, wn, tileBytes(a)/float64(shareA), tileBytes(b)/float64(shareB))
 }
 
 // fewestBytesGrid is the warp grid of dot o (mt x nt mma tiles over warps,
@@ -92,22 +93,6 @@ func tileBytes(v *ir.Value) float64 {
 	return float64(v.Type.Shape[0] * v.Type.Shape[1] * v.Type.Elem.Size())
 }
 
-// layoutRecord is what the layout pass decided.
-type layoutRecord struct {
-	// layouts places every value defined in the kernel (shared homes without
-	// offset or pitch: smem places them).
-	layouts map[*ir.Value]layout
-	// splitK maps each dot whose reduction is split across the warps of its row
-	// group to that warp count; splitPartial marks the split dots' results that
-	// only feed the next split dot's accumulator, so they stay per-warp partial
-	// sums: the others are all-reduced where the dot is emitted.
-	splitK       map[*ir.Op]int
-	splitPartial map[*ir.Value]bool
-	// heldA maps each loop to the dots of its body that hold their loop-invariant
-	// A operand in registers across it (`a regs`: holdOperands), in body order.
-	heldA map[*ir.Op][]*ir.Op
-}
-
 // layoutPass is the layout pass's working state beside its record.
 type layoutPass struct {
 	*fn
@@ -118,13 +103,13 @@ type layoutPass struct {
 }
 
 // assignLayouts is the layout pass. It builds its record in place
-// (f.layoutRecord), since its own questions (isRowView, reduceSource, the
+// (f.LayoutRecord), since its own questions (isRowView, reduceSource, the
 // accumulator's layout) read the layouts decided so far; with f.noSplitK (the
 // smem pass's feedback, splitCostsFit) it splits no dot along its reduction.
 //
 // Requires: a legalized kernel (tile extents are multiples of the mma granules
 // wherever a dot touches them) and rowReduced (rowreduce).
-// Guarantees: every value defined in the kernel has a layout in f.layouts (scalar,
+// Guarantees: every value defined in the kernel has a layout in f.Layouts (scalar,
 // recomputed, shared, fragments, rows or columns of fragments); operands and
 // results of each op are placed compatibly (a dot's accumulator is split like its
 // result, loop-carried values hold both their initial and yielded values); every
@@ -133,18 +118,33 @@ type layoutPass struct {
 // be staged (stage decides which are). Shared offsets and pitches are not yet
 // assigned (smem).
 func assignLayouts(f *fn) error {
-	f.layoutRecord = layoutRecord{layouts: map[*ir.Value]layout{}, splitK: map[*ir.Op]int{}, splitPartial: map[*ir.Value]bool{}}
-	for _, p := range f.k.Params {
-		f.layouts[p.Value] = layout{kind: lScalar}
+	f.LayoutRecord = decision.LayoutRecord{Layouts: map[*ir.Value]decision.Layout{}, SplitK: map[*ir.Op]int{}, SplitPartial: map[*ir.Value]bool{}}
+	for _, p := range f.Kernel.Params {
+		f.Layouts[p.Value] = decision.Layout{Kind: decision.Scalar}
 	}
-	lp := &layoutPass{fn: f, flexible: map[*ir.Value]bool{}, uses: useCounts(f.k)}
-	if err := lp.layoutBlock(f.k.Body); err != nil {
+	lp := &layoutPass{fn: f, flexible: map[*ir.Value]bool{}, uses: ir.UseCounts(f.Kernel)}
+	if err := lp.layoutBlock(f.Kernel.Body); err != nil {
 		return err
 	}
 	if err := f.checkComputed(); err != nil {
 		return err
 	}
+	if err := f.recordReduceSources(); err != nil {
+		return err
+	}
 	return f.holdOperands()
+}
+
+// recordReduceSources fills the record's ReduceSources once every layout is final.
+func (f *fn) recordReduceSources() (err error) {
+	f.ReduceSources = map[*ir.Op]decision.Layout{}
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
+		if o.Kind != ir.OpReduce || err != nil {
+			return
+		}
+		f.ReduceSources[o], err = f.reduceSource(o)
+	})
+	return err
 }
 
 func (f *layoutPass) layoutBlock(b *ir.Block) error {
@@ -163,18 +163,18 @@ func (f *layoutPass) layoutBlock(b *ir.Block) error {
 		}
 		l, err := f.layoutOf(o)
 		if err != nil {
-			return opError(o, err)
+			return ir.ErrorAt(o, err)
 		}
-		f.layouts[o.Result()] = l
+		f.Layouts[o.Result()] = l
 	}
 	return nil
 }
 
 func (f *layoutPass) layoutLoop(o *ir.Op) error {
 	body := o.Body
-	f.layouts[body.Args[0]] = layout{kind: lScalar}
+	f.Layouts[body.Args[0]] = decision.Layout{Kind: decision.Scalar}
 	for i, in := range o.Args[2:] {
-		f.layouts[body.Args[i+1]] = f.layouts[in]
+		f.Layouts[body.Args[i+1]] = f.Layouts[in]
 	}
 	// Iterate until the carried values' layouts stop changing: a value that starts
 	// as a constant and is carried as a dot accumulator becomes mma fragments.
@@ -185,27 +185,27 @@ func (f *layoutPass) layoutLoop(o *ir.Op) error {
 		changed := false
 		for i, y := range body.Yield {
 			arg := body.Args[i+1]
-			j, err := joinLayouts(f.layouts[arg], f.layouts[y])
+			j, err := joinLayouts(f.Layouts[arg], f.Layouts[y])
 			if err != nil {
 				return fmt.Errorf("loop-carried value %s: %v", arg, err)
 			}
-			if j.kind == lExpr && arg.Type.Rank() == 1 && y != arg {
+			if j.Kind == decision.Expr && arg.Type.Rank() == 1 && y != arg {
 				// A rank-1 tile that changes from one iteration to the next and is no
 				// row or column vector of fragments: each thread holds its elements.
-				j = layout{kind: lThreads}
+				j = decision.Layout{Kind: decision.Threads}
 			}
-			if (j.kind == lExpr || j.kind == lShared) && arg.Type.Rank() == 2 && y != arg {
+			if (j.Kind == decision.Expr || j.Kind == decision.Shared) && arg.Type.Rank() == 2 && y != arg {
 				// A rank-2 tile that changes from one iteration to the next (a sum of
 				// loaded tiles): held in mma fragments, split as a dot's result would be
 				// (legalize padded it for that).
-				wm, wn, err := chooseWarpGrid(arg.Type.Shape[0]/granuleM, arg.Type.Shape[1]/granuleN, f.warpsFor(arg))
+				wm, wn, err := ChooseWarpGrid(arg.Type.Shape[0]/decision.GranuleM, arg.Type.Shape[1]/decision.GranuleN, f.WarpsFor(arg))
 				if err != nil {
 					return fmt.Errorf("loop-carried value %s: %v", arg, err)
 				}
-				j = layout{kind: lAcc, wm: wm, wn: wn}
+				j = decision.Layout{Kind: decision.Acc, WM: wm, WN: wn}
 			}
-			if j != f.layouts[arg] {
-				f.layouts[arg] = j
+			if j != f.Layouts[arg] {
+				f.Layouts[arg] = j
 				changed = true
 			}
 		}
@@ -217,85 +217,85 @@ func (f *layoutPass) layoutLoop(o *ir.Op) error {
 		}
 	}
 	for i, r := range o.Results {
-		l := f.layouts[body.Args[i+1]]
-		if l.kind == lExpr && r.Type.Kind == ir.Tile && body.Yield[i] != body.Args[i+1] {
+		l := f.Layouts[body.Args[i+1]]
+		if l.Kind == decision.Expr && r.Type.Kind == ir.Tile && body.Yield[i] != body.Args[i+1] {
 			return fmt.Errorf("loop-carried tile %s would have to be recomputed per element; carry it as mma fragments or restructure", r)
 		}
-		f.layouts[r] = l
+		f.Layouts[r] = l
 	}
 	return nil
 }
 
 // joinLayouts is the layout a loop-carried value needs to hold both its initial value
 // and every yielded value.
-func joinLayouts(a, b layout) (layout, error) {
+func joinLayouts(a, b decision.Layout) (decision.Layout, error) {
 	if a == b {
 		return a, nil
 	}
 	switch {
-	case a.kind == lScalar && b.kind == lScalar:
+	case a.Kind == decision.Scalar && b.Kind == decision.Scalar:
 		return a, nil
-	case a.kind == lExpr && b.kind == lThreads || a.kind == lThreads && b.kind == lExpr:
-		return layout{kind: lThreads}, nil
-	case a.kind == lShared && b.accFamily():
+	case a.Kind == decision.Expr && b.Kind == decision.Threads || a.Kind == decision.Threads && b.Kind == decision.Expr:
+		return decision.Layout{Kind: decision.Threads}, nil
+	case a.Kind == decision.Shared && b.AccFamily():
 		return b, nil
-	case b.kind == lShared && a.accFamily():
+	case b.Kind == decision.Shared && a.AccFamily():
 		return a, nil
-	case a.kind == lShared && b.kind == lExpr || a.kind == lExpr && b.kind == lShared:
-		return layout{kind: lExpr}, nil
-	case a.kind == lExpr && b.accFamily():
+	case a.Kind == decision.Shared && b.Kind == decision.Expr || a.Kind == decision.Expr && b.Kind == decision.Shared:
+		return decision.Layout{Kind: decision.Expr}, nil
+	case a.Kind == decision.Expr && b.AccFamily():
 		return b, nil
-	case b.kind == lExpr && a.accFamily():
+	case b.Kind == decision.Expr && a.AccFamily():
 		return a, nil
-	case a.accFamily() && b.accFamily() && a.kind == b.kind && a.wm == b.wm && a.wn == b.wn:
+	case a.AccFamily() && b.AccFamily() && a.Kind == b.Kind && a.WM == b.WM && a.WN == b.WN:
 		return a, nil
 	}
-	return layout{}, fmt.Errorf("cannot hold both %v and %v", a, b)
+	return decision.Layout{}, fmt.Errorf("cannot hold both %v and %v", a, b)
 }
 
-func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
+func (f *layoutPass) layoutOf(o *ir.Op) (decision.Layout, error) {
 	r := o.Result()
 	if r.Type.Kind != ir.Tile {
 		for i, a := range o.Args {
 			if a.Type.Kind == ir.Tile {
-				return layout{}, fmt.Errorf("operand %d is a tile but the result is a scalar", i)
+				return decision.Layout{}, fmt.Errorf("operand %d is a tile but the result is a scalar", i)
 			}
 		}
-		return layout{kind: lScalar}, nil
+		return decision.Layout{Kind: decision.Scalar}, nil
 	}
 	if !o.Kind.IsElementwise() {
 		for i, a := range o.Args {
-			if f.layouts[a].kind == lThreads {
-				return layout{}, fmt.Errorf("operand %d (%s) is a loop-carried rank-1 tile held per thread: only elementwise ops, loops and stores take it", i, a)
+			if f.Layouts[a].Kind == decision.Threads {
+				return decision.Layout{}, fmt.Errorf("operand %d (%s) is a loop-carried rank-1 tile held per thread: only elementwise ops, loops and stores take it", i, a)
 			}
 		}
 	}
 	switch o.Kind {
 	case ir.OpIota, ir.OpConst:
-		return layout{kind: lExpr}, nil
+		return decision.Layout{Kind: decision.Expr}, nil
 	case ir.OpLoad:
 		if r.Type.Rank() == 1 {
-			return layout{kind: lExpr}, nil
+			return decision.Layout{Kind: decision.Expr}, nil
 		}
-		return layout{kind: lShared}, nil
+		return decision.Layout{Kind: decision.Shared}, nil
 	case ir.OpTrans:
 		// Nothing is staged yet (stage runs after): a tile not in shared
 		// memory is transposed in the home stage will give it.
-		src, ok := f.layouts[o.Args[0]], f.layouts[o.Args[0]].kind == lShared
-		if src.kind == lExpr && onlyComputed(f.k, r) {
-			return layout{kind: lExpr}, nil // evaluated by its dots, at swapped coordinates
+		src, ok := f.Layouts[o.Args[0]], f.Layouts[o.Args[0]].Kind == decision.Shared
+		if src.Kind == decision.Expr && onlyComputed(f.Kernel, r) {
+			return decision.Layout{Kind: decision.Expr}, nil // evaluated by its dots, at swapped coordinates
 		}
 		if !ok {
-			src, ok = stageable(o.Args[0], f.layouts[o.Args[0]])
+			src, ok = stageable(o.Args[0], f.Layouts[o.Args[0]])
 		}
 		if !ok {
-			return layout{}, fmt.Errorf("cannot transpose a tile in %v", f.layouts[o.Args[0]])
+			return decision.Layout{}, fmt.Errorf("cannot transpose a tile in %v", f.Layouts[o.Args[0]])
 		}
-		src.trans = !src.trans
+		src.Trans = !src.Trans
 		return src, nil
 	case ir.OpDot:
-		a, b, c := f.layouts[o.Args[0]], f.layouts[o.Args[1]], f.layouts[o.Args[2]]
-		var out layout
+		a, b, c := f.Layouts[o.Args[0]], f.Layouts[o.Args[1]], f.Layouts[o.Args[2]]
+		var out decision.Layout
 		var err error
 		if o.Dot != nil && o.Dot.Warps != [2]int{} {
 			out, err = f.statedDotLayout(o)
@@ -303,107 +303,107 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 			out, err = f.chosenDotLayout(o)
 		}
 		if err != nil {
-			return layout{}, err
+			return decision.Layout{}, err
 		}
 		// Operands that are neither in shared memory nor (for A) fragments of whole
 		// rows split like the result are staged through shared memory.
 		if !dotOperandAPlaceable(a, out) {
-			return layout{}, fmt.Errorf("operand a (%v) must be a row-major tile", a)
+			return decision.Layout{}, fmt.Errorf("operand a (%v) must be a row-major tile", a)
 		}
-		if _, ok := stageable(o.Args[1], b); b.kind != lShared && !ok {
-			return layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
+		if _, ok := stageable(o.Args[1], b); b.Kind != decision.Shared && !ok {
+			return decision.Layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 		}
-		if c.kind != lExpr && (c.kind != lAcc || c.wm != out.wm || c.wn != out.wn || c.rep != out.rep) && !f.adopt(o.Args[2], out) {
-			return layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
+		if c.Kind != decision.Expr && (c.Kind != decision.Acc || c.WM != out.WM || c.WN != out.WN || c.Rep != out.Rep) && !f.adopt(o.Args[2], out) {
+			return decision.Layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
 		}
 		return out, nil
 	case ir.OpBroadcast:
-		src := f.layouts[o.Args[0]]
-		switch src.kind {
-		case lScalar, lExpr:
-			return layout{kind: lExpr}, nil
-		case lRows:
+		src := f.Layouts[o.Args[0]]
+		switch src.Kind {
+		case decision.Scalar, decision.Expr:
+			return decision.Layout{Kind: decision.Expr}, nil
+		case decision.Rows:
 			if o.Int != 1 {
-				return layout{}, fmt.Errorf("a row vector broadcasts along axis 1")
+				return decision.Layout{}, fmt.Errorf("a row vector broadcasts along axis 1")
 			}
-			return layout{kind: lAcc, wm: src.wm, wn: src.wn, rep: src.rep}, nil
-		case lCols:
+			return decision.Layout{Kind: decision.Acc, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
+		case decision.Cols:
 			if o.Int != 0 {
-				return layout{}, fmt.Errorf("a column vector broadcasts along axis 0")
+				return decision.Layout{}, fmt.Errorf("a column vector broadcasts along axis 0")
 			}
-			return layout{kind: lAcc, wm: src.wm, wn: src.wn, rep: src.rep}, nil
+			return decision.Layout{Kind: decision.Acc, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
 		}
-		return layout{}, fmt.Errorf("cannot broadcast a tile in %v", src)
+		return decision.Layout{}, fmt.Errorf("cannot broadcast a tile in %v", src)
 	case ir.OpSlice:
-		if src := f.layouts[o.Args[0]]; src.kind != lExpr {
-			return layout{}, fmt.Errorf("slice of a tile in %v is not supported", src)
+		if src := f.Layouts[o.Args[0]]; src.Kind != decision.Expr {
+			return decision.Layout{}, fmt.Errorf("slice of a tile in %v is not supported", src)
 		}
-		return layout{kind: lExpr}, nil
+		return decision.Layout{Kind: decision.Expr}, nil
 	case ir.OpColumn:
-		if src := f.layouts[o.Args[0]]; src.kind != lShared && src.kind != lExpr {
-			return layout{}, fmt.Errorf("column of a tile in %v is not supported (stage it first)", src)
+		if src := f.Layouts[o.Args[0]]; src.Kind != decision.Shared && src.Kind != decision.Expr {
+			return decision.Layout{}, fmt.Errorf("column of a tile in %v is not supported (stage it first)", src)
 		}
-		return layout{kind: lExpr}, nil
+		return decision.Layout{Kind: decision.Expr}, nil
 	case ir.OpReduce:
 		src, err := f.reduceSource(o)
 		if err != nil {
-			return layout{}, err
+			return decision.Layout{}, err
 		}
 		if o.Int == 1 {
-			return layout{kind: lRows, wm: src.wm, wn: src.wn, rep: src.rep}, nil
+			return decision.Layout{Kind: decision.Rows, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
 		}
-		return layout{kind: lCols, wm: src.wm, wn: src.wn, rep: src.rep}, nil
+		return decision.Layout{Kind: decision.Cols, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
 	}
 	// Elementwise: the result lives with its distributed operands; pure index
 	// arithmetic stays recomputed. A row vector broadcast along the rows adapts to
 	// any split: from registers where the row groups are the same, through a
 	// shared home (stage: stageRowViews) where they differ; so it does not decide
 	// the split.
-	res := layout{kind: lExpr}
-	var rowViews, colViews []layout
+	res := decision.Layout{Kind: decision.Expr}
+	var rowViews, colViews []decision.Layout
 	for i, a := range o.Args {
-		l := f.layouts[a]
+		l := f.Layouts[a]
 		switch {
-		case l.kind == lScalar || l.kind == lExpr || l.kind == lShared:
+		case l.Kind == decision.Scalar || l.Kind == decision.Expr || l.Kind == decision.Shared:
 		case f.isColView(a):
 			colViews = append(colViews, l)
-		case l.kind == lThreads:
-			if res.kind != lExpr && res.kind != lThreads {
-				return layout{}, fmt.Errorf("operand %d (%s) is held per thread, another operand is in %v", i, a, res)
+		case l.Kind == decision.Threads:
+			if res.Kind != decision.Expr && res.Kind != decision.Threads {
+				return decision.Layout{}, fmt.Errorf("operand %d (%s) is held per thread, another operand is in %v", i, a, res)
 			}
 			res = l
 		case f.isRowView(a):
 			rowViews = append(rowViews, l)
-		case l.accFamily():
+		case l.AccFamily():
 			want := l
 			if a.Type.Rank() == 2 {
-				want.kind = lAcc
+				want.Kind = decision.Acc
 			}
 			if r.Type.Rank() != a.Type.Rank() {
-				return layout{}, fmt.Errorf("operand %d rank differs from the result", i)
+				return decision.Layout{}, fmt.Errorf("operand %d rank differs from the result", i)
 			}
-			if res.kind != lExpr && res != want {
-				if res.kind == lThreads {
-					return layout{}, fmt.Errorf("operand %d (%v) meets a loop-carried rank-1 tile held per thread", i, l)
+			if res.Kind != decision.Expr && res != want {
+				if res.Kind == decision.Threads {
+					return decision.Layout{}, fmt.Errorf("operand %d (%v) meets a loop-carried rank-1 tile held per thread", i, l)
 				}
-				return layout{}, fmt.Errorf("operand %d (%v) is split differently from another operand (%v)", i, l, res)
+				return decision.Layout{}, fmt.Errorf("operand %d (%v) is split differently from another operand (%v)", i, l, res)
 			}
 			res = want
 		}
 	}
-	if len(rowViews) > 0 && res.kind == lThreads {
-		return layout{}, fmt.Errorf("a broadcast row vector meets a loop-carried rank-1 tile held per thread")
+	if len(rowViews) > 0 && res.Kind == decision.Threads {
+		return decision.Layout{}, fmt.Errorf("a broadcast row vector meets a loop-carried rank-1 tile held per thread")
 	}
 	delete(f.flexible, r) // a loop's layouts are laid out again until they settle
 	for _, c := range colViews {
-		if res.kind == lExpr && len(rowViews) == 0 {
+		if res.Kind == decision.Expr && len(rowViews) == 0 {
 			res = c
 			f.flexible[r] = true
-		} else if res.kind == lAcc && (res.wn != c.wn || res.rep > 1 && c.rep != res.rep) {
-			return layout{}, fmt.Errorf("a broadcast column vector (%v) meets a tile split over other column groups (%v)", c, res)
+		} else if res.Kind == decision.Acc && (res.WN != c.WN || res.Rep > 1 && c.Rep != res.Rep) {
+			return decision.Layout{}, fmt.Errorf("a broadcast column vector (%v) meets a tile split over other column groups (%v)", c, res)
 		}
 	}
-	if len(rowViews) > 0 && res.kind == lExpr {
+	if len(rowViews) > 0 && res.Kind == decision.Expr {
 		// Only row vectors decide: the split is provisional, and the consumer
 		// may choose another (see adopt).
 		res = rowViews[0]
@@ -415,20 +415,20 @@ func (f *layoutPass) layoutOf(o *ir.Op) (layout, error) {
 // chosenDotLayout is the split of a dot that states no schedule (ir.DotSchedule):
 // rows first, then by operand traffic or, for a tile whose rows are reduced, by
 // the bytes its warps read, replicated where that keeps reductions in the warp.
-func (f *layoutPass) chosenDotLayout(o *ir.Op) (layout, error) {
-	r, c := o.Result(), f.layouts[o.Args[2]]
-	mt := r.Type.Shape[0] / granuleM
-	warps := f.warpsFor(r)
-	wm, wn, err := chooseWarpGrid(mt, r.Type.Shape[1]/granuleN, warps)
+func (f *layoutPass) chosenDotLayout(o *ir.Op) (decision.Layout, error) {
+	r, c := o.Result(), f.Layouts[o.Args[2]]
+	mt := r.Type.Shape[0] / decision.GranuleM
+	warps := f.WarpsFor(r)
+	wm, wn, err := ChooseWarpGrid(mt, r.Type.Shape[1]/decision.GranuleN, warps)
 	if err != nil {
-		return layout{}, err
+		return decision.Layout{}, err
 	}
 	if f.rowReduced[r] {
-		wm, wn = fewestBytesGrid(o, mt, r.Type.Shape[1]/granuleN, warps, wm, wn)
-	} else if !f.aHeldFor(o, wm) {
-		wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/granuleN, wm, wn)
+		wm, wn = fewestBytesGrid(o, mt, r.Type.Shape[1]/decision.GranuleN, warps, wm, wn)
+	} else if !f.AHeldFor(o, wm) {
+		wm, wn = f.leastTrafficGrid(o, mt, r.Type.Shape[1]/decision.GranuleN, wm, wn)
 	}
-	out := layout{kind: lAcc, wm: wm, wn: wn}
+	out := decision.Layout{Kind: decision.Acc, WM: wm, WN: wn}
 	if wn > 1 && wm <= replicateMaxRowGroups && f.rowReduced[r] && f.replicationFits() {
 		// A tile whose rows are reduced (softmax scores) is held whole by every
 		// warp of its row group: the reductions then stay inside the warp, and the
@@ -439,7 +439,7 @@ func (f *layoutPass) chosenDotLayout(o *ir.Op) (layout, error) {
 		// the partial sums are all-reduced through shared memory (one barrier).
 		rwm := largestDivisor(mt, warps)
 		rep := warps / rwm
-		whole := layout{kind: lAcc, wm: rwm, wn: 1, rep: rep}
+		whole := decision.Layout{Kind: decision.Acc, WM: rwm, WN: 1, Rep: rep}
 		switch {
 		case f.latencyBound():
 			out = whole
@@ -458,31 +458,31 @@ func (f *layoutPass) chosenDotLayout(o *ir.Op) (layout, error) {
 // each element of its result; an accumulator that is itself a split dot's result
 // then stays a per-warp partial sum.
 func (f *fn) splitDot(o *ir.Op, parts int) {
-	f.splitK[o] = parts
+	f.SplitK[o] = parts
 	if c := o.Args[2]; c.Def != nil && c.Def.Kind == ir.OpDot {
-		f.splitPartial[c] = true
+		f.SplitPartial[c] = true
 	}
 }
 
 // statedDotLayout is the split a dot's schedule states, or an error naming the
 // clause that cannot be honoured and what would be.
-func (f *layoutPass) statedDotLayout(o *ir.Op) (layout, error) {
+func (f *layoutPass) statedDotLayout(o *ir.Op) (decision.Layout, error) {
 	// ir.Verify held the clauses to the warps running the dot and to the atoms
 	// that are built; what is left depends on the padded tiles.
 	s, r := *o.Dot, o.Result()
-	mt, nt := r.Type.Shape[0]/granuleM, r.Type.Shape[1]/granuleN
+	mt, nt := r.Type.Shape[0]/decision.GranuleM, r.Type.Shape[1]/decision.GranuleN
 	rep := max(s.Replicate, 1)
 	if mt%s.Warps[0] != 0 || nt%s.Warps[1] != 0 {
-		return layout{}, fmt.Errorf("schedule %s: warps %dx%d does not split the result's %dx%d mma tiles (m16 x n8); grids that do: %s",
+		return decision.Layout{}, fmt.Errorf("schedule %s: warps %dx%d does not split the result's %dx%d mma tiles (m16 x n8); grids that do: %s",
 			s, s.Warps[0], s.Warps[1], mt, nt, strings.Join(gridsSplitting(mt, nt, s.WarpCount()/rep, rep), ", "))
 	}
-	out := layout{kind: lAcc, wm: s.Warps[0], wn: s.Warps[1]}
+	out := decision.Layout{Kind: decision.Acc, WM: s.Warps[0], WN: s.Warps[1]}
 	if rep > 1 {
-		out.rep = rep
+		out.Rep = rep
 	}
 	if s.SplitK > 0 {
 		if why := f.unsplittable(o, s.SplitK); why != "" {
-			return layout{}, fmt.Errorf("schedule %s: splitk %d: %s", s, s.SplitK, why)
+			return decision.Layout{}, fmt.Errorf("schedule %s: splitk %d: %s", s, s.SplitK, why)
 		}
 		f.splitDot(o, s.SplitK)
 	}
@@ -510,24 +510,24 @@ func gridsSplitting(mt, nt, warps, rep int) []string {
 
 // reduceSource is the split a reduction reads its operand in: the operand's own
 // when it is in mma fragments; for a recomputed or shared tile, the split
-// chooseWarpGrid gives its padded extents (legalize padded them so that one
+// ChooseWarpGrid gives its padded extents (legalize padded them so that one
 // exists), and each thread reads the elements at its fragment coordinates. The
 // reduction then runs like one over fragments: in the thread, across the quad or
 // column lanes, across warps through scratch.
-func (f *fn) reduceSource(o *ir.Op) (layout, error) {
+func (f *fn) reduceSource(o *ir.Op) (decision.Layout, error) {
 	x := o.Args[0]
-	l := f.layouts[x]
-	switch l.kind {
-	case lAcc:
+	l := f.Layouts[x]
+	switch l.Kind {
+	case decision.Acc:
 		return l, nil
-	case lExpr, lShared:
-		wm, wn, err := chooseWarpGrid(x.Type.Shape[0]/granuleM, x.Type.Shape[1]/granuleN, f.warpsFor(o.Result()))
+	case decision.Expr, decision.Shared:
+		wm, wn, err := ChooseWarpGrid(x.Type.Shape[0]/decision.GranuleM, x.Type.Shape[1]/decision.GranuleN, f.WarpsFor(o.Result()))
 		if err != nil {
-			return layout{}, err
+			return decision.Layout{}, err
 		}
-		return layout{kind: lAcc, wm: wm, wn: wn}, nil
+		return decision.Layout{Kind: decision.Acc, WM: wm, WN: wn}, nil
 	}
-	return layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
+	return decision.Layout{}, fmt.Errorf("cannot reduce a tile in %v", l)
 }
 
 // splittable reports whether dot o can be split along its reduction over parts
@@ -541,13 +541,13 @@ func (f *layoutPass) splittable(o *ir.Op, parts int) bool { return f.unsplittabl
 // it can).
 func (f *layoutPass) unsplittable(o *ir.Op, parts int) string {
 	a, c := o.Args[0], o.Args[2]
-	if ks := a.Type.Shape[1] / granuleK; ks%parts != 0 {
+	if ks := a.Type.Shape[1] / decision.GranuleK; ks%parts != 0 {
 		return fmt.Sprintf("A's %d k16 steps do not divide by %d", ks, parts)
 	}
 	if a.Type.Elem.Size() != 2 {
 		return fmt.Sprintf("A is %s, not bf16 or f16", a.Type.Elem)
 	}
-	if al := f.layouts[a]; al.kind != lShared && al.kind != lExpr {
+	if al := f.Layouts[a]; al.Kind != decision.Shared && al.Kind != decision.Expr {
 		return fmt.Sprintf("A is in %v; a split reads it from shared memory or recomputes it", al)
 	}
 	switch d := c.Def; {
@@ -559,7 +559,7 @@ func (f *layoutPass) unsplittable(o *ir.Op, parts int) string {
 		}
 		return ""
 	case d.Kind == ir.OpDot:
-		if f.splitK[d] != parts {
+		if f.SplitK[d] != parts {
 			return fmt.Sprintf("the accumulator %s is a dot not split over %d warps", c, parts)
 		}
 		if f.uses[c] != 1 {
@@ -577,14 +577,14 @@ func (f *layoutPass) unsplittable(o *ir.Op, parts int) string {
 // mma.sync and extra registers; with several waves, occupancy decides and
 // splitting the tile wins.
 func (f *fn) latencyBound() bool {
-	switch f.k.Latency {
+	switch f.Kernel.Latency {
 	case ir.LatencySmall:
 		return true
 	case ir.LatencyLarge:
 		return false
 	}
-	ctas := f.k.Grid[0] * f.k.Grid[1] * f.k.Grid[2]
-	return f.target.LatencyBound(ctas)
+	ctas := f.Kernel.Grid[0] * f.Kernel.Grid[1] * f.Kernel.Grid[2]
+	return f.Target.LatencyBound(ctas)
 }
 
 // replicationFits reports whether this CTA's threads may have more than the
@@ -598,26 +598,26 @@ func (f *fn) replicationFits() bool {
 // alone on its SM (the register file over the threads it holds registers for,
 // target.RegThreads).
 func (f *fn) threadRegs() int {
-	return f.target.RegsPerSM / target.RegThreads(32*f.k.Warps)
+	return f.Target.RegsPerSM / target.RegThreads(32*f.Kernel.Warps)
 }
 
 // adopt gives v the split want when v's split was only provisional (decided by
 // broadcast row vectors alone). With other row groups its row vectors are read
 // through shared memory (stageRowViews), and only where the consumer is v's one
 // use: an elementwise op laid out earlier would read v in the old split.
-func (f *layoutPass) adopt(v *ir.Value, want layout) bool {
-	l := f.layouts[v]
-	if !f.flexible[v] || l.kind != lAcc || l.wm != want.wm && f.uses[v] != 1 {
+func (f *layoutPass) adopt(v *ir.Value, want decision.Layout) bool {
+	l := f.Layouts[v]
+	if !f.flexible[v] || l.Kind != decision.Acc || l.WM != want.WM && f.uses[v] != 1 {
 		return false
 	}
-	f.layouts[v] = want
+	f.Layouts[v] = want
 	return true
 }
 
 // isRowView reports whether v is a row vector broadcast along the rows of an
-// lAcc tile (an lRows vector viewed as a tile).
+// Acc tile (an Rows vector viewed as a tile).
 func (f *fn) isRowView(v *ir.Value) bool {
-	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.layouts[v].kind == lAcc && f.layouts[v.Def.Args[0]].kind == lRows
+	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.Layouts[v].Kind == decision.Acc && f.Layouts[v.Def.Args[0]].Kind == decision.Rows
 }
 
 // isColView reports whether v is a column vector broadcast onto a tile (a softmax
@@ -625,7 +625,7 @@ func (f *fn) isRowView(v *ir.Value) bool {
 // column's value from the vector's registers, so only its column groups must be
 // the vector's.
 func (f *fn) isColView(v *ir.Value) bool {
-	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.layouts[v].kind == lAcc && f.layouts[v.Def.Args[0]].kind == lCols
+	return v.Def != nil && v.Def.Kind == ir.OpBroadcast && f.Layouts[v].Kind == decision.Acc && f.Layouts[v.Def.Args[0]].Kind == decision.Cols
 }
 
 func largestDivisor(n, limit int) int {
@@ -641,19 +641,19 @@ func largestDivisor(n, limit int) int {
 func (f *fn) checkStore(o *ir.Op) error {
 	v := o.Args[len(o.Args)-1]
 	for _, a := range o.Args[:len(o.Args)-1] {
-		if f.layouts[a].kind == lThreads {
-			return opError(o, fmt.Errorf("the address or mask %s is a loop-carried tile held per thread", a))
+		if f.Layouts[a].Kind == decision.Threads {
+			return ir.ErrorAt(o, fmt.Errorf("the address or mask %s is a loop-carried tile held per thread", a))
 		}
 	}
-	switch l := f.layouts[v]; l.kind {
-	case lAcc, lRows, lCols, lExpr, lScalar, lShared:
+	switch l := f.Layouts[v]; l.Kind {
+	case decision.Acc, decision.Rows, decision.Cols, decision.Expr, decision.Scalar, decision.Shared:
 		return nil
-	case lThreads:
-		if len(memOperands(o).val.Type.Shape) == 1 && memOperands(o).col0 == nil {
+	case decision.Threads:
+		if len(ir.MemOperands(o).Val.Type.Shape) == 1 && ir.MemOperands(o).Col0 == nil {
 			return nil
 		}
-		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
+		return ir.ErrorAt(o, fmt.Errorf("cannot store a tile in %v", l))
 	default:
-		return opError(o, fmt.Errorf("cannot store a tile in %v", l))
+		return ir.ErrorAt(o, fmt.Errorf("cannot store a tile in %v", l))
 	}
 }

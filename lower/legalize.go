@@ -4,14 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
-)
-
-// Granules of mma.sync m16n8k16: the dimensions a dot consumes are padded to these,
-// never to a power of two.
-const (
-	granuleM = 16
-	granuleN = 8
-	granuleK = 16
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
 // dimRef is one dimension of one tile value.
@@ -97,7 +90,7 @@ func legalize(f *fn) (legalizeRecord, error) {
 			all = append(all, v)
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for _, a := range o.Args {
 			note(a)
 		}
@@ -122,8 +115,8 @@ func legalize(f *fn) (legalizeRecord, error) {
 		case ir.OpReduce:
 			c.union(dimRef{o.Args[0], 1 - int(o.Int)}, dimRef{o.Result(), 0})
 			// A reduction reads its operand at mma fragment coordinates.
-			c.need(o.Args[0], 0, granuleM)
-			c.need(o.Args[0], 1, granuleN)
+			c.need(o.Args[0], 0, decision.GranuleM)
+			c.need(o.Args[0], 1, decision.GranuleN)
 		case ir.OpColumn:
 			c.union(dimRef{o.Args[0], 0}, dimRef{o.Result(), 0})
 		case ir.OpTrans:
@@ -135,15 +128,15 @@ func legalize(f *fn) (legalizeRecord, error) {
 			c.union(dimRef{a, 0}, dimRef{r, 0})
 			c.union(dimRef{a, 1}, dimRef{b, 0})
 			c.union(dimRef{b, 1}, dimRef{r, 1})
-			c.need(r, 0, granuleM)
-			c.need(a, 1, granuleK)
-			c.need(r, 1, granuleN)
+			c.need(r, 0, decision.GranuleM)
+			c.need(a, 1, decision.GranuleK)
+			c.need(r, 1, decision.GranuleN)
 		case ir.OpLoad, ir.OpStore:
-			m := memOperands(o)
-			if m.offs.Type.Kind == ir.Tile {
-				c.union(dimRef{m.offs, 0}, dimRef{m.val, 0})
-				if m.mask != nil {
-					c.union(dimRef{m.mask, 0}, dimRef{m.val, 0})
+			m := ir.MemOperands(o)
+			if m.Offs.Type.Kind == ir.Tile {
+				c.union(dimRef{m.Offs, 0}, dimRef{m.Val, 0})
+				if m.Mask != nil {
+					c.union(dimRef{m.Mask, 0}, dimRef{m.Val, 0})
 				}
 			}
 		case ir.OpFor:
@@ -159,14 +152,14 @@ func legalize(f *fn) (legalizeRecord, error) {
 	// the warp count: the tiles of its columns' class need no more (the least
 	// common multiple where several stated dots share the class).
 	statedCols := map[dimRef]int{}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot && o.Dot != nil && o.Dot.Warps != [2]int{} {
 			root := c.find(dimRef{o.Result(), 1})
 			statedCols[root] = lcm(max(statedCols[root], 1), o.Dot.Warps[1])
 		}
 	})
-	c.padForWarps(fragmentTiles(f.k), func(v *ir.Value) (warps, statedWn int) {
-		return f.warpsFor(v), statedCols[c.find(dimRef{v, 1})]
+	c.padForWarps(fragmentTiles(f.Kernel), func(v *ir.Value) (warps, statedWn int) {
+		return f.WarpsFor(v), statedCols[c.find(dimRef{v, 1})]
 	})
 
 	// Every member of a class has the same logical extent (the verifier saw to that);
@@ -193,8 +186,8 @@ func legalize(f *fn) (legalizeRecord, error) {
 
 // warpCounts names the kernel's warps and its roles' for a message.
 func (f *fn) warpCounts() string {
-	s := fmt.Sprintf("the CTA's %d warps", f.k.Warps)
-	for _, r := range f.k.Roles {
+	s := fmt.Sprintf("the CTA's %d warps", f.Kernel.Warps)
+	for _, r := range f.Kernel.Roles {
 		s += fmt.Sprintf(", role %s's %d", r.Name, r.Warps)
 	}
 	return s
@@ -203,28 +196,28 @@ func (f *fn) warpCounts() string {
 // padForWarps pads tiles that may live in mma fragments to whole m16 x n8 tiles
 // and their columns until that grid splits evenly over the warps. A tile of mt m16 rows is split
 // wm = gcd(mt, warps) ways by rows and wn = warps/wm by columns (the only split
-// chooseWarpGrid can find for mt rows), so its n8 columns must be a multiple of
+// ChooseWarpGrid can find for mt rows), so its n8 columns must be a multiple of
 // wn; where they are not, the column class is padded (and masked, like any
 // padding) to the next multiple. Tiles that already split, as every built-in
 // kernel's do, are left alone. Padding a class can change another tile's rows
 // (a transpose ties columns to rows), so it repeats until nothing changes. A tile
 // in the column class of a dot that states its grid takes that grid's column
-// groups (warpsFor's statedWn) instead.
-func (c *dimClasses) padForWarps(tiles []*ir.Value, warpsFor func(*ir.Value) (warps, statedWn int)) {
+// groups (WarpsFor's statedWn) instead.
+func (c *dimClasses) padForWarps(tiles []*ir.Value, WarpsFor func(*ir.Value) (warps, statedWn int)) {
 	for round := 0; round < 8; round++ {
 		changed := false
 		for _, v := range tiles {
-			if c.gran(dimRef{v, 0})%granuleM != 0 {
-				c.need(v, 0, granuleM)
+			if c.gran(dimRef{v, 0})%decision.GranuleM != 0 {
+				c.need(v, 0, decision.GranuleM)
 				changed = true
 			}
-			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / granuleM
-			warps, wn := warpsFor(v)
+			mt := roundUp(v.Type.Shape[0], c.gran(dimRef{v, 0})) / decision.GranuleM
+			warps, wn := WarpsFor(v)
 			if wn == 0 {
 				wn = warps / gcd(mt, warps)
 			}
-			if g := c.gran(dimRef{v, 1}); g%(granuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(granuleN*wn) != 0 {
-				c.need(v, 1, granuleN*wn)
+			if g := c.gran(dimRef{v, 1}); g%(decision.GranuleN*wn) != 0 && roundUp(v.Type.Shape[1], g)%(decision.GranuleN*wn) != 0 {
+				c.need(v, 1, decision.GranuleN*wn)
 				changed = true
 			}
 		}
@@ -256,7 +249,7 @@ func fragmentTiles(k *ir.Kernel) []*ir.Value {
 	}
 	for changed := true; changed; {
 		changed = false
-		walkOps(k.Body, func(o *ir.Op) {
+		ir.WalkOps(k.Body, func(o *ir.Op) {
 			switch {
 			case o.Kind == ir.OpDot:
 				changed = mark(o.Result()) || changed
@@ -318,12 +311,12 @@ func (f *fn) insertPaddingMasks(logical map[*ir.Value][]int) error {
 					// where its fragments are: the masked tile then crosses to
 					// the dot as the operand would have (staged).
 					if !zeroFilled(a) {
-						e.role = f.valueRole(a)
+						e.role = f.ValueRole(a)
 						ok := e.broadcast(e.iotaLess(p, n), 0, a.Type.Shape)
 						o.Args[0] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, a, e.constF(0, a.Type)}}, a.Type)
 					}
 					if !zeroFilled(bm) {
-						e.role = f.valueRole(bm)
+						e.role = f.ValueRole(bm)
 						ok := e.broadcast(e.iotaLess(p, n), 1, bm.Type.Shape)
 						o.Args[1] = e.op(&ir.Op{Kind: ir.OpSelect, Args: []*ir.Value{ok, bm, e.constF(0, bm.Type)}}, bm.Type)
 					}
@@ -341,7 +334,7 @@ func (f *fn) insertPaddingMasks(logical map[*ir.Value][]int) error {
 		b.Ops = out
 		return nil
 	}
-	return rewrite(f.k.Body)
+	return rewrite(f.Kernel.Body)
 }
 
 // zeroFilled reports whether v reads as zero wherever a load or store mask excludes
@@ -361,28 +354,28 @@ func zeroFilled(v *ir.Value) bool {
 
 // maskMemory narrows a load or store to the logical rows and columns.
 func (f *fn) maskMemory(e *opEmitter, o *ir.Op, logical map[*ir.Value][]int) {
-	m := memOperands(o)
-	if m.offs.Type.Kind != ir.Tile {
+	m := ir.MemOperands(o)
+	if m.Offs.Type.Kind != ir.Tile {
 		return
 	}
-	rows, prows := logical[m.val][0], m.val.Type.Shape[0]
+	rows, prows := logical[m.Val][0], m.Val.Type.Shape[0]
 	if rows < prows {
 		ok := e.iotaLess(prows, rows)
-		if m.mask != nil {
-			o.Args[m.maskIdx] = e.op(&ir.Op{Kind: ir.OpAnd, Args: []*ir.Value{m.mask, ok}}, ok.Type)
+		if m.Mask != nil {
+			o.Args[m.MaskIdx] = e.op(&ir.Op{Kind: ir.OpAnd, Args: []*ir.Value{m.Mask, ok}}, ok.Type)
 		} else {
 			insertArg(o, memMaskPos(o), ok)
 			o.HasMask = true
 		}
 	}
-	if m.val.Type.Rank() == 2 {
-		cols, pcols := logical[m.val][1], m.val.Type.Shape[1]
+	if m.Val.Type.Rank() == 2 {
+		cols, pcols := logical[m.Val][1], m.Val.Type.Shape[1]
 		if cols < pcols {
 			c := e.constI(int64(cols))
-			if m.bound != nil {
-				o.Args[m.boundIdx] = e.op(&ir.Op{Kind: ir.OpMin, Args: []*ir.Value{m.bound, c}}, c.Type)
+			if m.Bound != nil {
+				o.Args[m.BoundIdx] = e.op(&ir.Op{Kind: ir.OpMin, Args: []*ir.Value{m.Bound, c}}, c.Type)
 			} else {
-				m = memOperands(o)
+				m = ir.MemOperands(o)
 				pos := 3
 				if o.HasMask {
 					pos = 4

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
 // A pipelined loop (`for ... stages N`, ir.Op.Stages) issues the cp.async copies
@@ -20,37 +21,6 @@ import (
 // it waits only for the body's other cp.async groups (loads that are not
 // pipelined), and the next iteration's barrier orders everything else.
 
-// loopPipeline is what the pipeline pass decided for one loop.
-type loopPipeline struct {
-	loop   *ir.Op
-	stages int
-	// tiles are the rank-2 loads of the body issued ahead, in body order.
-	tiles []*ir.Value
-	// deps are the body's scalar ops the tiles' addresses need, in body order: the
-	// emitter re-evaluates them with the induction variable of the iteration it
-	// issues.
-	deps []*ir.Op
-	// reads are the shared arrays, defined before the loop, that the tiles'
-	// addresses read (a staged index tile): made visible once, before the
-	// prologue, so that no wait or barrier lands in a stage's guarded branch.
-	reads []*ir.Value
-	// handoff marks the ring of a loop split by roles (roles.go): its tiles are
-	// written by the producer role in the iteration that reads them, not issued
-	// ahead; slots are handed over with named barriers.
-	handoff            bool
-	producer, consumer string
-}
-
-// pipelineRecord is what the pipeline pass decided.
-type pipelineRecord struct {
-	// pipelines are the pipelined loops' decisions, by loop; pipeTile maps each
-	// tile issued ahead to its loop's; notPipelined says why a load of a
-	// pipelined loop (or the loop) is not.
-	pipelines    map[*ir.Op]*loopPipeline
-	pipeTile     map[*ir.Value]*loopPipeline
-	notPipelined map[*ir.Op]string
-}
-
 // pipelineLoops is the pipeline pass.
 //
 // Requires: layouts (layout) and staged homes (stage).
@@ -61,17 +31,17 @@ type pipelineRecord struct {
 // variable, values defined before the loop and scalar or recomputed ops of the
 // body (no load, no loop-carried value); its notPipelined says for each other
 // load of such a loop, and for such a loop without any, why not.
-func pipelineLoops(f *fn) pipelineRecord {
-	rec := pipelineRecord{pipelines: map[*ir.Op]*loopPipeline{}, pipeTile: map[*ir.Value]*loopPipeline{}, notPipelined: map[*ir.Op]string{}}
-	walkOps(f.k.Body, func(o *ir.Op) {
+func pipelineLoops(f *fn) decision.PipelineRecord {
+	rec := decision.PipelineRecord{Pipelines: map[*ir.Op]*decision.LoopPipeline{}, ByTile: map[*ir.Value]*decision.LoopPipeline{}, NotPipelined: map[*ir.Op]string{}}
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor || o.Stages <= 1 {
 			return
 		}
-		if splitByRoles(o) {
-			rec.notPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
+		if ir.SplitByRoles(o) {
+			rec.NotPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
 			return
 		}
-		p := &loopPipeline{loop: o, stages: o.Stages}
+		p := &decision.LoopPipeline{Loop: o, Stages: o.Stages}
 		deps := map[*ir.Op]bool{}
 		reads := map[*ir.Value]bool{}
 		for _, bo := range o.Body.Ops {
@@ -80,30 +50,30 @@ func pipelineLoops(f *fn) pipelineRecord {
 			}
 			why := f.whyNotPipelined(o, bo, deps, reads)
 			if why != "" {
-				rec.notPipelined[bo] = why
+				rec.NotPipelined[bo] = why
 				continue
 			}
-			p.tiles = append(p.tiles, bo.Result())
+			p.Tiles = append(p.Tiles, bo.Result())
 		}
-		if len(p.tiles) == 0 {
-			rec.notPipelined[o] = "no load to issue ahead"
+		if len(p.Tiles) == 0 {
+			rec.NotPipelined[o] = "no load to issue ahead"
 			return
 		}
 		for _, bo := range o.Body.Ops {
 			if deps[bo] {
-				p.deps = append(p.deps, bo)
+				p.Deps = append(p.Deps, bo)
 			}
 		}
-		walkOps(f.k.Body, func(x *ir.Op) {
+		ir.WalkOps(f.Kernel.Body, func(x *ir.Op) {
 			for _, r := range x.Results {
 				if reads[r] {
-					p.reads = append(p.reads, r)
+					p.Reads = append(p.Reads, r)
 				}
 			}
 		})
-		rec.pipelines[o] = p
-		for _, t := range p.tiles {
-			rec.pipeTile[t] = p
+		rec.Pipelines[o] = p
+		for _, t := range p.Tiles {
+			rec.ByTile[t] = p
 		}
 	})
 	return rec
@@ -114,10 +84,10 @@ func pipelineLoops(f *fn) pipelineRecord {
 // arrays defined before the loop that they read to reads.
 func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*ir.Value]bool) string {
 	v := ld.Result()
-	if l := f.layouts[v]; l.kind != lShared {
+	if l := f.Layouts[v]; l.Kind != decision.Shared {
 		return "not copied to shared memory (" + l.String() + ")"
 	}
-	if _, ok := f.staged[v]; ok {
+	if _, ok := f.Staged[v]; ok {
 		return "staged"
 	}
 	for _, y := range loop.Body.Yield {
@@ -153,9 +123,9 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 			// The induction variable, or defined before the loop: evaluated
 			// again where the stage is issued if recomputed, read from shared
 			// memory if it lives there.
-			if _, ok := f.sharedHome(a); ok {
-				shared = append(shared, storageOf(a))
-			} else if a.Def != nil && f.layouts[a].kind == lExpr {
+			if _, ok := f.SharedHome(a); ok {
+				shared = append(shared, ir.StorageOf(a))
+			} else if a.Def != nil && f.Layouts[a].Kind == decision.Expr {
 				for _, x := range a.Def.Args {
 					visit(x)
 				}
@@ -163,19 +133,19 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 			return
 		}
 		d := a.Def
-		switch l := f.layouts[a]; {
+		switch l := f.Layouts[a]; {
 		case d.Kind == ir.OpLoad:
 			why = "address depends on the load " + a.String()
 		case d.Kind == ir.OpFor || d.Kind == ir.OpDot || d.Kind == ir.OpReduce:
 			why = fmt.Sprintf("address depends on %s (%s)", a, d.Kind)
-		case l.kind != lScalar && l.kind != lExpr:
+		case l.Kind != decision.Scalar && l.Kind != decision.Expr:
 			why = fmt.Sprintf("address depends on %s, held in %v", a, l)
 		default:
-			if _, ok := f.staged[a]; ok {
+			if _, ok := f.Staged[a]; ok {
 				why = "address depends on the staged " + a.String()
 				return
 			}
-			if l.kind == lScalar {
+			if l.Kind == decision.Scalar {
 				found = append(found, d)
 			}
 			for _, x := range d.Args {
@@ -189,7 +159,7 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 	if why != "" {
 		return why
 	}
-	if w := f.chunkBytes(memOperands(ld)); w < 4 {
+	if w := f.chunkBytes(ir.MemOperands(ld)); w < 4 {
 		return fmt.Sprintf("rows only %d-byte aligned: element copies, not cp.async", w)
 	}
 	for _, d := range found {
@@ -203,25 +173,25 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 
 // pipelineNote is the dump annotation of a loop or load the pass decided about.
 func (f *fn) pipelineNote(o *ir.Op) string {
-	if p := f.pipeline.pipelines[o]; p != nil {
-		names := make([]string, len(p.tiles))
-		for i, t := range p.tiles {
+	if p := f.Pipeline.Pipelines[o]; p != nil {
+		names := make([]string, len(p.Tiles))
+		for i, t := range p.Tiles {
 			names[i] = t.String()
 		}
-		return fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.stages, p.stages-1, strings.Join(names, " "))
+		return fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.Stages, p.Stages-1, strings.Join(names, " "))
 	}
-	if why, ok := f.pipeline.notPipelined[o]; ok {
+	if why, ok := f.Pipeline.NotPipelined[o]; ok {
 		return "not pipelined: " + why
 	}
-	if len(o.Results) == 1 && f.pipeTile(o.Result()) != nil {
-		p := f.pipeTile(o.Result())
-		if p.handoff {
-			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.producer, p.consumer, p.stages, f.slotBytes[p])
+	if len(o.Results) == 1 && f.PipeTile(o.Result()) != nil {
+		p := f.PipeTile(o.Result())
+		if p.Handoff {
+			return fmt.Sprintf("handed from role %s to %s: ring of %d slots, %d bytes apart", p.Producer, p.Consumer, p.Stages, f.SlotBytes[p])
 		}
-		if f.slotBytes[p] > 0 {
-			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.stages, f.slotBytes[p])
+		if f.SlotBytes[p] > 0 {
+			return fmt.Sprintf("pipelined: ring of %d slots, %d bytes apart", p.Stages, f.SlotBytes[p])
 		}
-		return fmt.Sprintf("pipelined: ring of %d slots", p.stages)
+		return fmt.Sprintf("pipelined: ring of %d slots", p.Stages)
 	}
 	return ""
 }
@@ -231,12 +201,12 @@ func checkPipelines(f *fn) error {
 	if err := checkStaging(f); err != nil {
 		return err
 	}
-	for loop, p := range f.pipeline.pipelines {
-		if p.stages < 2 || p.stages > ir.MaxStages || p.stages != loop.Stages {
-			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.stages, loop.Stages)
+	for loop, p := range f.Pipeline.Pipelines {
+		if p.Stages < 2 || p.Stages > ir.MaxStages || p.Stages != loop.Stages {
+			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.Stages, loop.Stages)
 		}
-		for _, t := range p.tiles {
-			if f.layouts[t].kind != lShared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.pipeline.pipeTile[t] != p {
+		for _, t := range p.Tiles {
+			if f.Layouts[t].Kind != decision.Shared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.Pipeline.ByTile[t] != p {
 				return fmt.Errorf("pipeline check: %s is no cp.async load of the loop at %s", t, loop.Body.Args[0])
 			}
 			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}); why != "" {

@@ -21,7 +21,7 @@ func withStages(t *testing.T, b *ir.Builder, stages int) *ir.Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	walkOps(k.Body, func(o *ir.Op) {
+	ir.WalkOps(k.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpFor && stages > 1 {
 			o.Stages = stages
 		}

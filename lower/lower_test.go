@@ -27,15 +27,15 @@ func TestChooseWarpGrid(t *testing.T) {
 		{1, 1, 1, 1, 1},
 	}
 	for _, c := range cases {
-		wm, wn, err := chooseWarpGrid(c.mt, c.nt, c.warps)
+		wm, wn, err := ChooseWarpGrid(c.mt, c.nt, c.warps)
 		if err != nil || wm != c.wm || wn != c.wn {
-			t.Errorf("chooseWarpGrid(%d, %d, %d) = %d, %d, %v; want %d, %d", c.mt, c.nt, c.warps, wm, wn, err, c.wm, c.wn)
+			t.Errorf("ChooseWarpGrid(%d, %d, %d) = %d, %d, %v; want %d, %d", c.mt, c.nt, c.warps, wm, wn, err, c.wm, c.wn)
 		}
 	}
-	if _, _, err := chooseWarpGrid(1, 1, 4); err == nil || !strings.Contains(err.Error(), "1x1 mma tiles") || !strings.Contains(err.Error(), "that split it: 1)") {
+	if _, _, err := ChooseWarpGrid(1, 1, 4); err == nil || !strings.Contains(err.Error(), "1x1 mma tiles") || !strings.Contains(err.Error(), "that split it: 1)") {
 		t.Errorf("want an error naming the tile grid and the one warp count that fits, got %v", err)
 	}
-	if _, _, err := chooseWarpGrid(2, 3, 4); err == nil || !strings.Contains(err.Error(), "that split it: 1, 2, 3, 6)") {
+	if _, _, err := ChooseWarpGrid(2, 3, 4); err == nil || !strings.Contains(err.Error(), "that split it: 1, 2, 3, 6)") {
 		t.Errorf("2x3 tiles split over 1, 2, 3 and 6 warps; got %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -39,7 +40,7 @@ func beforePass(t *testing.T, src, pass string) *fn {
 func value(t *testing.T, f *fn, name string) *ir.Value {
 	t.Helper()
 	var found *ir.Value
-	walkValues(f.k, func(v *ir.Value) {
+	ir.WalkValues(f.Kernel, func(v *ir.Value) {
 		if v.Name == name {
 			found = v
 		}
@@ -114,16 +115,16 @@ func TestPipelineRecord(t *testing.T) {
 	}
 	f := beforePass(t, string(src), "pipeline")
 	rec := pipelineLoops(f)
-	if len(rec.pipelines) != 1 || len(rec.notPipelined) != 0 {
-		t.Fatalf("%d loops pipelined, %d refusals %v; want 1 and none", len(rec.pipelines), len(rec.notPipelined), rec.notPipelined)
+	if len(rec.Pipelines) != 1 || len(rec.NotPipelined) != 0 {
+		t.Fatalf("%d loops pipelined, %d refusals %v; want 1 and none", len(rec.Pipelines), len(rec.NotPipelined), rec.NotPipelined)
 	}
-	for loop, p := range rec.pipelines {
-		if loop.Kind != ir.OpFor || p.stages != 2 || len(p.tiles) != 2 {
-			t.Fatalf("pipeline of %s: %d stages, tiles %v; want 2 stages, 2 tiles", loop.Body.Args[0], p.stages, p.tiles)
+	for loop, p := range rec.Pipelines {
+		if loop.Kind != ir.OpFor || p.Stages != 2 || len(p.Tiles) != 2 {
+			t.Fatalf("pipeline of %s: %d stages, tiles %v; want 2 stages, 2 tiles", loop.Body.Args[0], p.Stages, p.Tiles)
 		}
-		for _, tile := range p.tiles {
-			if tile.Def.Kind != ir.OpLoad || rec.pipeTile[tile] != p {
-				t.Errorf("tile %s: defined by %s, ring %p; want a load of the loop's ring %p", tile, tile.Def.Kind, rec.pipeTile[tile], p)
+		for _, tile := range p.Tiles {
+			if tile.Def.Kind != ir.OpLoad || rec.ByTile[tile] != p {
+				t.Errorf("tile %s: defined by %s, ring %p; want a load of the loop's ring %p", tile, tile.Def.Kind, rec.ByTile[tile], p)
 			}
 		}
 	}
@@ -152,8 +153,8 @@ func TestScheduleRecord(t *testing.T) {
 `, "schedule")
 	rec := scheduleDots(f)
 	s0, s1 := value(t, f, "s0").Def, value(t, f, "s1").Def
-	if len(rec.dotGroups) != 1 || !slices.Equal(rec.dotGroups[s0], []*ir.Op{s0, s1}) {
-		t.Errorf("dot groups %v; want one, at %%s0: %%s0 and %%s1", rec.dotGroups)
+	if len(rec.DotGroups) != 1 || !slices.Equal(rec.DotGroups[s0], []*ir.Op{s0, s1}) {
+		t.Errorf("dot groups %v; want one, at %%s0: %%s0 and %%s1", rec.DotGroups)
 	}
 }
 
@@ -165,8 +166,8 @@ func TestSimplifyRecord(t *testing.T) {
 	}
 	f := beforePass(t, string(src), "simplify")
 	rec := simplifyOps(f)
-	for name, want := range map[string]rule{"q": {ruleMagic, 7}, "r": {ruleShift, 8}, "h": {ruleShift, 2}} {
-		if got := rec.rules[value(t, f, name).Def]; got != want {
+	for name, want := range map[string]decision.Rule{"q": {Kind: decision.RuleMagic, Value: 7}, "r": {Kind: decision.RuleShift, Value: 8}, "h": {Kind: decision.RuleShift, Value: 2}} {
+		if got := rec.Rules[value(t, f, name).Def]; got != want {
 			t.Errorf("%%%s: rule %v, want %v", name, got, want)
 		}
 	}
@@ -201,16 +202,16 @@ func TestBudgetRecord(t *testing.T) {
 	rec := decideBudget(f)
 	for name, want := range map[string]int{"wide": 16, "four": 4, "narrow": 2} {
 		v := value(t, f, name)
-		if got := rec.copyBytes[v.Def]; got != want {
+		if got := rec.CopyBytes[v.Def]; got != want {
 			t.Errorf("%%%s: %d-byte copies, want %d", name, got, want)
 		}
 	}
-	tg := f.target
-	if rec.threads != 128 || rec.ctasPerSM < 1 || rec.ctasPerSM*target.RegThreads(rec.threads)*rec.maxNReg > tg.RegsPerSM {
-		t.Errorf("%d CTAs of %d threads at %d registers exceed the SM's %d", rec.ctasPerSM, rec.threads, rec.maxNReg, tg.RegsPerSM)
+	tg := f.Target
+	if rec.Threads != 128 || rec.CTAsPerSM < 1 || rec.CTAsPerSM*target.RegThreads(rec.Threads)*rec.MaxNReg > tg.RegsPerSM {
+		t.Errorf("%d CTAs of %d threads at %d registers exceed the SM's %d", rec.CTAsPerSM, rec.Threads, rec.MaxNReg, tg.RegsPerSM)
 	}
-	if more := rec.maxNReg/8*8 + 8; more <= target.MaxRegBudget && rec.ctasPerSM*target.RegThreads(rec.threads)*more <= tg.RegsPerSM {
-		t.Errorf(".maxnreg %d: %d would keep the %d CTAs per SM too", rec.maxNReg, more, rec.ctasPerSM)
+	if more := rec.MaxNReg/8*8 + 8; more <= target.MaxRegBudget && rec.CTAsPerSM*target.RegThreads(rec.Threads)*more <= tg.RegsPerSM {
+		t.Errorf(".maxnreg %d: %d would keep the %d CTAs per SM too", rec.MaxNReg, more, rec.CTAsPerSM)
 	}
 }
 
@@ -240,14 +241,14 @@ func TestStageRecord(t *testing.T) {
 	if err := stageTiles(f); err != nil {
 		t.Fatal(err)
 	}
-	rec := f.stageRecord
+	rec := f.StageRecord
 	for name, want := range map[string]bool{"ab": true, "s": true, "af": false, "bt": false, "st": false} {
-		if _, got := rec.staged[value(t, f, name)]; got != want {
+		if _, got := rec.Staged[value(t, f, name)]; got != want {
 			t.Errorf("%%%s staged: %v, want %v", name, got, want)
 		}
 	}
-	if len(rec.staged) != 2 {
-		t.Errorf("%d tiles staged, want 2: %v", len(rec.staged), rec.staged)
+	if len(rec.Staged) != 2 {
+		t.Errorf("%d tiles staged, want 2: %v", len(rec.Staged), rec.Staged)
 	}
 }
 
@@ -264,26 +265,26 @@ func TestLayoutRecord(t *testing.T) {
 	if err := assignLayouts(f); err != nil {
 		t.Fatal(err)
 	}
-	rec := f.layoutRecord
+	rec := f.LayoutRecord
 	s17, s23, s31 := value(t, f, "17"), value(t, f, "23"), value(t, f, "31")
-	if rec.splitK[s17.Def] != 4 || rec.splitK[s23.Def] != 4 || len(rec.splitK) != 2 {
-		t.Errorf("splitK %v; want %%17 and %%23 over 4 warps", rec.splitK)
+	if rec.SplitK[s17.Def] != 4 || rec.SplitK[s23.Def] != 4 || len(rec.SplitK) != 2 {
+		t.Errorf("splitK %v; want %%17 and %%23 over 4 warps", rec.SplitK)
 	}
-	if !rec.splitPartial[s17] || rec.splitPartial[s23] || len(rec.splitPartial) != 1 {
-		t.Errorf("splitPartial %v; want %%17 only", rec.splitPartial)
+	if !rec.SplitPartial[s17] || rec.SplitPartial[s23] || len(rec.SplitPartial) != 1 {
+		t.Errorf("SplitPartial %v; want %%17 only", rec.SplitPartial)
 	}
-	if l := rec.layouts[s23]; l != (layout{kind: lAcc, wm: 1, wn: 1, rep: 4}) {
+	if l := rec.Layouts[s23]; l != (decision.Layout{Kind: decision.Acc, WM: 1, WN: 1, Rep: 4}) {
 		t.Errorf("%%23 in %v; want mma fragments replicated 4 times", l)
 	}
-	if l := rec.layouts[s31]; l.kind != lAcc || l.rep != 0 || l.wm*l.wn != 4 {
+	if l := rec.Layouts[s31]; l.Kind != decision.Acc || l.Rep != 0 || l.WM*l.WN != 4 {
 		t.Errorf("%%31 in %v; want mma fragments split over the 4 warps", l)
 	}
 	f.noSplitK = true
 	if err := assignLayouts(f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.splitK) != 0 || len(f.splitPartial) != 0 || f.layouts[s23].rep != 0 {
-		t.Errorf("with noSplitK: splitK %v, splitPartial %v, %%23 in %v; want no split and no replication", f.splitK, f.splitPartial, f.layouts[s23])
+	if len(f.SplitK) != 0 || len(f.SplitPartial) != 0 || f.Layouts[s23].Rep != 0 {
+		t.Errorf("with noSplitK: splitK %v, SplitPartial %v, %%23 in %v; want no split and no replication", f.SplitK, f.SplitPartial, f.Layouts[s23])
 	}
 }
 
@@ -301,21 +302,21 @@ func TestRolesRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.handoffs) != 1 {
-		t.Fatalf("%d rings, want 1", len(rec.handoffs))
+	if len(rec.Handoffs) != 1 {
+		t.Fatalf("%d rings, want 1", len(rec.Handoffs))
 	}
-	for loop, p := range rec.handoffs {
-		if p.loop != loop || p.producer != "load" || p.consumer != "mma" || p.stages != 2 || len(p.tiles) != 2 {
-			t.Fatalf("ring from %q to %q, %d stages, tiles %v; want load to mma, 2 stages, 2 tiles", p.producer, p.consumer, p.stages, p.tiles)
+	for loop, p := range rec.Handoffs {
+		if p.Loop != loop || p.Producer != "load" || p.Consumer != "mma" || p.Stages != 2 || len(p.Tiles) != 2 {
+			t.Fatalf("ring from %q to %q, %d stages, tiles %v; want load to mma, 2 stages, 2 tiles", p.Producer, p.Consumer, p.Stages, p.Tiles)
 		}
 		dot := loop.Body.Yield[0].Def
-		for i, tile := range p.tiles {
-			if storageOf(dot.Args[i]) != tile || rec.handoffTile[tile] != p || f.valueRole(tile) != "load" {
-				t.Errorf("ring tile %d: %s (role %q, ring %p); want the dot's operand %s of role load in ring %p", i, tile, f.valueRole(tile), rec.handoffTile[tile], dot.Args[i], p)
+		for i, tile := range p.Tiles {
+			if ir.StorageOf(dot.Args[i]) != tile || rec.HandoffTile[tile] != p || f.ValueRole(tile) != "load" {
+				t.Errorf("ring tile %d: %s (role %q, ring %p); want the dot's operand %s of role load in ring %p", i, tile, f.ValueRole(tile), rec.HandoffTile[tile], dot.Args[i], p)
 			}
 		}
-		if r := f.roleOf[loop.Results[0]]; r != "mma" || f.roleOf[loop.Body.Args[1]] != "mma" {
-			t.Errorf("the loop's carried sum is role %q, its result %q; want mma", f.roleOf[loop.Body.Args[1]], r)
+		if r := f.RoleOf[loop.Results[0]]; r != "mma" || f.RoleOf[loop.Body.Args[1]] != "mma" {
+			t.Errorf("the loop's carried sum is role %q, its result %q; want mma", f.RoleOf[loop.Body.Args[1]], r)
 		}
 	}
 }
@@ -334,26 +335,26 @@ func TestSmemRecord(t *testing.T) {
 	if err := f.allocShared(); err != nil {
 		t.Fatal(err)
 	}
-	rec := f.smemRecord
+	rec := f.SmemRecord
 	s17, s23 := value(t, f, "17"), value(t, f, "23")
-	if _, ok := rec.scratch[s17]; ok || len(rec.scratch) != 1 {
-		t.Errorf("scratch %v; want %%23's only", rec.scratch)
+	if _, ok := rec.Scratch[s17]; ok || len(rec.Scratch) != 1 {
+		t.Errorf("scratch %v; want %%23's only", rec.Scratch)
 	}
-	if off, ok := rec.scratch[s23]; !ok || off%128 != 0 || off+4*16*32*4 > rec.smem {
-		t.Errorf("%%23's scratch at %d (present %v) in %d bytes; want 8192 bytes, 128-byte aligned, inside", off, ok, rec.smem)
+	if off, ok := rec.Scratch[s23]; !ok || off%128 != 0 || off+4*16*32*4 > rec.SmemBytes {
+		t.Errorf("%%23's scratch at %d (present %v) in %d bytes; want 8192 bytes, 128-byte aligned, inside", off, ok, rec.SmemBytes)
 	}
 	q, k, kt := value(t, f, "13"), value(t, f, "15"), value(t, f, "16")
-	if h := rec.homes[q]; h.kind != lShared || h.pitch != 144 {
+	if h := rec.Homes[q]; h.Kind != decision.Shared || h.Pitch != 144 {
 		t.Errorf("%%13's home %v; want pitch 144", h)
 	}
-	if h, v := rec.homes[k], rec.homes[kt]; v.offset != h.offset || v.pitch != h.pitch || v.trans == h.trans {
+	if h, v := rec.Homes[k], rec.Homes[kt]; v.Offset != h.Offset || v.Pitch != h.Pitch || v.Trans == h.Trans {
 		t.Errorf("transpose %%16 at %v; want a view of %%15 at %v", v, h)
 	}
-	if l := f.layouts[q]; l.pitch != 0 || l.offset != 0 {
+	if l := f.Layouts[q]; l.Pitch != 0 || l.Offset != 0 {
 		t.Errorf("layout's record of %%13 changed to %v", l)
 	}
-	if f.placed(q) != rec.homes[q] {
-		t.Errorf("placed(%%13) = %v, want the home %v", f.placed(q), rec.homes[q])
+	if f.Placed(q) != rec.Homes[q] {
+		t.Errorf("placed(%%13) = %v, want the home %v", f.Placed(q), rec.Homes[q])
 	}
 }
 
@@ -368,18 +369,18 @@ func TestSmemRingRecord(t *testing.T) {
 	if err := f.allocShared(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range f.pipeline.pipelines {
+	for _, p := range f.Pipeline.Pipelines {
 		slot := 0
-		for _, tile := range p.tiles {
-			h := f.homes[tile]
-			slot = roundUp(slot, 128) + h.pitch*tile.Type.Shape[0]
+		for _, tile := range p.Tiles {
+			h := f.Homes[tile]
+			slot = roundUp(slot, 128) + h.Pitch*tile.Type.Shape[0]
 		}
-		if got := f.slotBytes[p]; got != roundUp(slot, 128) || slot == 0 || f.smem < p.stages*got {
-			t.Errorf("ring of %d tiles: %d bytes a slot, %d in all; want %d a slot and room for %d slots", len(p.tiles), got, f.smem, roundUp(slot, 128), p.stages)
+		if got := f.SlotBytes[p]; got != roundUp(slot, 128) || slot == 0 || f.SmemBytes < p.Stages*got {
+			t.Errorf("ring of %d tiles: %d bytes a slot, %d in all; want %d a slot and room for %d slots", len(p.Tiles), got, f.SmemBytes, roundUp(slot, 128), p.Stages)
 		}
 	}
-	if len(f.slotBytes) != 1 {
-		t.Errorf("%d rings placed, want 1", len(f.slotBytes))
+	if len(f.SlotBytes) != 1 {
+		t.Errorf("%d rings placed, want 1", len(f.SlotBytes))
 	}
 }
 
@@ -412,17 +413,17 @@ func TestLayoutAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	without := unsplit(tg, "smem").smem
-	if len(split.splitK) == 0 || without >= split.smem {
-		t.Fatalf("split_dot splits %d dots in %d bytes, %d without; want a split whose scratch costs bytes", len(split.splitK), split.smem, without)
+	without := unsplit(tg, "smem").SmemBytes
+	if len(split.SplitK) == 0 || without >= split.SmemBytes {
+		t.Fatalf("split_dot splits %d dots in %d bytes, %d without; want a split whose scratch costs bytes", len(split.SplitK), split.SmemBytes, without)
 	}
 	tg.MaxSharedPerBlock = without
 	f, res, err := compile(k, tg, Options{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.splitK) != 0 || !f.noSplitK {
-		t.Errorf("after the feedback: %d dots split, noSplitK %v; want none split", len(f.splitK), f.noSplitK)
+	if len(f.SplitK) != 0 || !f.noSplitK {
+		t.Errorf("after the feedback: %d dots split, noSplitK %v; want none split", len(f.SplitK), f.noSplitK)
 	}
 	if got, want := res.Kernel.Module.Print(), unsplit(tg, "").out.Module.Print(); got != want {
 		t.Errorf("PTX after the feedback differs from a compilation without the split from the start")

@@ -16,41 +16,28 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
+	"github.com/ptxgen/ptxgen/lower/emit"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
 
 // fn is the state one compilation carries through the passes.
 type fn struct {
-	k      *ir.Kernel
-	target target.Target
-	// The passes' records, one field per pass, in pipeline order: what each
-	// decided, written by that pass alone. Layout's, stage's and smem's are
-	// embedded, so that f.layouts, f.staged, f.scratch, f.smem, ... read them.
+	// Set is the kernel and the passes' records (one per pass, in pipeline
+	// order, each written by its pass alone): what the emitter carries out.
+	decision.Set
 	legalize   legalizeRecord
 	rowReduced rowReduceRecord // the rowreduce pass's
-	layoutRecord
-	stageRecord
-	pipeline pipelineRecord
-	roles    roleRecord
-	smemRecord
-	budget   budgetRecord
-	schedule scheduleRecord
-	simplify simplifyRecord
 	// syncPoints are the comments emit leaves for the sync pass.
-	syncPoints map[*ptx.Comment]syncEvent
+	syncPoints map[*ptx.Comment]decision.SyncEvent
 	syncTrace  []syncTracePoint
-	// roleOf is the role computing each value of the kernel as given
-	// (valueRoles), a fact legalize and layout read before the roles pass.
-	roleOf map[*ir.Value]string
 	// dotOrder is the kernel's dots in text order, before any pass (FillSchedule).
 	dotOrder []*ir.Op
 	noSplitK bool // layout's option: split no dot along its reduction (smem's feedback, layoutAgain)
 	names    map[string]bool
 	nextID   int
 	out      *ptx.Kernel
-	// follows and precedes place the kernel in its program (Options).
-	follows, precedes bool
 	// measuring is Measure's compilation: the smem pass reports a size over the
 	// target's limit instead of refusing it.
 	measuring bool
@@ -81,19 +68,26 @@ type Pass struct {
 // the passes before emit leave IR (annotated with their decisions), emit and sync
 // leave PTX.
 var Passes = []Pass{
-	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.k) }, nil},
+	{"verify", "check types, scopes and launch parameters", func(f *fn) error { return ir.Verify(f.Kernel) }, nil},
 	{"legalize", "pad tile dimensions to mma granules (m16, n8, k16) and mask the padding", func(f *fn) (err error) { f.legalize, err = legalize(f); return err }, checkIR},
 	{"rowreduce", "mark the tiles whose rows a reduction combines", func(f *fn) error { f.rowReduced = markRowReduced(f); return nil }, checkRowReduced},
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
-	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.pipeline = pipelineLoops(f); return nil }, checkPipelines},
-	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", func(f *fn) (err error) { f.roles, err = assignRoles(f); return err }, checkRoles},
+	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.Pipeline = pipelineLoops(f); return nil }, checkPipelines},
+	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", func(f *fn) (err error) { f.Roles, err = assignRoles(f); return err }, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
-	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.budget = decideBudget(f); return nil }, checkBudget},
-	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.schedule = scheduleDots(f); return nil }, checkSchedule},
-	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", func(f *fn) error { f.simplify = simplifyOps(f); return nil }, checkIR},
-	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emit, checkInstructions},
+	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.Budget = decideBudget(f); return nil }, checkBudget},
+	{"schedule", "group dots that share an A operand, to be emitted k step by k step", func(f *fn) error { f.Schedule = scheduleDots(f); return nil }, checkSchedule},
+	{"simplify", "decide the folding, identities and division by constants of ops on IR constants", func(f *fn) error { f.Simplify = simplifyOps(f); return nil }, checkIR},
+	{"emit", "write PTX for the target, leaving sync points where shared memory is committed, written or read", emitKernel, checkInstructions},
 	{"sync", "insert cp.async waits and barriers at the sync points", insertSync, checkSync},
+}
+
+// emitKernel is the emit pass: the emitter (lower/emit) writes the PTX the
+// records decide, with the sync points the sync pass then resolves.
+func emitKernel(f *fn) (err error) {
+	f.out, f.syncPoints, err = emit.Kernel(&f.Set)
+	return err
 }
 
 // PassNames lists the pass names in order.
@@ -151,7 +145,7 @@ func compile(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *
 // must not cost the kernel its fit (or a pipeline stage, which the kernel
 // builders choose by fit), so the kernel is laid out again without the split.
 func (f *fn) splitCostsFit() bool {
-	return !f.noSplitK && len(f.splitK) > 0 && f.smem > f.target.MaxSharedPerBlock
+	return !f.noSplitK && len(f.SplitK) > 0 && f.SmemBytes > f.Target.MaxSharedPerBlock
 }
 
 // layoutAgain is the smem -> layout feedback (splitCostsFit): it sets layout's
@@ -162,7 +156,7 @@ func (f *fn) splitCostsFit() bool {
 // with noSplitK from the start gives.
 func (f *fn) layoutAgain() int {
 	f.noSplitK = true
-	f.layoutRecord, f.stageRecord, f.pipeline, f.roles, f.smemRecord = layoutRecord{}, stageRecord{}, pipelineRecord{}, roleRecord{}, smemRecord{}
+	f.LayoutRecord, f.StageRecord, f.Pipeline, f.Roles, f.SmemRecord = decision.LayoutRecord{}, decision.StageRecord{}, decision.PipelineRecord{}, decision.RoleRecord{}, decision.SmemRecord{}
 	return slices.IndexFunc(Passes, func(p Pass) bool { return p.Name == "layout" })
 }
 
@@ -175,9 +169,9 @@ func newFn(k *ir.Kernel, t target.Target, opt Options) (*fn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lower: copying kernel: %v", err)
 	}
-	f := &fn{k: kc, target: t, names: map[string]bool{}, roleOf: valueRoles(kc), follows: opt.Follows, precedes: opt.Precedes}
-	walkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
-	walkOps(kc.Body, func(o *ir.Op) {
+	f := &fn{Set: decision.Set{Kernel: kc, Target: t, RoleOf: valueRoles(kc), Follows: opt.Follows, Precedes: opt.Precedes}, names: map[string]bool{}}
+	ir.WalkValues(kc, func(v *ir.Value) { f.names[v.Name] = true })
+	ir.WalkOps(kc.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
 			f.dotOrder = append(f.dotOrder, o)
 		}
@@ -203,7 +197,7 @@ func (f *fn) run(k *ir.Kernel, opt Options) (*Result, error) {
 		}
 		if check && p.check != nil {
 			if f.out == nil {
-				if err := ir.Verify(f.k); err != nil {
+				if err := ir.Verify(f.Kernel); err != nil {
 					return nil, fmt.Errorf("%s: after %s: %w", k.Name, p.Name, err)
 				}
 			}
@@ -215,7 +209,7 @@ func (f *fn) run(k *ir.Kernel, opt Options) (*Result, error) {
 			if f.out != nil {
 				return &Result{Kernel: f.out, Dump: f.out.Module.Print()}, nil
 			}
-			return &Result{Dump: ir.PrintAnnotated(f.k, f.annotate)}, nil
+			return &Result{Dump: ir.PrintAnnotated(f.Kernel, f.annotate)}, nil
 		}
 	}
 	return &Result{Kernel: f.out}, nil
@@ -240,15 +234,15 @@ func (f *fn) annotate(o *ir.Op) string {
 	if lg, ok := f.legalize.logical[v]; ok && !sameInts(lg, v.Type.Shape) {
 		notes = append(notes, "logical "+shapeString(lg))
 	}
-	if _, ok := f.layouts[v]; ok {
-		notes = append(notes, f.placed(v).String())
+	if _, ok := f.Layouts[v]; ok {
+		notes = append(notes, f.Placed(v).String())
 	}
-	if _, ok := f.staged[v]; ok {
-		if h, _ := f.sharedHome(v); h.pitch > 0 {
+	if _, ok := f.Staged[v]; ok {
+		if h, _ := f.SharedHome(v); h.Pitch > 0 {
 			notes = append(notes, "staged in "+h.String())
 		}
 	}
-	if r, ok := f.simplify.rules[o]; ok {
+	if r, ok := f.Simplify.Rules[o]; ok {
 		notes = append(notes, "simplify: "+string(o.Kind)+" "+r.String())
 	}
 	notes = append(notes, nonEmpty(f.pipelineNote(o), f.roleNote(o))...)

@@ -12,6 +12,7 @@ import (
 	"github.com/ptxgen/ptxgen/emu"
 	"github.com/ptxgen/ptxgen/internal/ptxas"
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -19,7 +20,7 @@ import (
 // flashTile is flash attention for one CTA of rows query rows over tiles tiles of
 // 64 candidates (online softmax: the running row max m and sum l carried, the
 // accumulator o rescaled by alpha = exp2(m_old - m) every tile), 8 warps.
-// q·k's scores [rows x 64] are split 4x2 (4 row groups: chooseWarpGrid's rule,
+// q·k's scores [rows x 64] are split 4x2 (4 row groups: ChooseWarpGrid's rule,
 // rows per warp first); the P·V dot, named "pv", states its schedule, warps 2x4,
 // the split issue 21's 64-head CTA gives it (P·V by columns, V read by fewer row
 // groups), which the lowering would not choose here. So alpha (4 row groups) meets
@@ -291,9 +292,9 @@ func TestRowVectorStageCheck(t *testing.T) {
 		t.Fatalf("stage check before the defect: %v", err)
 	}
 	removed := 0
-	for v := range f.staged {
-		if f.layouts[v].kind == lRows {
-			delete(f.staged, v)
+	for v := range f.Staged {
+		if f.Layouts[v].Kind == decision.Rows {
+			delete(f.Staged, v)
 			removed++
 		}
 	}

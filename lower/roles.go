@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -22,34 +23,16 @@ import (
 // refills the slot N iterations later. So the producer runs up to N iterations
 // ahead of the consumer, and neither waits for the other's other work.
 
-// roleRecord is what the roles pass decided: handoffs are the split loops'
-// rings, by loop; handoffTile maps each tile handed off to its loop's ring. (The
-// role computing each value is no decision but a fact of the kernel, f.roleOf,
-// which legalize and layout need before this pass: valueRoles.)
-type roleRecord struct {
-	handoffs    map[*ir.Op]*loopPipeline
-	handoffTile map[*ir.Value]*loopPipeline
-}
-
 // roleBarrier is the operands of role r's own barrier, bar.sync id, threads: id
 // 1 + the role's index (0 is the CTA's), every thread of the role.
 func (f *fn) roleBarrier(r string) []ptx.Operand {
-	for i, role := range f.k.Roles {
+	for i, role := range f.Kernel.Roles {
 		if role.Name == r {
 			return []ptx.Operand{ptx.Imm(1 + i), ptx.Imm(32 * role.Warps)}
 		}
 	}
 	return nil
 }
-
-// handoffThreads is the thread count of a ring's barriers: both roles'.
-func (f *fn) handoffThreads(p *loopPipeline) ptx.Imm {
-	return ptx.Imm(32 * (f.roleWarps(p.producer) + f.roleWarps(p.consumer)))
-}
-
-// handoffBarrierBase is the first barrier id of the split loops' rings: slot s's
-// full barrier is base + s, its empty barrier base + stages + s.
-func (f *fn) handoffBarrierBase() int { return 1 + len(f.k.Roles) }
 
 // maxBarriers is the named barriers a CTA has (bar.sync's id is 0..15).
 const maxBarriers = 16
@@ -64,9 +47,9 @@ const maxBarriers = 16
 // handoffTile), one producer role and one consumer role per loop; every op of a
 // split loop's body that is not scalar or recomputed is on a role, and nested
 // loops there are on one; the roles' barriers and the rings' fit in the CTA's 16.
-func assignRoles(f *fn) (roleRecord, error) {
-	rec := roleRecord{handoffs: map[*ir.Op]*loopPipeline{}, handoffTile: map[*ir.Value]*loopPipeline{}}
-	if len(f.k.Roles) == 0 {
+func assignRoles(f *fn) (decision.RoleRecord, error) {
+	rec := decision.RoleRecord{Handoffs: map[*ir.Op]*decision.LoopPipeline{}, HandoffTile: map[*ir.Value]*decision.LoopPipeline{}}
+	if len(f.Kernel.Roles) == 0 {
 		return rec, nil
 	}
 	stages := 0
@@ -76,8 +59,8 @@ func assignRoles(f *fn) (roleRecord, error) {
 			err = fmt.Errorf(format, args...)
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if err != nil || !splitByRoles(o) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
+		if err != nil || !ir.SplitByRoles(o) {
 			return
 		}
 		defined := map[*ir.Value]bool{}
@@ -86,7 +69,7 @@ func assignRoles(f *fn) (roleRecord, error) {
 				defined[r] = true
 			}
 		}
-		p := &loopPipeline{loop: o, stages: max(o.Stages, 1), handoff: true}
+		p := &decision.LoopPipeline{Loop: o, Stages: max(o.Stages, 1), Handoff: true}
 		seen := map[*ir.Value]bool{}
 		for _, bo := range o.Body.Ops {
 			r := bo.Role
@@ -94,38 +77,38 @@ func assignRoles(f *fn) (roleRecord, error) {
 				fail("%s: a loop split by roles runs every op that is not index arithmetic on a role; place this one on one (ir.Builder.OnRole)", bo)
 				return
 			}
-			walkOps(&ir.Block{Ops: []*ir.Op{bo}}, func(u *ir.Op) {
+			ir.WalkOps(&ir.Block{Ops: []*ir.Op{bo}}, func(u *ir.Op) {
 				for _, a := range u.Args {
 					for _, src := range f.crossings(a, u.Role, defined) {
 						if seen[src] {
 							continue
 						}
 						seen[src] = true
-						if _, ok := f.sharedHome(src); !ok || src.Type.Rank() != 2 {
-							fail("%s computed on role %q is read on role %q in the same iteration: only tiles with a shared home (loaded to shared memory, or staged) cross roles, and this one lives in %v", src, f.valueRole(src), u.Role, f.layouts[src])
+						if _, ok := f.SharedHome(src); !ok || src.Type.Rank() != 2 {
+							fail("%s computed on role %q is read on role %q in the same iteration: only tiles with a shared home (loaded to shared memory, or staged) cross roles, and this one lives in %v", src, f.ValueRole(src), u.Role, f.Layouts[src])
 							return
 						}
-						from, to := f.valueRole(src), u.Role
-						if p.producer == "" {
-							p.producer, p.consumer = from, to
+						from, to := f.ValueRole(src), u.Role
+						if p.Producer == "" {
+							p.Producer, p.Consumer = from, to
 						}
-						if p.producer != from || p.consumer != to {
-							fail("loop %s hands tiles from role %s to %s and from %s to %s: one producer and one consumer role per loop", o.Body.Args[0], p.producer, p.consumer, from, to)
+						if p.Producer != from || p.Consumer != to {
+							fail("loop %s hands tiles from role %s to %s and from %s to %s: one producer and one consumer role per loop", o.Body.Args[0], p.Producer, p.Consumer, from, to)
 							return
 						}
-						p.tiles = append(p.tiles, src)
+						p.Tiles = append(p.Tiles, src)
 					}
 				}
 			})
 		}
-		if len(p.tiles) == 0 {
+		if len(p.Tiles) == 0 {
 			return
 		}
-		for _, t := range p.tiles {
-			rec.handoffTile[t] = p
+		for _, t := range p.Tiles {
+			rec.HandoffTile[t] = p
 		}
-		rec.handoffs[o] = p
-		stages = max(stages, p.stages)
+		rec.Handoffs[o] = p
+		stages = max(stages, p.Stages)
 	})
 	if err != nil {
 		return rec, err
@@ -133,22 +116,22 @@ func assignRoles(f *fn) (roleRecord, error) {
 	// A role's registers are its own: anywhere, a value read on another role must
 	// be in shared memory (outside split loops the sync pass orders it with a CTA
 	// barrier; inside, the tiles above are the ring's).
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if err != nil || o.Kind == ir.OpFor && splitByRoles(o) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
+		if err != nil || o.Kind == ir.OpFor && ir.SplitByRoles(o) {
 			return
 		}
 		for i, a := range o.Args {
 			reader := o.Role
 			if o.Kind == ir.OpFor && i >= 2 {
-				reader = f.valueRole(o.Body.Args[i-1]) // an initial value: its carried value's role reads it
+				reader = f.ValueRole(o.Body.Args[i-1]) // an initial value: its carried value's role reads it
 			}
 			for _, src := range f.crossings(a, reader, nil) {
-				if _, ok := f.sharedHome(src); !ok {
+				if _, ok := f.SharedHome(src); !ok {
 					on := " on " + roleDesc(reader)
 					if reader == o.Role && reader != "" {
 						on = "" // the op prints its role
 					}
-					fail("%s computed on %s is read by %s%s: across roles only tiles with a shared home are visible, and this one lives in %v", src, roleDesc(f.valueRole(src)), o, on, f.layouts[src])
+					fail("%s computed on %s is read by %s%s: across roles only tiles with a shared home are visible, and this one lives in %v", src, roleDesc(f.ValueRole(src)), o, on, f.Layouts[src])
 					return
 				}
 			}
@@ -157,8 +140,8 @@ func assignRoles(f *fn) (roleRecord, error) {
 	if err != nil {
 		return rec, err
 	}
-	if n := f.handoffBarrierBase() + 2*stages; n > maxBarriers {
-		return rec, fmt.Errorf("%d roles and a %d-slot handoff ring need %d named barriers; a CTA has %d", len(f.k.Roles), stages, n, maxBarriers)
+	if n := f.HandoffBarrierBase() + 2*stages; n > maxBarriers {
+		return rec, fmt.Errorf("%d roles and a %d-slot handoff ring need %d named barriers; a CTA has %d", len(f.Kernel.Roles), stages, n, maxBarriers)
 	}
 	return rec, nil
 }
@@ -170,11 +153,11 @@ func (f *fn) roleless(o *ir.Op) bool {
 	if o.Kind == ir.OpFor || o.Kind == ir.OpStore || len(o.Results) != 1 {
 		return false
 	}
-	if _, staged := f.staged[o.Result()]; staged {
+	if _, staged := f.Staged[o.Result()]; staged {
 		return false
 	}
-	k := f.layouts[o.Result()].kind
-	return k == lScalar || k == lExpr
+	k := f.Layouts[o.Result()].Kind
+	return k == decision.Scalar || k == decision.Expr
 }
 
 // crossings are the values computed on another role than reader that reading a
@@ -195,8 +178,8 @@ func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.
 			visit(v.Def.Args[0]) // a view of its operand's bytes
 			return
 		}
-		r := f.valueRole(v)
-		if _, home := f.sharedHome(v); !home && v.Def != nil && v.Def.Kind != ir.OpFor && f.layouts[v].kind == lExpr {
+		r := f.ValueRole(v)
+		if _, home := f.SharedHome(v); !home && v.Def != nil && v.Def.Kind != ir.OpFor && f.Layouts[v].Kind == decision.Expr {
 			// Evaluated by the reader: what it reads is what crosses.
 			for _, x := range v.Def.Args {
 				visit(x)
@@ -205,13 +188,13 @@ func (f *fn) crossings(a *ir.Value, reader string, in map[*ir.Value]bool) []*ir.
 		}
 		// Scalar arithmetic is emitted outside any role's region, so every warp
 		// holds it (emit: placeOn).
-		if r == reader || in != nil && !in[v] || f.layouts[v].kind == lScalar {
+		if r == reader || in != nil && !in[v] || f.Layouts[v].Kind == decision.Scalar {
 			return
 		}
 		// A value of no role is every warp's, but registers split over the CTA's
 		// warps (fragments, their row or column vectors, per-thread elements) are
 		// not all held by a role of fewer warps.
-		if r == "" && (!f.splitInRegisters(v) || f.roleWarps(reader) == f.k.Warps) {
+		if r == "" && (!f.splitInRegisters(v) || f.RoleWarps(reader) == f.Kernel.Warps) {
 			return
 		}
 		out = append(out, v)
@@ -230,8 +213,8 @@ func roleDesc(r string) string {
 
 // splitInRegisters reports whether v lives in registers split over warps.
 func (f *fn) splitInRegisters(v *ir.Value) bool {
-	switch f.layouts[v].kind {
-	case lAcc, lRows, lCols, lThreads:
+	switch f.Layouts[v].Kind {
+	case decision.Acc, decision.Rows, decision.Cols, decision.Threads:
 		return true
 	}
 	return false
@@ -243,13 +226,13 @@ func checkRoles(f *fn) error {
 	if err := checkLayoutsRoles(f, true); err != nil {
 		return err
 	}
-	for loop, p := range f.roles.handoffs {
-		if !splitByRoles(loop) || p.producer == p.consumer {
-			return fmt.Errorf("handoff ring of a loop not split by roles, or from %q to itself", p.producer)
+	for loop, p := range f.Roles.Handoffs {
+		if !ir.SplitByRoles(loop) || p.Producer == p.Consumer {
+			return fmt.Errorf("handoff ring of a loop not split by roles, or from %q to itself", p.Producer)
 		}
-		for _, t := range p.tiles {
-			if _, ok := f.sharedHome(t); !ok || f.valueRole(t) != p.producer {
-				return fmt.Errorf("handoff tile %s is not a shared tile of role %s", t, p.producer)
+		for _, t := range p.Tiles {
+			if _, ok := f.SharedHome(t); !ok || f.ValueRole(t) != p.Producer {
+				return fmt.Errorf("handoff tile %s is not a shared tile of role %s", t, p.Producer)
 			}
 		}
 	}
@@ -259,12 +242,12 @@ func checkRoles(f *fn) error {
 // roleNote annotates `dump -after roles` with each split loop's ring (the ops'
 // roles print with the ops).
 func (f *fn) roleNote(o *ir.Op) string {
-	if p := f.roles.handoffs[o]; p != nil {
+	if p := f.Roles.Handoffs[o]; p != nil {
 		var names []string
-		for _, t := range p.tiles {
+		for _, t := range p.Tiles {
 			names = append(names, t.String())
 		}
-		return fmt.Sprintf("split by roles: %s hands %s to %s through %d slots", p.producer, strings.Join(names, ", "), p.consumer, p.stages)
+		return fmt.Sprintf("split by roles: %s hands %s to %s through %d slots", p.Producer, strings.Join(names, ", "), p.Consumer, p.Stages)
 	}
 	return ""
 }

@@ -23,13 +23,13 @@ import (
 // coordsOf.)
 type roleTailCase struct {
 	arch                    string
-	warps, first, roleWarps int
+	warps, first, RoleWarps int
 	stages                  int
 	nested, reduce          bool
 }
 
 func (c roleTailCase) String() string {
-	return fmt.Sprintf("%s_w%d_mma%d+%d_s%d_nested%v_reduce%v", c.arch, c.warps, c.first, c.roleWarps, c.stages, c.nested, c.reduce)
+	return fmt.Sprintf("%s_w%d_mma%d+%d_s%d_nested%v_reduce%v", c.arch, c.warps, c.first, c.RoleWarps, c.stages, c.nested, c.reduce)
 }
 
 // roleTailShape: m x n results, chunks of k, outer x inner iterations.
@@ -55,7 +55,7 @@ func roleTailKernel(c roleTailCase) *ir.Builder {
 	}
 	y := f32Param(b, "y", yn)
 	b.SetWarps(c.warps)
-	b.DeclareRole("mma", c.first, c.roleWarps)
+	b.DeclareRole("mma", c.first, c.RoleWarps)
 	arows := b.Mul(b.Cast(b.Iota(m), ir.I64), b.I64(int64(k*chunks)))
 	var acc, sum *ir.Value
 	b.OnRole("mma", func() {
@@ -246,18 +246,18 @@ func TestRolesReadsOfOtherWarpsFragments(t *testing.T) {
 // the CTA, and the role's ops indexed past them, an index out of range).
 func TestRolesPhasedLoopCarriesPerThread(t *testing.T) {
 	for i, c := range []struct {
-		warps, first, roleWarps, n, rows int
+		warps, first, RoleWarps, n, rows int
 	}{
 		{4, 3, 1, 64, 3},
 		{4, 1, 3, 200, 4},
 		{6, 2, 1, 40, 2},
 	} {
-		t.Run(fmt.Sprintf("w%d_sum%d+%d_n%d", c.warps, c.first, c.roleWarps, c.n), func(t *testing.T) {
+		t.Run(fmt.Sprintf("w%d_sum%d+%d_n%d", c.warps, c.first, c.RoleWarps, c.n), func(t *testing.T) {
 			b := ir.NewBuilder("colsums")
 			x := f32Param(b, "x", c.rows*c.n)
 			y := f32Param(b, "y", c.n)
 			b.SetWarps(c.warps)
-			b.DeclareRole("sum", c.first, c.roleWarps)
+			b.DeclareRole("sum", c.first, c.RoleWarps)
 			cols := b.Cast(b.Iota(c.n), ir.I64)
 			var zero *ir.Value
 			b.OnRole("sum", func() { zero = b.ConstFloat(0, ir.TileOf(ir.F32, c.n)) })

@@ -20,7 +20,7 @@ type rowReduceRecord map[*ir.Value]bool
 func markRowReduced(f *fn) rowReduceRecord {
 	rowReduced := rowReduceRecord{}
 	carriedFrom := map[*ir.Value][]*ir.Value{} // loop body argument -> its initial value and yields
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpFor {
 			for i, a := range o.Body.Args[1:] {
 				carriedFrom[a] = append(carriedFrom[a], o.Args[2+i], o.Body.Yield[i])
@@ -50,7 +50,7 @@ func markRowReduced(f *fn) rowReduceRecord {
 			}
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpReduce && o.Int == 1 {
 			mark(o.Args[0])
 		}

@@ -2,30 +2,26 @@ package lower
 
 import (
 	"fmt"
-	"github.com/ptxgen/ptxgen/ir"
-)
 
-// scheduleRecord is what the schedule pass decided: dotGroups maps the first op
-// of each fused dot group to its ops.
-type scheduleRecord struct {
-	dotGroups map[*ir.Op][]*ir.Op
-}
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
+)
 
 // scheduleDots is the schedule pass.
 //
 // Requires: layouts and staged homes (layout, stage).
-// Guarantees: the record's dotGroups maps the first op of each fused dot group to the
+// Guarantees: the record's DotGroups maps the first op of each fused dot group to the
 // group's ops, a run of consecutive ops of one block (see dotGroupAt); the
 // emitter writes a group's elementwise ops first and then its dots interleaved k
 // step by k step, and every other op in program order. The IR is unchanged.
-func scheduleDots(f *fn) scheduleRecord {
-	rec := scheduleRecord{dotGroups: map[*ir.Op][]*ir.Op{}}
-	uses := useCounts(f.k)
+func scheduleDots(f *fn) decision.ScheduleRecord {
+	rec := decision.ScheduleRecord{DotGroups: map[*ir.Op][]*ir.Op{}}
+	uses := ir.UseCounts(f.Kernel)
 	var visit func(b *ir.Block)
 	visit = func(b *ir.Block) {
 		for i := 0; i < len(b.Ops); {
 			if g := f.dotGroupAt(b.Ops, i, uses); g != nil {
-				rec.dotGroups[b.Ops[i]] = g
+				rec.DotGroups[b.Ops[i]] = g
 				i += len(g)
 				continue
 			}
@@ -35,13 +31,13 @@ func scheduleDots(f *fn) scheduleRecord {
 			i++
 		}
 	}
-	visit(f.k.Body)
+	visit(f.Kernel.Body)
 	return rec
 }
 
 // dotGroupOf returns the dot group o belongs to and its index there, or nil.
 func (f *fn) dotGroupOf(o *ir.Op) ([]*ir.Op, int) {
-	for _, g := range f.schedule.dotGroups {
+	for _, g := range f.Schedule.DotGroups {
 		for i, x := range g {
 			if x == o {
 				return g, i
@@ -62,11 +58,11 @@ func (f *fn) dotGroupOf(o *ir.Op) ([]*ir.Op, int) {
 // 128 registers with 64-candidate tiles).
 func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.Op {
 	first := ops[i]
-	if first.Kind != ir.OpDot || f.layouts[first.Result()].kind != lAcc {
+	if first.Kind != ir.OpDot || f.Layouts[first.Result()].Kind != decision.Acc {
 		return nil
 	}
 	key := func(o *ir.Op) string {
-		return fmt.Sprint(f.layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem, f.splitK[o])
+		return fmt.Sprint(f.Layouts[o.Result()], o.Result().Type.Shape, o.Args[0].Type.Shape[1], o.Args[0].Type.Elem, f.SplitK[o])
 	}
 	want := key(first)
 	inGroup := map[*ir.Value]bool{}
@@ -74,10 +70,10 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 	var group []*ir.Op
 	for j := i; j < len(ops); j++ {
 		o := ops[j]
-		if len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
+		if len(o.Results) != 1 || f.Layouts[o.Result()].Kind != decision.Acc {
 			break
 		}
-		if _, staged := f.staged[o.Result()]; staged {
+		if _, staged := f.Staged[o.Result()]; staged {
 			break
 		}
 		dependent := false
@@ -115,7 +111,7 @@ func (f *fn) dotGroupAt(ops []*ir.Op, i int, useCount map[*ir.Value]int) []*ir.O
 	// one dot at a time (see dotGroupMinKSteps and dotGroupMaxRegs), unless one
 	// at a time would keep more A fragments live than a group's k step loads B
 	// fragments (groupHoldsLess).
-	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/granuleK < dotGroupMinKSteps ||
+	if ndots < 2 || !reused || first.Args[0].Type.Shape[1]/decision.GranuleK < dotGroupMinKSteps ||
 		f.threadRegs() > dotGroupMaxRegs && !f.groupHoldsLess(group, shared) {
 		return nil
 	}
@@ -145,15 +141,15 @@ func (f *fn) groupHoldsLess(group []*ir.Op, shared map[*ir.Value]int) bool {
 			if first == nil {
 				first = o
 			}
-			bs[storageOf(o.Args[1])] = true
+			bs[ir.StorageOf(o.Args[1])] = true
 		}
 	}
-	l := f.layouts[first.Result()]
-	if _, inShared := f.sharedHome(first.Args[0]); !inShared {
+	l := f.Layouts[first.Result()]
+	if _, inShared := f.SharedHome(first.Args[0]); !inShared {
 		return false // A from registers: nothing to keep live
 	}
-	ks := first.Args[0].Type.Shape[1] / granuleK
-	mtw := first.Result().Type.Shape[0] / granuleM / l.wm
-	ntw := first.Result().Type.Shape[1] / granuleN / l.wn
+	ks := first.Args[0].Type.Shape[1] / decision.GranuleK
+	mtw := first.Result().Type.Shape[0] / decision.GranuleM / l.WM
+	ntw := first.Result().Type.Shape[1] / decision.GranuleN / l.WN
 	return ks*mtw*4*len(shared) > len(bs)*ntw*2
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/target"
 )
 
@@ -15,25 +16,25 @@ func TestSimplifyRule(t *testing.T) {
 		k    ir.OpKind
 		elem ir.Elem
 		a, b *int64
-		want rule
+		want decision.Rule
 	}{
-		{ir.OpMul, ir.I32, c(6), c(7), rule{ruleFold, 42}},
-		{ir.OpDiv, ir.I32, c(7), c(0), rule{}}, // division by zero is left to the hardware
-		{ir.OpAdd, ir.I32, nil, c(0), rule{kind: ruleKeepA}},
-		{ir.OpSub, ir.I64, nil, c(0), rule{kind: ruleKeepA}},
-		{ir.OpSub, ir.I64, c(0), nil, rule{}}, // 0 - x is a negation, not x
-		{ir.OpAdd, ir.I32, c(0), nil, rule{kind: ruleKeepB}},
-		{ir.OpMul, ir.I32, c(1), nil, rule{kind: ruleKeepB}},
-		{ir.OpDiv, ir.I32, nil, c(1), rule{kind: ruleKeepA}},
-		{ir.OpDiv, ir.I32, nil, c(64), rule{ruleShift, 64}},
-		{ir.OpRem, ir.I64, nil, c(2), rule{ruleShift, 2}},
-		{ir.OpDiv, ir.I32, nil, c(7), rule{ruleMagic, 7}},
-		{ir.OpDiv, ir.I64, nil, c(7), rule{}}, // no i64 magic: div.s64 stays
-		{ir.OpDiv, ir.I32, nil, c(-4), rule{}},
-		{ir.OpShl, ir.I32, nil, c(3), rule{}},
+		{ir.OpMul, ir.I32, c(6), c(7), decision.Rule{Kind: decision.RuleFold, Value: 42}},
+		{ir.OpDiv, ir.I32, c(7), c(0), decision.Rule{}}, // division by zero is left to the hardware
+		{ir.OpAdd, ir.I32, nil, c(0), decision.Rule{Kind: decision.RuleKeepA}},
+		{ir.OpSub, ir.I64, nil, c(0), decision.Rule{Kind: decision.RuleKeepA}},
+		{ir.OpSub, ir.I64, c(0), nil, decision.Rule{}}, // 0 - x is a negation, not x
+		{ir.OpAdd, ir.I32, c(0), nil, decision.Rule{Kind: decision.RuleKeepB}},
+		{ir.OpMul, ir.I32, c(1), nil, decision.Rule{Kind: decision.RuleKeepB}},
+		{ir.OpDiv, ir.I32, nil, c(1), decision.Rule{Kind: decision.RuleKeepA}},
+		{ir.OpDiv, ir.I32, nil, c(64), decision.Rule{Kind: decision.RuleShift, Value: 64}},
+		{ir.OpRem, ir.I64, nil, c(2), decision.Rule{Kind: decision.RuleShift, Value: 2}},
+		{ir.OpDiv, ir.I32, nil, c(7), decision.Rule{Kind: decision.RuleMagic, Value: 7}},
+		{ir.OpDiv, ir.I64, nil, c(7), decision.Rule{}}, // no i64 magic: div.s64 stays
+		{ir.OpDiv, ir.I32, nil, c(-4), decision.Rule{}},
+		{ir.OpShl, ir.I32, nil, c(3), decision.Rule{}},
 	}
 	for _, tc := range cases {
-		if got := simplifyRule(tc.k, tc.elem, tc.a, tc.b); got != tc.want {
+		if got := decision.SimplifyRule(tc.k, tc.elem, tc.a, tc.b); got != tc.want {
 			t.Errorf("%s.%s: %v, want %v", tc.k, tc.elem, got, tc.want)
 		}
 	}
@@ -51,11 +52,11 @@ func TestSimplifyPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := compileTo(t, k, "sm_90", "simplify", Options{})
-	got := map[string]rule{}
-	for o, r := range f.simplify.rules {
+	got := map[string]decision.Rule{}
+	for o, r := range f.Simplify.Rules {
 		got[o.Result().Name] = r
 	}
-	for name, want := range map[string]rule{"q": {ruleMagic, 7}, "r": {ruleShift, 8}, "h": {ruleShift, 2}} {
+	for name, want := range map[string]decision.Rule{"q": {Kind: decision.RuleMagic, Value: 7}, "r": {Kind: decision.RuleShift, Value: 8}, "h": {Kind: decision.RuleShift, Value: 2}} {
 		if got[name] != want {
 			t.Errorf("%%%s: rule %v, want %v", name, got[name], want)
 		}

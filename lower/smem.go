@@ -2,7 +2,9 @@ package lower
 
 import (
 	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
 // sharedPitch is the row pitch for a tile row of rowBytes: a multiple of 16 bytes
@@ -22,7 +24,7 @@ type sharedItem struct {
 	v *ir.Value
 	// ring is the pipelined loop whose tiles this item holds (v is its first
 	// tile): N slots of all its tiles, live over the whole loop.
-	ring       *loopPipeline
+	ring       *decision.LoopPipeline
 	ringOffs   []int // each tile's offset inside a slot
 	scratch    bool
 	size       int
@@ -30,30 +32,18 @@ type sharedItem struct {
 	offset     int
 }
 
-// smemRecord is what the smem pass decided. It places the shared homes layout
-// and stage gave without changing their records: homes holds each placed home
-// (a shared layout, a transposed view of one, a staged home) with its offset,
-// pitch and swizzle, which f.sharedHome and f.placed read.
-type smemRecord struct {
-	homes     map[*ir.Value]layout
-	scratch   map[*ir.Value]int // offset of a cross-warp reduction's or split dot's scratch
-	aliases   map[*ir.Value][]*ir.Value
-	slotBytes map[*loopPipeline]int // a ring's distance between slots: slot s of tile t is at t's offset + s x slotBytes
-	smem      int                   // dynamic shared memory bytes
-}
-
 // allocShared is the smem pass. It places every shared array, building its
-// record in place (f.smemRecord, anew each time placeShared places the arrays),
-// since its own questions (sharedHome, ringTooLarge) read the homes placed so far.
+// record in place (f.SmemRecord, anew each time placeShared places the arrays),
+// since its own questions (SharedHome, ringTooLarge) read the homes placed so far.
 //
 // Requires: layouts (layout) and staged homes (stage).
-// Guarantees: every shared layout and staged home has a home in f.homes with a pitch (odd multiples of 16
+// Guarantees: every shared layout and staged home has a home in f.Homes with a pitch (odd multiples of 16
 // bytes for dot operands, or dense swizzled rows where the padding would not fit;
 // dense 16-byte-rounded rows otherwise) and a 128-byte
-// aligned offset inside f.smem; every cross-warp reduction that needs scratch has
-// an offset in f.scratch; arrays whose lifetimes overlap do not overlap in bytes,
+// aligned offset inside f.SmemBytes; every cross-warp reduction that needs scratch has
+// an offset in f.Scratch; arrays whose lifetimes overlap do not overlap in bytes,
 // and f.aliases lists, for each array, the earlier arrays whose bytes it reuses;
-// transposes are views of their source's bytes; f.smem fits the target. The sync
+// transposes are views of their source's bytes; f.SmemBytes fits the target. The sync
 // pass puts a barrier between the last read of one array and the first write of
 // another that reuses its bytes.
 func (f *fn) allocShared() error {
@@ -61,24 +51,24 @@ func (f *fn) allocShared() error {
 	// Where the padding costs the fit (or, as the kernel builders choose stages
 	// by fit, a pipeline stage), swizzle the dot operands' rows instead, the
 	// cheapest to write first.
-	for c, n := swizzleCopied, 0; c <= swizzleFragments && f.smem > f.target.MaxSharedPerBlock; c++ {
+	for c, n := swizzleCopied, 0; c <= swizzleFragments && f.SmemBytes > f.Target.MaxSharedPerBlock; c++ {
 		if sw := f.swizzles(c); len(sw) > n {
 			order, n = f.placeShared(sw), len(sw)
 		}
 	}
-	if f.smem > f.target.MaxSharedPerBlock && !f.measuring {
+	if f.SmemBytes > f.Target.MaxSharedPerBlock && !f.measuring {
 		for _, it := range order {
-			if !it.scratch && it.ring != nil && it.size > f.target.MaxSharedPerBlock {
+			if !it.scratch && it.ring != nil && it.size > f.Target.MaxSharedPerBlock {
 				return f.ringTooLarge(it)
 			}
-			if !it.scratch && it.size > f.target.MaxSharedPerBlock {
+			if !it.scratch && it.size > f.Target.MaxSharedPerBlock {
 				// One tile alone is too large (whole rows of a wide row softmax):
 				// say which, and the way out.
 				return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; %s (%s) alone takes %d bytes: load it in column chunks inside a loop, carrying the row statistics (DESIGN.md, layouts)",
-					f.smem, f.target, f.target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
+					f.SmemBytes, f.Target, f.Target.MaxSharedPerBlock, it.v, it.v.Type, it.size)
 			}
 		}
-		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.smem, f.target, f.target.MaxSharedPerBlock)
+		return fmt.Errorf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d", f.SmemBytes, f.Target, f.Target.MaxSharedPerBlock)
 	}
 	return nil
 }
@@ -87,17 +77,17 @@ func (f *fn) allocShared() error {
 // the target's shared memory: it names the ring and its largest tile, and the most
 // stages that would fit, estimated as the kernel's bytes less the slots dropped.
 func (f *fn) ringTooLarge(it *sharedItem) error {
-	p, limit := it.ring, f.target.MaxSharedPerBlock
-	largest, largestBytes := p.tiles[0], 0
-	for _, t := range p.tiles {
-		if h, _ := f.sharedHome(t); h.pitch*t.Type.Shape[0] > largestBytes {
-			largest, largestBytes = t, h.pitch*t.Type.Shape[0]
+	p, limit := it.ring, f.Target.MaxSharedPerBlock
+	largest, largestBytes := p.Tiles[0], 0
+	for _, t := range p.Tiles {
+		if h, _ := f.SharedHome(t); h.Pitch*t.Type.Shape[0] > largestBytes {
+			largest, largestBytes = t, h.Pitch*t.Type.Shape[0]
 		}
 	}
 	msg := fmt.Sprintf("kernel needs %d bytes of shared memory per CTA; %s allows at most %d; the pipeline ring of loop %s alone takes %d bytes (%d stages x %d bytes a slot; its largest tile, %s (%s), takes %d)",
-		f.smem, f.target, limit, p.loop.Body.Args[0], it.size, p.stages, f.slotBytes[p], largest, largest.Type, largestBytes)
-	for k := p.stages - 1; k >= 1; k-- {
-		if need := f.smem - (p.stages-k)*f.slotBytes[p]; need <= limit {
+		f.SmemBytes, f.Target, limit, p.Loop.Body.Args[0], it.size, p.Stages, f.SlotBytes[p], largest, largest.Type, largestBytes)
+	for k := p.Stages - 1; k >= 1; k-- {
+		if need := f.SmemBytes - (p.Stages-k)*f.SlotBytes[p]; need <= limit {
 			return fmt.Errorf("%s: ask for fewer stages (stages %d needs about %d bytes)", msg, k, need)
 		}
 	}
@@ -107,7 +97,7 @@ func (f *fn) ringTooLarge(it *sharedItem) error {
 // placeShared places every shared array (allocShared), swizzling the rows of the
 // arrays in swizzled, and returns the arrays.
 func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
-	f.smemRecord = smemRecord{homes: map[*ir.Value]layout{}, scratch: map[*ir.Value]int{}, aliases: map[*ir.Value][]*ir.Value{}, slotBytes: map[*loopPipeline]int{}}
+	f.SmemRecord = decision.SmemRecord{Homes: map[*ir.Value]decision.Layout{}, Scratch: map[*ir.Value]int{}, Aliases: map[*ir.Value][]*ir.Value{}, SlotBytes: map[*decision.LoopPipeline]int{}}
 	pos := map[*ir.Op]int{}
 	loopEnd := map[*ir.Op]int{}
 	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
@@ -125,7 +115,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			}
 		}
 	}
-	number(f.k.Body, nil)
+	number(f.Kernel.Body, nil)
 	// Tiles a dot reads (through ldmatrix) need the conflict-free odd pitch; the
 	// rest are read by runs of consecutive elements, for which dense rows are
 	// conflict-free (a warp's runs are one contiguous range).
@@ -139,20 +129,20 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 			items[v] = it
 		}
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
 			if sz := f.splitScratch(o); sz > 0 {
 				add(o.Result(), sz, true)
 			}
 		}
 		for _, r := range o.Results {
-			if h, ok := f.staged[r]; ok && r.Type.Rank() == 1 {
-				h.pitch = r.Type.Elem.Size()
+			if h, ok := f.Staged[r]; ok && r.Type.Rank() == 1 {
+				h.Pitch = r.Type.Elem.Size()
 				if r.Type.Elem == ir.I1 {
-					h.pitch = 4 // a predicate is stored as a 32-bit 0 or 1 (stageRows)
+					h.Pitch = 4 // a predicate is stored as a 32-bit 0 or 1 (stageRows)
 				}
-				f.homes[r] = h
-				add(r, roundUp(h.pitch*r.Type.Shape[0], 16), false)
+				f.Homes[r] = h
+				add(r, roundUp(h.Pitch*r.Type.Shape[0], 16), false)
 				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
 					continue
 				}
@@ -165,23 +155,23 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 				}
 				continue
 			}
-			if h, ok := f.sharedHome(r); ok {
-				h.pitch, h.swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
-				f.homes[r] = h
-				if p := f.pipeTile(r); p != nil {
-					if r == p.tiles[0] {
-						order = append(order, f.ringItem(p, pos[p.loop], loopEnd[p.loop], mmaOperand, swizzled))
+			if h, ok := f.SharedHome(r); ok {
+				h.Pitch, h.Swizzle = tilePitch(r, mmaOperand, swizzled), swizzled[r]
+				f.Homes[r] = h
+				if p := f.PipeTile(r); p != nil {
+					if r == p.Tiles[0] {
+						order = append(order, f.ringItem(p, pos[p.Loop], loopEnd[p.Loop], mmaOperand, swizzled))
 					}
 					continue
 				}
-				add(r, h.pitch*r.Type.Shape[0], false)
+				add(r, h.Pitch*r.Type.Shape[0], false)
 			}
 		}
 	})
 	// A recomputed value is evaluated where its consumers are, so a use by one
 	// counts at its consumers' positions, transitively.
 	users := map[*ir.Value][]*ir.Op{}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for _, a := range o.Args {
 			users[a] = append(users[a], o)
 		}
@@ -196,7 +186,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		var out []*ir.Op
 		for _, o := range users[v] {
 			// A row vector's broadcast is read where its consumers are, too.
-			if len(o.Results) == 1 && (f.layouts[o.Result()].kind == lExpr || f.isRowView(o.Result())) && !seen[o.Result()] {
+			if len(o.Results) == 1 && (f.Layouts[o.Result()].Kind == decision.Expr || f.isRowView(o.Result())) && !seen[o.Result()] {
 				seen[o.Result()] = true
 				out = append(out, usesOf(o.Result(), seen)...)
 			}
@@ -217,11 +207,11 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		}
 	}
 	// Views: uses of a transpose are uses of its source.
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpTrans {
 			return
 		}
-		it := items[storageOf(o.Args[0])]
+		it := items[ir.StorageOf(o.Args[0])]
 		if it == nil {
 			return
 		}
@@ -254,7 +244,7 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		for _, p := range placed {
 			if off < p.offset+p.size && p.offset < off+it.size {
 				for _, v := range it.values() {
-					f.aliases[v] = append(f.aliases[v], p.values()...)
+					f.Aliases[v] = append(f.Aliases[v], p.values()...)
 				}
 			}
 		}
@@ -262,55 +252,55 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 		top = max(top, off+it.size)
 		switch {
 		case it.ring != nil:
-			for i, t := range it.ring.tiles {
-				h, _ := f.sharedHome(t)
-				h.offset = off + it.ringOffs[i]
-				f.homes[t] = h
+			for i, t := range it.ring.Tiles {
+				h, _ := f.SharedHome(t)
+				h.Offset = off + it.ringOffs[i]
+				f.Homes[t] = h
 			}
 		case it.scratch:
-			f.scratch[it.v] = off
+			f.Scratch[it.v] = off
 		default:
-			h, _ := f.sharedHome(it.v)
-			h.offset = off
-			f.homes[it.v] = h
+			h, _ := f.SharedHome(it.v)
+			h.Offset = off
+			f.Homes[it.v] = h
 		}
 	}
 	// Transposed views share their source's storage.
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpTrans {
-			if src, ok := f.sharedHome(o.Args[0]); ok {
-				src.trans = !src.trans
-				f.homes[o.Result()] = src
+			if src, ok := f.SharedHome(o.Args[0]); ok {
+				src.Trans = !src.Trans
+				f.Homes[o.Result()] = src
 			}
 		}
 	})
-	f.smem = roundUp(top, 128)
+	f.SmemBytes = roundUp(top, 128)
 	return order
 }
 
 // ringItem is the shared array of a pipelined loop's ring: its tiles side by
 // side in a slot (each 128-byte aligned), stages slots, live from the loop's
 // prologue to its end. The tiles' pitches are already set.
-func (f *fn) ringItem(p *loopPipeline, start, end int, mmaOperand, swizzled map[*ir.Value]bool) *sharedItem {
-	it := &sharedItem{v: p.tiles[0], ring: p, start: start, end: end}
+func (f *fn) ringItem(p *decision.LoopPipeline, start, end int, mmaOperand, swizzled map[*ir.Value]bool) *sharedItem {
+	it := &sharedItem{v: p.Tiles[0], ring: p, start: start, end: end}
 	slot := 0
-	for _, t := range p.tiles {
-		h, _ := f.sharedHome(t)
-		h.pitch, h.swizzle = tilePitch(t, mmaOperand, swizzled), swizzled[t]
-		f.homes[t] = h
+	for _, t := range p.Tiles {
+		h, _ := f.SharedHome(t)
+		h.Pitch, h.Swizzle = tilePitch(t, mmaOperand, swizzled), swizzled[t]
+		f.Homes[t] = h
 		slot = roundUp(slot, 128)
 		it.ringOffs = append(it.ringOffs, slot)
-		slot += h.pitch * t.Type.Shape[0]
+		slot += h.Pitch * t.Type.Shape[0]
 	}
-	f.slotBytes[p] = roundUp(slot, 128)
-	it.size = p.stages * f.slotBytes[p]
+	f.SlotBytes[p] = roundUp(slot, 128)
+	it.size = p.Stages * f.SlotBytes[p]
 	return it
 }
 
 // values are the arrays an item holds: its value, or a ring's tiles.
 func (it *sharedItem) values() []*ir.Value {
 	if it.ring != nil {
-		return it.ring.tiles
+		return it.ring.Tiles
 	}
 	return []*ir.Value{it.v}
 }
@@ -330,17 +320,17 @@ func tilePitch(r *ir.Value, mmaOperand, swizzled map[*ir.Value]bool) int {
 // source's bytes) or, for `a computed`, at fragment coordinates.
 func (f *fn) dotOperands() map[*ir.Value]bool {
 	m := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind == ir.OpDot {
-			if f.aComputed(o) {
+			if f.AComputed(o) {
 				f.computedLeaves(o.Args[0], m)
 			} else {
-				m[storageOf(o.Args[0])] = true
+				m[ir.StorageOf(o.Args[0])] = true
 			}
-			if f.bComputed(o) {
+			if f.BComputed(o) {
 				f.computedLeaves(o.Args[1], m)
 			} else {
-				m[storageOf(o.Args[1])] = true
+				m[ir.StorageOf(o.Args[1])] = true
 			}
 		}
 	})
@@ -367,13 +357,13 @@ func (f *fn) swizzles(upTo int) map[*ir.Value]bool {
 	// A transposed A operand reads its 8x8 blocks with ldmatrix .trans from padded
 	// rows only (emit_dot's aFrags has no swizzled form of it).
 	transposedA := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
-		if o.Kind == ir.OpDot && storageOf(o.Args[0]) != o.Args[0] {
-			transposedA[storageOf(o.Args[0])] = true
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
+		if o.Kind == ir.OpDot && ir.StorageOf(o.Args[0]) != o.Args[0] {
+			transposedA[ir.StorageOf(o.Args[0])] = true
 		}
 	})
 	for v := range f.dotOperands() {
-		if _, home := f.sharedHome(v); home && !transposedA[v] && v.Type.Rank() == 2 && v.Type.Shape[1]*v.Type.Elem.Size()%128 == 0 && f.swizzleClass(v) <= upTo {
+		if _, home := f.SharedHome(v); home && !transposedA[v] && v.Type.Rank() == 2 && v.Type.Shape[1]*v.Type.Elem.Size()%128 == 0 && f.swizzleClass(v) <= upTo {
 			ok[v] = true
 		}
 	}
@@ -385,7 +375,7 @@ func (f *fn) swizzleClass(v *ir.Value) int {
 	switch {
 	case v.Def.Kind == ir.OpLoad:
 		return swizzleCopied
-	case f.layouts[v].kind == lAcc:
+	case f.Layouts[v].Kind == decision.Acc:
 		return swizzleFragments
 	}
 	return swizzleComputed
@@ -399,15 +389,23 @@ func (f *fn) reduceScratch(o *ir.Op) int {
 		return f.splitScratch(o)
 	}
 	x := o.Args[0]
-	l, err := f.reduceSource(o)
-	if err != nil {
-		return 0
+	l := f.ReduceSources[o]
+	if o.Int == 1 && l.WN > 1 {
+		return l.WN * x.Type.Shape[0] * 4
 	}
-	if o.Int == 1 && l.wn > 1 {
-		return l.wn * x.Type.Shape[0] * 4
-	}
-	if o.Int == 0 && l.wm > 1 {
-		return l.wm * x.Type.Shape[1] * 4
+	if o.Int == 0 && l.WM > 1 {
+		return l.WM * x.Type.Shape[1] * 4
 	}
 	return 0
+}
+
+// splitScratch is the shared scratch a split dot's all-reduce needs (0 for none).
+func (f *fn) splitScratch(o *ir.Op) int {
+	parts := f.SplitK[o]
+	if parts < 2 || f.SplitPartial[o.Result()] {
+		return 0
+	}
+	// Each row group's warps write one f32 per element of the group's rows.
+	r := o.Result()
+	return parts * r.Type.Shape[0] * r.Type.Shape[1] * 4
 }

@@ -4,45 +4,39 @@ import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 )
 
-// stageRecord is what the stage pass decided: staged maps each tile it gives a
-// shared home besides its layout to that home, without offset or pitch (smem
-// places it).
-type stageRecord struct {
-	staged map[*ir.Value]layout
-}
-
-// stageTiles is the stage pass. It builds its record in place (f.stageRecord),
-// since its own question sharedHome reads the homes given so far (a transpose of
+// stageTiles is the stage pass. It builds its record in place (f.StageRecord),
+// since its own question SharedHome reads the homes given so far (a transpose of
 // a tile staged for an earlier dot has one).
 //
 // Requires: layouts (layout).
-// Guarantees: f.staged holds a shared home (offset and pitch not yet assigned) for
+// Guarantees: f.Staged holds a shared home (offset and pitch not yet assigned) for
 // every tile that must be read from shared memory but lives elsewhere: a dot's A
 // operand that is recomputed or in fragments not split by whole rows like the
 // result, a dot's B operand not in shared memory (unless every warp holds it whole:
-// bInRegisters), the source of a transpose that has
+// BInRegisters), the source of a transpose that has
 // no shared home, a row vector broadcast onto a tile split over other row groups
 // (stageRowViews), and the gathered rank-1 tiles that stageGathers picks. The
 // emitter writes each staged tile to its home right after computing it.
 func stageTiles(f *fn) error {
-	f.stageRecord = stageRecord{staged: map[*ir.Value]layout{}}
+	f.StageRecord = decision.StageRecord{Staged: map[*ir.Value]decision.Layout{}}
 	if err := f.stageRowViews(); err != nil {
 		return err
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		switch o.Kind {
 		case ir.OpDot:
-			a, b := f.layouts[o.Args[0]], f.layouts[o.Args[1]]
-			if a.kind != lShared && !f.aInRegisters(o) && !f.aComputed(o) {
+			a, b := f.Layouts[o.Args[0]], f.Layouts[o.Args[1]]
+			if a.Kind != decision.Shared && !f.AInRegisters(o) && !f.AComputed(o) {
 				f.stage(o.Args[0])
 			}
-			if b.kind != lShared && !f.bInRegisters(o) && !f.bComputed(o) {
+			if b.Kind != decision.Shared && !f.BInRegisters(o) && !f.BComputed(o) {
 				f.stage(o.Args[1])
 			}
 		case ir.OpTrans:
-			if _, ok := f.sharedHome(o.Args[0]); !ok && f.layouts[o.Result()].kind != lExpr {
+			if _, ok := f.SharedHome(o.Args[0]); !ok && f.Layouts[o.Result()].Kind != decision.Expr {
 				f.stage(o.Args[0])
 			}
 		}
@@ -51,41 +45,14 @@ func stageTiles(f *fn) error {
 	return nil
 }
 
-// aInRegisters reports whether dot o reads its A operand from the fragments
-// that hold it: whole rows split like the result's, on the same warps.
-func (f *fn) aInRegisters(o *ir.Op) bool { return f.aHeldFor(o, f.layouts[o.Result()].wm) }
-
-// aHeldFor reports whether dot o's A operand is held as a result split over wm
-// row groups needs it: in fragments of whole rows in wm row groups, computed by
-// the same warps.
-func (f *fn) aHeldFor(o *ir.Op, wm int) bool {
-	if o.Dot != nil && o.Dot.AHome == ir.HomeShared {
-		return false // stated: read through its shared home (staged if need be)
-	}
-	a := f.layouts[o.Args[0]]
-	return a.kind == lAcc && a.wn == 1 && a.wm == wm && f.valueRole(o.Args[0]) == f.valueRole(o.Result())
-}
-
-// bInRegisters reports whether dot o reads its B operand from the fragments that
-// hold it: a 16-bit result held whole by every warp that computes o (one group,
-// replicated over all of them), on the same warps. Each k16 step's B fragments
-// are then the transposes of B's m16 tile k, two movmatrix per n8 tile
-// (emit_dot's bFrags): the heads-in-N decode's Pᵀ, which would otherwise go
-// through shared memory.
-func (f *fn) bInRegisters(o *ir.Op) bool {
-	b, r := f.layouts[o.Args[1]], f.layouts[o.Result()]
-	return b.kind == lAcc && b.wm == 1 && b.wn == 1 && b.copies() == f.warpsFor(o.Result()) && r.kind == lAcc &&
-		o.Args[1].Type.Elem.Size() == 2 && f.valueRole(o.Args[1]) == f.valueRole(o.Result())
-}
-
 // dotOperandAPlaceable reports whether a dot's A operand in layout a can be read
 // for a result in layout out: from shared memory (row-major), from fragments that
 // hold whole rows split like the result, or after staging.
-func dotOperandAPlaceable(a, out layout) bool {
+func dotOperandAPlaceable(a, out decision.Layout) bool {
 	switch {
-	case a.kind == lShared:
-	case a.kind == lAcc && a.wn == 1 && a.wm == out.wm:
-	case a.kind == lExpr || a.kind == lAcc:
+	case a.Kind == decision.Shared:
+	case a.Kind == decision.Acc && a.WN == 1 && a.WM == out.WM:
+	case a.Kind == decision.Expr || a.Kind == decision.Acc:
 	default:
 		return false
 	}
@@ -94,21 +61,21 @@ func dotOperandAPlaceable(a, out layout) bool {
 
 // stageable reports whether a tile v in layout l can be given a home in shared
 // memory (recomputed or fragment tiles of rank 2), and the home's layout.
-func stageable(v *ir.Value, l layout) (layout, bool) {
-	if l.kind != lExpr && l.kind != lAcc || v.Type.Rank() != 2 {
-		return layout{}, false
+func stageable(v *ir.Value, l decision.Layout) (decision.Layout, bool) {
+	if l.Kind != decision.Expr && l.Kind != decision.Acc || v.Type.Rank() != 2 {
+		return decision.Layout{}, false
 	}
-	return layout{kind: lShared}, true
+	return decision.Layout{Kind: decision.Shared}, true
 }
 
 // stage gives a recomputed or fragment tile a home in shared memory, where a dot
 // (through ldmatrix) or a transpose can read it.
 func (f *fn) stage(v *ir.Value) {
-	if _, ok := stageable(v, f.layouts[v]); !ok {
+	if _, ok := stageable(v, f.Layouts[v]); !ok {
 		return
 	}
-	if _, ok := f.staged[v]; !ok {
-		f.staged[v] = layout{kind: lShared}
+	if _, ok := f.Staged[v]; !ok {
+		f.Staged[v] = decision.Layout{Kind: decision.Shared}
 	}
 }
 
@@ -121,20 +88,20 @@ func (f *fn) stage(v *ir.Value) {
 // from then need no home of their own.
 func (f *fn) stageGathers() {
 	users := map[*ir.Value][]*ir.Op{}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for _, a := range o.Args {
 			users[a] = append(users[a], o)
 		}
 	})
 	vector := func(r *ir.Value) bool {
-		return r.Type.Rank() == 1 && f.layouts[r].kind == lExpr && r.Type.Elem != ir.I1
+		return r.Type.Rank() == 1 && f.Layouts[r].Kind == decision.Expr && r.Type.Elem != ir.I1
 	}
 	sliced := map[*ir.Value]bool{}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if len(o.Results) == 1 && (o.Kind.Class().Elementwise || o.Kind == ir.OpLoad) {
 			if r := o.Result(); vector(r) && slicedOnly(users[r]) {
 				sliced[r] = true
-				f.staged[r] = layout{kind: lShared}
+				f.Staged[r] = decision.Layout{Kind: decision.Shared}
 			}
 		}
 	})
@@ -142,7 +109,7 @@ func (f *fn) stageGathers() {
 	feedsRank2 = func(v *ir.Value, depth int) bool {
 		for _, u := range users[v] {
 			if u.Kind == ir.OpLoad || u.Kind == ir.OpStore {
-				if m := memOperands(u); m.val.Type.Rank() == 2 && v != m.val {
+				if m := ir.MemOperands(u); m.Val.Type.Rank() == 2 && v != m.Val {
 					return true
 				}
 			}
@@ -151,19 +118,19 @@ func (f *fn) stageGathers() {
 				if sliced[r] {
 					continue // evaluated once, into its own home
 				}
-				if r.Type.Rank() == 2 || depth < 8 && f.layouts[r].kind == lExpr && feedsRank2(r, depth+1) {
+				if r.Type.Rank() == 2 || depth < 8 && f.Layouts[r].Kind == decision.Expr && feedsRank2(r, depth+1) {
 					return true
 				}
 			}
 		}
 		return false
 	}
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpLoad || len(o.Results) != 1 {
 			return
 		}
 		if r := o.Result(); vector(r) && !sliced[r] && (len(users[r]) > 1 || feedsRank2(r, 0)) {
-			f.staged[r] = layout{kind: lShared}
+			f.Staged[r] = decision.Layout{Kind: decision.Shared}
 		}
 	})
 }
@@ -189,30 +156,22 @@ func slicedOnly(users []*ir.Op) bool {
 // written once per iteration before its uses and is refused.
 func (f *fn) stageRowViews() error {
 	var err error
-	walkOps(f.k.Body, func(o *ir.Op) {
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		for _, src := range f.rowVectorsOtherGroups(o) {
 			if src.Def == nil && err == nil {
-				err = fmt.Errorf("%s: the loop-carried row vector %s (%v) meets a tile split over %d row groups; apply an op to it first (its result is written to shared memory once)", o, src, f.layouts[src], f.layouts[o.Result()].wm)
+				err = fmt.Errorf("%s: the loop-carried row vector %s (%v) meets a tile split over %d row groups; apply an op to it first (its result is written to shared memory once)", o, src, f.Layouts[src], f.Layouts[o.Result()].WM)
 			}
-			f.staged[src] = layout{kind: lShared}
+			f.Staged[src] = decision.Layout{Kind: decision.Shared}
 		}
 	})
 	return err
-}
-
-// rowElsewhere reports whether a thread of role reader, in an op split as l,
-// does not hold the elements of row vector v it needs: v is split over other row
-// groups, or computed by other warps (another role's registers are not the
-// reader's). It reads them from v's shared home.
-func (f *fn) rowElsewhere(v *ir.Value, l layout, reader string) bool {
-	return f.layouts[v].wm != l.wm || f.valueRole(v) != reader
 }
 
 // rowVectorsOtherGroups are the row vectors that elementwise op o broadcasts
 // onto a result split over a different number of row groups, or computed by
 // other warps (another role's: its registers are not the reader's).
 func (f *fn) rowVectorsOtherGroups(o *ir.Op) []*ir.Value {
-	if !o.Kind.IsElementwise() || len(o.Results) != 1 || f.layouts[o.Result()].kind != lAcc {
+	if !o.Kind.IsElementwise() || len(o.Results) != 1 || f.Layouts[o.Result()].Kind != decision.Acc {
 		return nil
 	}
 	var vs []*ir.Value
@@ -220,7 +179,7 @@ func (f *fn) rowVectorsOtherGroups(o *ir.Op) []*ir.Value {
 		if !f.isRowView(a) {
 			continue
 		}
-		if src := a.Def.Args[0]; f.rowElsewhere(src, f.layouts[o.Result()], f.valueRole(o.Result())) {
+		if src := a.Def.Args[0]; f.RowElsewhere(src, f.Layouts[o.Result()], f.ValueRole(o.Result())) {
 			vs = append(vs, src)
 		}
 	}

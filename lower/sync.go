@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
-// The sync points this pass replaces, and how the emitter leaves them, are in syncpoint.go.
+// The sync points this pass replaces, and how the emitter leaves them, are in lower/decision/sync.go and lower/emit/syncpoint.go.
 
 // insertSync is the sync pass: barrier and wait insertion.
 //
@@ -44,34 +45,34 @@ func insertSync(f *fn) error {
 				s.passed(st)
 				continue
 			}
-			switch ev.kind {
-			case syncCommit, syncWrote, syncRead:
+			switch ev.Kind {
+			case decision.SyncCommit, decision.SyncWrote, decision.SyncRead:
 				s.accessed()
 			}
-			if ev.kind != syncReady && ev.kind != syncPipeTop && ev.kind != syncSettle && ev.kind != syncFlush && ev.kind != syncPipeDrain {
+			if ev.Kind != decision.SyncReady && ev.Kind != decision.SyncPipeTop && ev.Kind != decision.SyncSettle && ev.Kind != decision.SyncFlush && ev.Kind != decision.SyncPipeDrain {
 				s.lastBar = -1 // an access, a loop's or region's edge: the last barrier is needed
 			}
-			switch ev.kind {
-			case syncCommit:
-				s.outstanding = append(s.outstanding, ev.v)
-			case syncWrote:
-				s.plainPending[ev.v] = true
-			case syncReady:
-				s.ready(ev.v)
-			case syncRead:
-				s.readSince[storageOf(ev.v)] = true
-			case syncBeforeWrite:
-				s.beforeWrite(ev.v)
-			case syncFlush:
+			switch ev.Kind {
+			case decision.SyncCommit:
+				s.outstanding = append(s.outstanding, ev.V)
+			case decision.SyncWrote:
+				s.plainPending[ev.V] = true
+			case decision.SyncReady:
+				s.ready(ev.V)
+			case decision.SyncRead:
+				s.readSince[ir.StorageOf(ev.V)] = true
+			case decision.SyncBeforeWrite:
+				s.beforeWrite(ev.V)
+			case decision.SyncFlush:
 				s.flushAll()
-			case syncPipeTop:
+			case decision.SyncPipeTop:
 				// The groups left in flight are the pipeline's later stages: every
 				// group the walk tracks is older (committed before the prologue, or
 				// drained at the back edge), so it is complete too.
-				s.add(ptx.CpAsyncWaitGroup(ptx.Imm(ev.n)))
+				s.add(ptx.CpAsyncWaitGroup(ptx.Imm(ev.N)))
 				s.outstanding = nil
 				s.barrier()
-			case syncPipeDrain:
+			case decision.SyncPipeDrain:
 				// The body's own loads were committed after this iteration's stage:
 				// waiting for them waits for everything, but only when one is left.
 				if len(s.outstanding) > 0 {
@@ -81,11 +82,11 @@ func insertSync(f *fn) error {
 					}
 					s.outstanding = nil
 				}
-			case syncSettle:
+			case decision.SyncSettle:
 				if s.pending() {
 					s.flushAll()
 				}
-			case syncRoleEnter:
+			case decision.SyncRoleEnter:
 				// The region's warps go on alone: what every warp did before must be
 				// complete and visible first (so the settle precedes the branch).
 				// Other roles' hazards are theirs: a role exit outside a split loop
@@ -95,26 +96,26 @@ func insertSync(f *fn) error {
 				if s.hazardState.any() && f.regionTouchesShared(fnc.Body[at+1:]) {
 					s.flushAll()
 				}
-				s.allState, s.role = s.hazardState, ev.role
-				if h, ok := s.roleStates[ev.role]; ok {
+				s.allState, s.role = s.hazardState, ev.Role
+				if h, ok := s.roleStates[ev.Role]; ok {
 					s.hazardState = h
 				} else {
 					s.hazardState = newHazardState()
 				}
-			case syncRoleExit:
-				s.roleStates[ev.role], s.hazardState, s.role = s.hazardState, s.allState, ""
+			case decision.SyncRoleExit:
+				s.roleStates[ev.Role], s.hazardState, s.role = s.hazardState, s.allState, ""
 				// Every warp runs on from here, unless the region is a split loop's
 				// copy (the other roles' copies run alongside; the loop's end settles
 				// them all): settle what the role left pending.
-				if ev.n == 0 && s.roleStates[ev.role].any() {
+				if ev.N == 0 && s.roleStates[ev.Role].any() {
 					s.flushAll()
 				}
-			case syncAcquire, syncRelease:
+			case decision.SyncAcquire, decision.SyncRelease:
 				// The emitter's bar.sync / bar.arrive hand the slot over; the roles'
 				// hazards are their own (checkSync checks the pair is there). The
 				// arrival closes the role's accesses as its named barrier does.
-				s.named[ev.role], s.unclosed[ev.role] = true, false
-			case syncLoopEnter:
+				s.named[ev.Role], s.unclosed[ev.Role] = true, false
+			case decision.SyncLoopEnter:
 				saved = append(saved, s.hazards())
 				// From its second iteration on, a loop starts where its body ended: a
 				// role with a region in it comes back having used its barrier, and
@@ -122,7 +123,7 @@ func insertSync(f *fn) error {
 				for _, r := range f.regionsIn(fnc.Body[at+1:]) {
 					s.named[r], s.unclosed[r] = true, true
 				}
-			case syncLoopExit:
+			case decision.SyncLoopExit:
 				// The loop may run no iteration or several: what holds after it is
 				// what held at its entry or at the end of its body. (A body that
 				// writes shared memory ends flushed, so that is the entry state; a
@@ -143,6 +144,13 @@ func insertSync(f *fn) error {
 	}
 	f.syncPoints = nil
 	return nil
+}
+
+// syncTracePoint is a sync point's event and where it sat in the final body
+// (before statement at), kept for checkSync.
+type syncTracePoint struct {
+	at int
+	ev decision.SyncEvent
 }
 
 // syncState tracks the shared-memory hazards along the body: cp.async writes not
@@ -195,7 +203,7 @@ func (s *syncState) accessed() {
 		s.unclosed[s.role] = true
 		return
 	}
-	for _, r := range s.f.k.Roles {
+	for _, r := range s.f.Kernel.Roles {
 		s.unclosed[r.Name] = true
 	}
 }
@@ -210,7 +218,7 @@ func (s *syncState) roleBarrier(r string) {
 // each role whose warps used one and accessed shared memory since, taken by that
 // role's warps only (a guard of the warp number, in registers of the pass's own).
 func (s *syncState) closeRoles() {
-	for _, r := range s.f.k.Roles {
+	for _, r := range s.f.Kernel.Roles {
 		if !s.named[r.Name] || !s.unclosed[r.Name] {
 			continue
 		}
@@ -295,10 +303,10 @@ func (s *syncState) roleBarSync(r string) *ptx.Instr {
 // group if still outstanding, then a barrier if any thread wrote them since the
 // last one.
 func (s *syncState) ready(v *ir.Value) {
-	v = storageOf(v)
+	v = ir.StorageOf(v)
 	for j, w := range s.outstanding {
 		if w == v {
-			if s.f.k.Warps >= waitAllWarps {
+			if s.f.Kernel.Warps >= waitAllWarps {
 				j = len(s.outstanding) - 1
 			}
 			s.add(ptx.CpAsyncWaitGroup(ptx.Imm(len(s.outstanding) - j - 1)))
@@ -379,9 +387,9 @@ func (f *fn) regionTouchesShared(body []ptx.Stmt) bool {
 		c, ok := st.(*ptx.Comment)
 		switch ev, isPoint := f.syncPoints[c]; {
 		case !ok || !isPoint:
-		case ev.kind == syncRoleExit:
+		case ev.Kind == decision.SyncRoleExit:
 			return false
-		case ev.kind != syncRoleEnter:
+		case ev.Kind != decision.SyncRoleEnter:
 			return true
 		}
 	}
@@ -396,14 +404,14 @@ func (f *fn) regionsIn(body []ptx.Stmt) []string {
 		c, ok := st.(*ptx.Comment)
 		switch ev, isPoint := f.syncPoints[c]; {
 		case !ok || !isPoint:
-		case ev.kind == syncLoopEnter:
+		case ev.Kind == decision.SyncLoopEnter:
 			depth++
-		case ev.kind == syncLoopExit && depth == 0:
+		case ev.Kind == decision.SyncLoopExit && depth == 0:
 			return roles
-		case ev.kind == syncLoopExit:
+		case ev.Kind == decision.SyncLoopExit:
 			depth--
-		case ev.kind == syncRoleEnter && !slices.Contains(roles, ev.role):
-			roles = append(roles, ev.role)
+		case ev.Kind == decision.SyncRoleEnter && !slices.Contains(roles, ev.Role):
+			roles = append(roles, ev.Role)
 		}
 	}
 	return roles
@@ -412,7 +420,7 @@ func (f *fn) regionsIn(body []ptx.Stmt) []string {
 // beforeWrite precedes a write of v's shared array: if the bytes were used by
 // another array that some thread read since the last barrier, wait for those reads.
 func (s *syncState) beforeWrite(v *ir.Value) {
-	for _, a := range s.f.aliases[v] {
+	for _, a := range s.f.Aliases[v] {
 		if s.readSince[a] {
 			s.out = append(s.out, &ptx.Comment{Text: fmt.Sprintf("%s reuses the bytes of %s", v, a)})
 			s.barrier()

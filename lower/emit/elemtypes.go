@@ -1,6 +1,8 @@
-package lower
+package emit
 
 import (
+	"math/bits"
+
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/ptx"
 )
@@ -46,3 +48,6 @@ func typeSuffix(e ir.Elem) ptx.Type { return elemType(e).compute }
 func bitsSuffix(e ir.Elem) ptx.Type { return elemType(e).bits }
 
 func memSuffix(e ir.Elem) ptx.Type { return elemType(e).mem }
+
+// log2 is the exponent of a power of two.
+func log2(n int) int { return bits.TrailingZeros(uint(n)) }

@@ -1,9 +1,10 @@
-package lower
+package emit
 
 import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -61,7 +62,7 @@ func (e *emitter) add64(a, b ptx.Operand) ptx.Operand {
 
 // readOnly: every parameter p may be is one no store writes.
 func (e *emitter) readOnly(p *ir.Value) bool {
-	ps := pointerParams(e.f.k, p)
+	ps := ir.PointerParams(e.d.Kernel, p)
 	for _, i := range ps {
 		if e.written[i] {
 			return false
@@ -73,12 +74,12 @@ func (e *emitter) readOnly(p *ir.Value) bool {
 // loadElem loads one element: args are the pointer, the element offset and an
 // optional mask. A masked-off element reads as zero and touches no memory.
 func (e *emitter) loadElem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
-	m := memOperands(o)
-	elem := m.val.Type.Elem
-	addr := e.elemAddr(args[0], e.toI64(args[1], m.offs.Type.Elem), elem.Size())
+	m := ir.MemOperands(o)
+	elem := m.Val.Type.Elem
+	addr := e.elemAddr(args[0], e.toI64(args[1], m.Offs.Type.Elem), elem.Size())
 	r := e.reg(elem)
 	ld := ptx.LdGlobal
-	if e.readOnly(m.ptr) {
+	if e.readOnly(m.Ptr) {
 		ld = ptx.LdGlobalNc
 	}
 	var guard ptx.Operand
@@ -175,28 +176,28 @@ func (e *emitter) runCoordsOf(i, rows, perRow int) *runCoords {
 // down to zero for masked rows, so cp.async zero-fills the rest. A masked chunk's
 // source address is replaced by the tile base so no thread forms a wild address.
 func (e *emitter) loadShared(o *ir.Op) error {
-	m := memOperands(o)
-	v := m.val
+	m := ir.MemOperands(o)
+	v := m.Val
 	l := e.layout(v)
 	es := v.Type.Elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	vw, ok := e.f.budget.copyBytes[o]
+	vw, ok := e.d.Budget.CopyBytes[o]
 	if !ok {
 		return fmt.Errorf("%s: no copy width decided (budget pass)", o)
 	}
 	if vw < 4 {
 		return e.loadSharedElems(o)
 	}
-	base := e.scalar(m.ptr)
-	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	base := e.scalar(m.Ptr)
+	col0 := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
 	var bound ptx.Operand
-	if m.bound != nil {
-		bound = e.scalar(m.bound)
+	if m.Bound != nil {
+		bound = e.scalar(m.Bound)
 	} else if C*es%vw != 0 {
 		bound = ptx.Imm(C)
 	}
 	cpr := (C*es + vw - 1) / vw
-	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.offset, vw, (R*cpr+e.nthreads-1)/e.nthreads)
+	e.comment("%s: %dx%d %s -> shared[%d], %d-byte cp.async chunks, %d per thread", v, R, C, v.Type.Elem, l.Offset, vw, (R*cpr+e.nthreads-1)/e.nthreads)
 	cpAsync := ptx.CpAsyncCaSharedGlobal
 	if vw == 16 {
 		cpAsync = ptx.CpAsyncCgSharedGlobal
@@ -208,13 +209,13 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		e.beforeWrite(v)
 	}
 	err := e.forRuns(R, cpr, func(row, cc, live ptx.Operand) error {
-		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		rowOff, err := e.at(m.Offs, []ptx.Operand{row})
 		if err != nil {
 			return err
 		}
 		var ok ptx.Operand
-		if m.mask != nil {
-			if ok, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
+		if m.Mask != nil {
+			if ok, err = e.at(m.Mask, []ptx.Operand{row}); err != nil {
 				return err
 			}
 		}
@@ -236,7 +237,7 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			e.add(ptx.SelpB32(s, size, ptx.Imm(0), e.inReg(ok, ir.I1)))
 			size = s
 		}
-		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(colElem, ir.I32))
+		off := e.add64(e.add64(e.toI64(rowOff, m.Offs.Type.Elem), col0), e.toI64(colElem, ir.I32))
 		src := e.elemAddr(base, off, es)
 		if !isImm(size) {
 			any := e.reg(ir.I1)
@@ -246,13 +247,13 @@ func (e *emitter) loadShared(o *ir.Op) error {
 			src = safe
 		}
 		var dst ptx.Addr
-		if l.swizzle {
+		if l.Swizzle {
 			dst = e.sharedAddr(slot, l, row, cc, vw)
 		} else {
 			a := e.reg(ir.I32)
-			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.pitch), slot))
+			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.Pitch), slot))
 			e.add(ptx.MadLoS32(a, cc, ptx.Imm(vw), a))
-			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
+			dst = ptx.Addr{Base: a, Off: int64(l.Offset)}
 		}
 		e.asyncCopy(func() {
 			e.addIf(live, false, cpAsync(dst, ptx.Addr{Base: src}, ptx.Imm(vw), size))
@@ -266,54 +267,54 @@ func (e *emitter) loadShared(o *ir.Op) error {
 		return nil // one group per pipeline stage
 	}
 	e.add(ptx.CpAsyncCommitGroup())
-	e.sync(syncCommit, v)
+	e.sync(decision.SyncCommit, v)
 	return nil
 }
 
 // loadSharedElems is the fallback for tiles whose rows are not 4-byte aligned:
 // element loads into registers, then shared stores.
 func (e *emitter) loadSharedElems(o *ir.Op) error {
-	m := memOperands(o)
-	v := m.val
+	m := ir.MemOperands(o)
+	v := m.Val
 	l := e.layout(v)
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.offset, e.f.budget.copyBytes[o])
-	base := e.scalar(m.ptr)
-	col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	e.comment("%s: %dx%d %s -> shared[%d], rows only %d-byte aligned: element copies", v, R, C, elem, l.Offset, e.d.Budget.CopyBytes[o])
+	base := e.scalar(m.Ptr)
+	col0 := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
 	e.beforeWrite(v)
 	err := e.forRuns(R, C, func(row, col, live ptx.Operand) error {
-		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		rowOff, err := e.at(m.Offs, []ptx.Operand{row})
 		if err != nil {
 			return err
 		}
 		ok := e.reg(ir.I1)
 		e.add(ptx.SetpLtS32(ok, col, ptx.Imm(C)))
-		if m.bound != nil {
+		if m.Bound != nil {
 			b := e.reg(ir.I1)
-			e.add(ptx.SetpLtS32(b, col, e.scalar(m.bound)))
+			e.add(ptx.SetpLtS32(b, col, e.scalar(m.Bound)))
 			e.add(ptx.AndPred(ok, ok, b))
 		}
-		if m.mask != nil {
-			mk, err := e.at(m.mask, []ptx.Operand{row})
+		if m.Mask != nil {
+			mk, err := e.at(m.Mask, []ptx.Operand{row})
 			if err != nil {
 				return err
 			}
 			e.add(ptx.AndPred(ok, ok, e.inReg(mk, ir.I1)))
 		}
-		off := e.add64(e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0), e.toI64(col, ir.I32))
+		off := e.add64(e.add64(e.toI64(rowOff, m.Offs.Type.Elem), col0), e.toI64(col, ir.I32))
 		x := e.reg(elem)
 		e.add(ptx.Mov(bitsSuffix(elem), x, zeroOf(elem)))
 		e.addIf(ok, false, ptx.LdGlobal(memSuffix(elem), x, ptx.Addr{Base: e.elemAddr(base, off, es)}))
 		var dst ptx.Addr
-		if l.swizzle {
+		if l.Swizzle {
 			dst = e.sharedAddr(e.smemOf(v), l, row, col, es)
 		} else {
 			a := e.reg(ir.I32)
-			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.pitch), e.smemOf(v)))
+			e.add(ptx.MadLoS32(a, row, ptx.Imm(l.Pitch), e.smemOf(v)))
 			e.add(ptx.MadLoS32(a, col, ptx.Imm(es), a))
-			dst = ptx.Addr{Base: a, Off: int64(l.offset)}
+			dst = ptx.Addr{Base: a, Off: int64(l.Offset)}
 		}
 		e.addIf(live, false, ptx.StShared(memSuffix(elem), dst, x))
 		return nil
@@ -321,7 +322,7 @@ func (e *emitter) loadSharedElems(o *ir.Op) error {
 	if err != nil {
 		return err
 	}
-	e.sync(syncWrote, v)
+	e.sync(decision.SyncWrote, v)
 	return nil
 }
 
@@ -341,14 +342,14 @@ func ldSharedWords(w ptx.Vec, addr ptx.Addr) *ptx.Instr {
 // are at most 16 bytes (the fp8ds records' scale bytes) from the whole row, loaded
 // once per row in the open scope with one vector load: the decode reads all seven
 // scales of a record, which were seven ld.shared.u8, each a load latency.
-func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.Operand, bool) {
+func (e *emitter) narrowRowByte(v *ir.Value, l decision.Layout, row, c ptx.Operand) (ptx.Operand, bool) {
 	col, isConst := c.(ptx.Imm)
 	rowBytes := v.Type.Shape[1]
 	words := (rowBytes + 3) / 4
 	if words == 3 {
 		words = 4
 	}
-	if !isConst || l.swizzle || memSuffix(v.Type.Elem) != "u8" || rowBytes > 16 || l.pitch%(4*words) != 0 || l.offset%(4*words) != 0 || l.pitch < 4*words {
+	if !isConst || l.Swizzle || memSuffix(v.Type.Elem) != "u8" || rowBytes > 16 || l.Pitch%(4*words) != 0 || l.Offset%(4*words) != 0 || l.Pitch < 4*words {
 		return nil, false
 	}
 	key := "row words:" + v.Name + "@" + operandKey([]ptx.Operand{row})
@@ -357,12 +358,12 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 		w = x.(ptx.Vec)
 	} else {
 		addr := e.reg(ir.I32)
-		e.add(ptx.MadLoS32(addr, e.inReg(row, ir.I32), ptx.Imm(l.pitch), e.smemOf(v)))
+		e.add(ptx.MadLoS32(addr, e.inReg(row, ir.I32), ptx.Imm(l.Pitch), e.smemOf(v)))
 		w = make(ptx.Vec, words)
 		for i := range w {
 			w[i] = e.reg(ir.I32)
 		}
-		e.add(ldSharedWords(w, ptx.Addr{Base: addr, Off: int64(l.offset)}))
+		e.add(ldSharedWords(w, ptx.Addr{Base: addr, Off: int64(l.Offset)}))
 		e.cache[len(e.cache)-1][key] = w
 	}
 	x := e.reg(ir.I32)
@@ -374,23 +375,23 @@ func (e *emitter) narrowRowByte(v *ir.Value, l layout, row, c ptx.Operand) (ptx.
 // sharedElem reads one element of a shared tile.
 func (e *emitter) sharedElem(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error) {
 	e.ready(v)
-	l, _ := e.f.sharedHome(v)
+	l, _ := e.d.SharedHome(v)
 	e.noteRead(v)
 	if len(idx) == 1 {
 		a := e.reg(ir.I32)
-		e.add(ptx.MadLoS32(a, e.inReg(idx[0], ir.I32), ptx.Imm(l.pitch), e.smemOf(v)))
+		e.add(ptx.MadLoS32(a, e.inReg(idx[0], ir.I32), ptx.Imm(l.Pitch), e.smemOf(v)))
 		if v.Type.Elem == ir.I1 { // stored as a 32-bit 0 or 1 (stageRows)
 			w, x := e.reg(ir.I32), e.reg(ir.I1)
-			e.add(ptx.LdSharedB32(w, ptx.Addr{Base: a, Off: int64(l.offset)}))
+			e.add(ptx.LdSharedB32(w, ptx.Addr{Base: a, Off: int64(l.Offset)}))
 			e.add(ptx.SetpNeS32(x, w, ptx.Imm(0)))
 			return x, nil
 		}
 		x := e.reg(v.Type.Elem)
-		e.add(ptx.LdShared(memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.offset)}))
+		e.add(ptx.LdShared(memSuffix(v.Type.Elem), x, ptx.Addr{Base: a, Off: int64(l.Offset)}))
 		return x, nil
 	}
 	r, c := idx[0], idx[1]
-	if l.trans {
+	if l.Trans {
 		r, c = c, r
 	}
 	if x, ok := e.narrowRowByte(v, l, r, c); ok {

@@ -1,10 +1,12 @@
-package lower
+package emit
 
 import (
 	"fmt"
-	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/ptx"
 	"strings"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 func (e *emitter) pushScope() {
@@ -80,9 +82,9 @@ func (e *emitter) atUncached(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 	l := e.layout(v)
 	o := v.Def
 	switch {
-	case l.kind == lShared:
+	case l.Kind == decision.Shared:
 		return e.sharedElem(v, idx)
-	case l.kind != lExpr:
+	case l.Kind != decision.Expr:
 		return nil, fmt.Errorf("%s (%v) cannot be read at arbitrary coordinates", v, l)
 	case o == nil:
 		return nil, fmt.Errorf("%s has no defining op", v)
@@ -107,14 +109,14 @@ func (e *emitter) atUncached(v *ir.Value, idx []ptx.Operand) (ptx.Operand, error
 		}
 		return e.at(o.Args[0], []ptx.Operand{i})
 	case ir.OpLoad:
-		m := memOperands(o)
-		off, err := e.at(m.offs, idx)
+		m := ir.MemOperands(o)
+		off, err := e.at(m.Offs, idx)
 		if err != nil {
 			return nil, err
 		}
-		args := []ptx.Operand{e.scalar(m.ptr), off, nil}
-		if m.mask != nil {
-			if args[2], err = e.at(m.mask, idx); err != nil {
+		args := []ptx.Operand{e.scalar(m.Ptr), off, nil}
+		if m.Mask != nil {
+			if args[2], err = e.at(m.Mask, idx); err != nil {
 				return nil, err
 			}
 		}

@@ -1,9 +1,10 @@
-package lower
+package emit
 
 import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -14,7 +15,7 @@ import (
 type dotPlan struct {
 	a, b       *ir.Value
 	r          *ir.Value
-	al, bl     layout
+	al, bl     decision.Layout
 	mt, nt, ks int
 	in         string
 	acc        [][][4]ptx.Operand
@@ -27,16 +28,16 @@ type dotPlan struct {
 	// loop and held across it (`a regs` on an A in shared memory: holdA); nil
 	// when A is read at the dot.
 	held [][][4]ptx.Operand
-	// bRegs: B is read from the fragments that hold it (bInRegisters), transposed
+	// bRegs: B is read from the fragments that hold it (BInRegisters), transposed
 	// by movmatrix, instead of by ldmatrix from a shared home.
 	bRegs bool
-	// computed: A's fragments are evaluated from its definition (aComputed), the
+	// computed: A's fragments are evaluated from its definition (AComputed), the
 	// warp's share of the reduction split kParts ways.
 	computed bool
 	kParts   int
-	// bComputed: B's fragments are evaluated from its definition (bComputed), as
+	// BComputed: B's fragments are evaluated from its definition (BComputed), as
 	// computed A's.
-	bComputed bool
+	BComputed bool
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -140,25 +141,25 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	r := o.Result()
 	l := e.layout(r)
 	p := &dotPlan{a: a, b: b, r: r, al: e.layout(a)}
-	if h, ok := e.f.sharedHome(a); ok && !e.f.aInRegisters(o) {
+	if h, ok := e.d.SharedHome(a); ok && !e.d.AInRegisters(o) {
 		p.al = h
 	}
-	p.bl, _ = e.f.sharedHome(b)
-	p.bRegs = e.f.bInRegisters(o)
-	p.computed, p.kParts, p.bComputed = e.f.aComputed(o), e.f.splitK[o], e.f.bComputed(o)
+	p.bl, _ = e.d.SharedHome(b)
+	p.bRegs = e.d.BInRegisters(o)
+	p.computed, p.kParts, p.BComputed = e.d.AComputed(o), e.d.SplitK[o], e.d.BComputed(o)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.mt, p.nt = rows.n, cols.n
 	p.in = a.Type.Elem.String()
 	p.held = e.held[o]
 	kStart := e.kSteps(o, p)
-	if p.bRegs && (kStart != nil || l.wn != 1) {
+	if p.bRegs && (kStart != nil || l.WN != 1) {
 		return nil, fmt.Errorf("%s: B from registers needs the whole reduction and every column in each warp", o)
 	}
-	if !p.bRegs && !p.bComputed {
+	if !p.bRegs && !p.BComputed {
 		e.ready(b)
 		e.noteRead(b)
 	}
-	if p.al.kind == lShared && p.held == nil {
+	if p.al.Kind == decision.Shared && p.held == nil {
 		e.ready(a)
 		e.noteRead(a)
 	}
@@ -182,37 +183,37 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 		}
 	}
 
-	if p.al.trans && p.al.swizzle {
+	if p.al.Trans && p.al.Swizzle {
 		return nil, fmt.Errorf("%s: A is a transposed view of a swizzled tile (smem swizzles no such tile)", o)
 	}
-	if p.al.swizzle || p.bl.swizzle {
+	if p.al.Swizzle || p.bl.Swizzle {
 		e.swizzledBases(p, rows, cols, kStart)
 		return p, nil
 	}
 	// Per-warp base addresses of the operand tiles.
-	if p.al.kind == lShared && p.held == nil {
+	if p.al.Kind == decision.Shared && p.held == nil {
 		e.aBase(p, rows.base, kStart)
 	}
-	if p.bRegs || p.bComputed {
+	if p.bRegs || p.BComputed {
 		return p, nil
 	}
 	bKind := "bt"
-	if p.bl.trans {
+	if p.bl.Trans {
 		bKind = "bn"
 	}
-	bOff4 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"4", false)
-	bOff2 := e.ldmatrixLaneOffset(p.bl.pitch, bKind+"2", false)
+	bOff4 := e.ldmatrixLaneOffset(p.bl.Pitch, bKind+"4", false)
+	bOff2 := e.ldmatrixLaneOffset(p.bl.Pitch, bKind+"2", false)
 	colBase := e.reg(ir.I32)
-	if p.bl.trans {
-		e.add(ptx.MulLoS32(colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.pitch)))
+	if p.bl.Trans {
+		e.add(ptx.MulLoS32(colBase, e.inReg(cols.base, ir.I32), ptx.Imm(p.bl.Pitch)))
 	} else {
 		e.add(ptx.ShlB32(colBase, e.inReg(cols.base, ir.I32), ptx.Imm(1)))
 	}
 	e.add(ptx.AddS32(colBase, colBase, e.smemOf(b)))
 	if kStart != nil {
 		kStride := 2 // B stored [n][k]: k runs along the row
-		if !p.bl.trans {
-			kStride = p.bl.pitch
+		if !p.bl.Trans {
+			kStride = p.bl.Pitch
 		}
 		e.add(ptx.MadLoS32(colBase, kStart, ptx.Imm(kStride), colBase))
 	}
@@ -234,23 +235,23 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 		kBytes = e.reg(ir.I32)
 		e.add(ptx.ShlB32(kBytes, kStart, ptx.Imm(1)))
 	}
-	operand := func(v *ir.Value, l layout, kind string, rowBase, colBase ptx.Operand, colAlign, maxStep int) *swizzledBase {
-		return e.swizzledOperand(kind, e.smemOf(v), l.pitch, l.swizzle, rowBase, colBase, colAlign, maxStep)
+	operand := func(v *ir.Value, l decision.Layout, kind string, rowBase, colBase ptx.Operand, colAlign, maxStep int) *swizzledBase {
+		return e.swizzledOperand(kind, e.smemOf(v), l.Pitch, l.Swizzle, rowBase, colBase, colAlign, maxStep)
 	}
 	// Along a row a warp steps through its k16 steps (A, and B stored [n][k]),
 	// or its pairs of n8 tiles (B stored [k][n]); its share of a split
 	// reduction starts at a multiple of its steps' bytes.
 	kAlign := 0
 	if kStart != nil {
-		kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
+		kAlign = powerOfTwoFactor(p.ks * decision.GranuleK * 2)
 	}
 	switch {
-	case p.al.kind == lShared && p.held == nil && p.al.trans:
+	case p.al.Kind == decision.Shared && p.held == nil && p.al.Trans:
 		e.aBase(p, rows.base, kStart) // never swizzled itself (smem)
-	case p.al.kind == lShared && p.held == nil:
+	case p.al.Kind == decision.Shared && p.held == nil:
 		p.aSw = operand(p.a, p.al, "a", rows.base, kBytes, kAlign, p.ks-1)
 	}
-	if p.bl.trans { // [n][k]: rows are n, k runs along them
+	if p.bl.Trans { // [n][k]: rows are n, k runs along them
 		p.b4Sw = operand(p.b, p.bl, "bn4", cols.base, kBytes, kAlign, p.ks-1)
 		p.b2Sw = operand(p.b, p.bl, "bn2", cols.base, kBytes, kAlign, p.ks-1)
 		return
@@ -258,7 +259,7 @@ func (e *emitter) swizzledBases(p *dotPlan, rows, cols *coords, kStart ptx.Opera
 	// [k][n]: rows are k, n runs along them
 	colBytes := e.reg(ir.I32)
 	e.add(ptx.ShlB32(colBytes, e.inReg(cols.base, ir.I32), ptx.Imm(1)))
-	nAlign := powerOfTwoFactor(p.nt * granuleN * 2)
+	nAlign := powerOfTwoFactor(p.nt * decision.GranuleN * 2)
 	p.b4Sw = operand(p.b, p.bl, "bt4", kStart, colBytes, nAlign, (p.nt-1)/2)
 	p.b2Sw = operand(p.b, p.bl, "bt2", kStart, colBytes, nAlign, (p.nt-1)/2)
 }
@@ -269,13 +270,13 @@ func powerOfTwoFactor(n int) int { return n & -n }
 // kSteps sets p.ks, the k16 steps this warp computes of dot o, and returns where
 // they start (nil: at 0): a dot split along its reduction takes its share.
 func (e *emitter) kSteps(o *ir.Op, p *dotPlan) (kStart ptx.Operand) {
-	p.ks = o.Args[0].Type.Shape[1] / granuleK
-	if parts := e.f.splitK[o]; parts > 1 {
+	p.ks = o.Args[0].Type.Shape[1] / decision.GranuleK
+	if parts := e.d.SplitK[o]; parts > 1 {
 		p.ks /= parts
 		slice := e.reg(ir.I32)
 		e.divRemU32(ir.OpRem, slice, e.warp, parts)
 		k := e.reg(ir.I32)
-		e.add(ptx.MulLoS32(k, slice, ptx.Imm(p.ks*granuleK)))
+		e.add(ptx.MulLoS32(k, slice, ptx.Imm(p.ks*decision.GranuleK)))
 		kStart = k
 	}
 	return kStart
@@ -285,11 +286,11 @@ func (e *emitter) kSteps(o *ir.Op, p *dotPlan) (kStart ptx.Operand) {
 // from kStart along k) in A's shared home.
 func (e *emitter) aBase(p *dotPlan, rowBase, kStart ptx.Operand) {
 	// A stored [m][k], or a transposed view stored [k][m]: m runs along the rows.
-	kind, mStride, kStride := "a", p.al.pitch, 2
-	if p.al.trans {
-		kind, mStride, kStride = "at", 2, p.al.pitch
+	kind, mStride, kStride := "a", p.al.Pitch, 2
+	if p.al.Trans {
+		kind, mStride, kStride = "at", 2, p.al.Pitch
 	}
-	off := e.ldmatrixLaneOffset(p.al.pitch, kind, false)
+	off := e.ldmatrixLaneOffset(p.al.Pitch, kind, false)
 	aBase := e.reg(ir.I32)
 	e.add(ptx.MadLoS32(aBase, e.inReg(rowBase, ir.I32), ptx.Imm(mStride), off))
 	e.add(ptx.AddS32(aBase, aBase, e.smemOf(p.a)))
@@ -301,11 +302,11 @@ func (e *emitter) aBase(p *dotPlan, rowBase, kStart ptx.Operand) {
 
 // holdA loads this warp's A fragments of dot o, every k16 step of its share,
 // from A's shared home into registers that the dot then reads in every iteration
-// of the loop being entered (the layout pass's heldA: `a regs` on a
+// of the loop being entered (the layout pass's HeldA: `a regs` on a
 // loop-invariant A).
 func (e *emitter) holdA(o *ir.Op) error {
 	a, r := o.Args[0], o.Result()
-	home, ok := e.f.sharedHome(a)
+	home, ok := e.d.SharedHome(a)
 	if !ok {
 		return fmt.Errorf("%s: a %s: %s has no shared home to load the held fragments from", o, ir.HomeRegs, a)
 	}
@@ -316,15 +317,15 @@ func (e *emitter) holdA(o *ir.Op) error {
 	e.ready(a)
 	e.noteRead(a)
 	e.comment("%s = dot: %d k16 steps x %d m16 tiles of %s held in registers across the loop", r, p.ks, p.mt, a)
-	if home.swizzle {
+	if home.Swizzle {
 		var kBytes ptx.Operand
 		kAlign := 0
 		if kStart != nil {
 			kBytes = e.reg(ir.I32)
 			e.add(ptx.ShlB32(kBytes, kStart, ptx.Imm(1)))
-			kAlign = powerOfTwoFactor(p.ks * granuleK * 2)
+			kAlign = powerOfTwoFactor(p.ks * decision.GranuleK * 2)
 		}
-		p.aSw = e.swizzledOperand("a", e.smemOf(a), home.pitch, home.swizzle, rows.base, kBytes, kAlign, p.ks-1)
+		p.aSw = e.swizzledOperand("a", e.smemOf(a), home.Pitch, home.Swizzle, rows.base, kBytes, kAlign, p.ks-1)
 	} else {
 		e.aBase(p, rows.base, kStart)
 	}
@@ -350,20 +351,20 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	}
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := 0; mi < p.mt; mi++ {
-		if p.al.kind == lShared {
+		if p.al.Kind == decision.Shared {
 			for q := range afr[mi] {
 				afr[mi][q] = e.reg(ir.I32)
 			}
 			regs := ptx.Vec{afr[mi][0], afr[mi][1], afr[mi][2], afr[mi][3]}
-			if p.al.trans {
+			if p.al.Trans {
 				// Stored [k][m]: the four 8x8 blocks transposed by ldmatrix.
-				off := p.al.offset + k*granuleK*p.al.pitch + mi*granuleM*2
+				off := p.al.Offset + k*decision.GranuleK*p.al.Pitch + mi*decision.GranuleM*2
 				e.add(ptx.LdmatrixSyncAlignedM8n8X4TransSharedB16(regs, ptx.Addr{Base: p.aBase, Off: int64(off)}))
 				continue
 			}
-			base, off := p.aBase, p.al.offset+mi*granuleM*p.al.pitch+k*granuleK*2
+			base, off := p.aBase, p.al.Offset+mi*decision.GranuleM*p.al.Pitch+k*decision.GranuleK*2
 			if p.aSw != nil {
-				base, off = e.swizzledAt(p.aSw, k%4, k), p.al.offset+mi*granuleM*p.al.pitch+k/4*128
+				base, off = e.swizzledAt(p.aSw, k%4, k), p.al.Offset+mi*decision.GranuleM*p.al.Pitch+k/4*128
 			}
 			e.add(ptx.LdmatrixSyncAlignedM8n8X4SharedB16(regs, ptx.Addr{Base: base, Off: int64(off)}))
 			continue
@@ -394,12 +395,12 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 // register by movmatrix (computedFrag).
 func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	l := e.layout(p.r)
-	rows := warpSpan{div: l.rowGroupWarps(), mod: l.wm, span: p.mt * granuleM}
-	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
+	rows := warpSpan{div: l.RowGroupWarps(), mod: l.WM, span: p.mt * decision.GranuleM}
+	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * decision.GranuleK}
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := range afr {
 		for q := range afr[mi] {
-			x, err := e.computedFrag(p.a, false, rows, mi*granuleM+8*(q&1), red, k*granuleK+8*(q>>1))
+			x, err := e.computedFrag(p.a, false, rows, mi*decision.GranuleM+8*(q&1), red, k*decision.GranuleK+8*(q>>1))
 			if err != nil {
 				return nil, err
 			}
@@ -410,17 +411,17 @@ func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 }
 
 // computedBFrags evaluates the B fragments of k16 step k from B's definition
-// (bComputed): register q of n8 tile ni holds B's elements (k = 2t+8q, 2t+8q+1;
+// (BComputed): register q of n8 tile ni holds B's elements (k = 2t+8q, 2t+8q+1;
 // n = g). B is stored [k][n], so a transposed B = xᵀ (Kᵀ of q·kᵀ) reads x's pairs
 // directly and an untransposed one (V of p·v) takes them by movmatrix.
 func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 	l := e.layout(p.r)
-	cols := warpSpan{div: 1, mod: l.wn, span: p.nt * granuleN}
-	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * granuleK}
+	cols := warpSpan{div: 1, mod: l.WN, span: p.nt * decision.GranuleN}
+	red := warpSpan{div: 1, mod: p.kParts, span: p.ks * decision.GranuleK}
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := range bfr {
 		for q := range bfr[ni] {
-			x, err := e.computedFrag(p.b, true, cols, ni*granuleN, red, k*granuleK+8*q)
+			x, err := e.computedFrag(p.b, true, cols, ni*decision.GranuleN, red, k*decision.GranuleK+8*q)
 			if err != nil {
 				return nil, err
 			}
@@ -556,25 +557,25 @@ func (e *emitter) bFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 	if p.bRegs {
 		return e.bFragsFromRegisters(p, k)
 	}
-	if p.bComputed {
+	if p.BComputed {
 		return e.computedBFrags(p, k)
 	}
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := 0; ni < p.nt; ni += 2 {
 		var off int
-		if p.bl.trans {
-			off = p.bl.offset + ni*granuleN*p.bl.pitch + k*granuleK*2
+		if p.bl.Trans {
+			off = p.bl.Offset + ni*decision.GranuleN*p.bl.Pitch + k*decision.GranuleK*2
 		} else {
-			off = p.bl.offset + k*granuleK*p.bl.pitch + ni*granuleN*2
+			off = p.bl.Offset + k*decision.GranuleK*p.bl.Pitch + ni*decision.GranuleN*2
 		}
 		b4, b2 := p.b4, p.b2
 		if p.b4Sw != nil {
 			// The 32-byte step along the rows: k for [n][k], the n8 pair for [k][n].
-			j, rowOff := k, ni*granuleN*p.bl.pitch
-			if !p.bl.trans {
-				j, rowOff = ni/2, k*granuleK*p.bl.pitch
+			j, rowOff := k, ni*decision.GranuleN*p.bl.Pitch
+			if !p.bl.Trans {
+				j, rowOff = ni/2, k*decision.GranuleK*p.bl.Pitch
 			}
-			off = p.bl.offset + rowOff + j/4*128
+			off = p.bl.Offset + rowOff + j/4*128
 			if ni+1 < p.nt {
 				b4 = e.swizzledAt(p.b4Sw, j%4, k)
 			} else {
@@ -582,7 +583,7 @@ func (e *emitter) bFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 			}
 		}
 		ld4, ld2 := ptx.LdmatrixSyncAlignedM8n8X4TransSharedB16, ptx.LdmatrixSyncAlignedM8n8X2TransSharedB16
-		if p.bl.trans {
+		if p.bl.Trans {
 			ld4, ld2 = ptx.LdmatrixSyncAlignedM8n8X4SharedB16, ptx.LdmatrixSyncAlignedM8n8X2SharedB16
 		}
 		if ni+1 < p.nt {
@@ -600,7 +601,7 @@ func (e *emitter) bFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 }
 
 // bFragsFromRegisters forms the B fragments of k16 step k from the fragments that
-// hold B (bInRegisters): a thread holds B's rows g and g+8 of m16 tile k, columns
+// hold B (BInRegisters): a thread holds B's rows g and g+8 of m16 tile k, columns
 // 2t and 2t+1 of each n8 tile, where the B fragment wants rows 2t, 2t+1 (and 8 more)
 // of column g; movmatrix .trans of each 8x8 half is exactly that. The transposes
 // are cached in the scope, so the dots that share B (P·V's slices) form them once.
@@ -678,11 +679,11 @@ func (e *emitter) dot(o *ir.Op) error {
 // warps of the group hold the same result.
 func (e *emitter) allReduceSplit(o *ir.Op) error {
 	r := o.Result()
-	parts := e.f.splitK[o]
-	if parts < 2 || e.f.splitPartial[r] {
+	parts := e.d.SplitK[o]
+	if parts < 2 || e.d.SplitPartial[r] {
 		return nil
 	}
-	off, ok := e.f.scratch[r]
+	off, ok := e.d.Scratch[r]
 	if !ok {
 		return fmt.Errorf("%s: split dot has no scratch", r)
 	}
@@ -707,7 +708,7 @@ func (e *emitter) allReduceSplit(o *ir.Op) error {
 			e.add(ptx.StSharedV4F32(ptx.Addr{Base: wbase, Off: int64(off + (mi*nt+ni)*frag)}, ptx.Vec{a[0], a[1], a[2], a[3]}))
 		}
 	}
-	e.sync(syncWrote, r)
+	e.sync(decision.SyncWrote, r)
 	e.ready(r)
 	out := make([][][4]ptx.Operand, mt)
 	for mi := range acc {
@@ -741,7 +742,7 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 	for _, o := range group {
 		if o.Kind != ir.OpDot {
 			if err := e.op(o); err != nil {
-				return opError(o, err)
+				return ir.ErrorAt(o, err)
 			}
 		}
 	}
@@ -751,7 +752,7 @@ func (e *emitter) dotGroup(group []*ir.Op) error {
 		}
 		p, err := e.planDot(o, plans[o.Args[2]])
 		if err != nil {
-			return opError(o, err)
+			return ir.ErrorAt(o, err)
 		}
 		if chain := plans[o.Args[2]]; chain != nil {
 			// The predecessor's result is this dot's accumulator: one chain.

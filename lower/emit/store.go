@@ -1,32 +1,34 @@
-package lower
+package emit
 
 import (
 	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // store writes a tile (or scalar) through a pointer. Each element is written by
 // the one thread that holds it; row masks and column bounds become predicates.
 func (e *emitter) store(o *ir.Op) error {
-	m := memOperands(o)
-	v := m.val
+	m := ir.MemOperands(o)
+	v := m.Val
 	l := e.layout(v)
 	elem := v.Type.Elem
-	base := e.scalar(m.ptr)
+	base := e.scalar(m.Ptr)
 	switch {
-	case l.kind == lAcc:
+	case l.Kind == decision.Acc:
 		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
-		col0 := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+		col0 := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
 		// A thread's two elements of a fragment row are adjacent columns 2t, 2t+1 (from
 		// an even column base): one paired store when the pair is aligned in memory and
 		// a column bound, if any, is an even constant (so it never splits a pair).
 		pair := int64(2 * elem.Size())
 		paired := (elem.Size() == 2 || elem.Size() == 4) &&
-			gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(elem.Size()), e.f.divisor(m.col0)*int64(elem.Size())))%pair == 0
+			e.d.MemAlign(m, int64(elem.Size()))%pair == 0
 		var bound ptx.Operand
-		if m.bound != nil {
-			bound = e.scalar(m.bound)
+		if m.Bound != nil {
+			bound = e.scalar(m.Bound)
 			if b, ok := bound.(ptx.Imm); !ok || b%2 != 0 {
 				paired = false
 			}
@@ -55,15 +57,15 @@ func (e *emitter) store(o *ir.Op) error {
 					immOff, c0 = int64(c)*int64(elem.Size()), ptx.Imm(0)
 				}
 				outer := e.cache[len(e.cache)-1]
-				addrKey := fmt.Sprintf("frag-store %s %s %s %s ", m.ptr.Name, m.offs.Name, operandKey([]ptx.Operand{c0}), operandKey([]ptx.Operand{row}))
+				addrKey := fmt.Sprintf("frag-store %s %s %s %s ", m.Ptr.Name, m.Offs.Name, operandKey([]ptx.Operand{c0}), operandKey([]ptx.Operand{row}))
 				e.pushScope()
 				rowBase, haveBase := e.cached(addrKey + "row")
 				if !haveBase {
-					rowOff, err := e.at(m.offs, []ptx.Operand{row})
+					rowOff, err := e.at(m.Offs, []ptx.Operand{row})
 					if err != nil {
 						return err
 					}
-					rowBase = e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), c0), elem.Size())
+					rowBase = e.elemAddr(base, e.add64(e.toI64(rowOff, m.Offs.Type.Elem), c0), elem.Size())
 					outer[addrKey+"row"] = rowBase
 				}
 				colAddr := func(ni, j int) ptx.Operand {
@@ -76,14 +78,14 @@ func (e *emitter) store(o *ir.Op) error {
 					return a
 				}
 				var rowOK ptx.Operand
-				if m.mask != nil {
+				if m.Mask != nil {
 					var err error
-					if rowOK, err = e.at(m.mask, []ptx.Operand{row}); err != nil {
+					if rowOK, err = e.at(m.Mask, []ptx.Operand{row}); err != nil {
 						return err
 					}
 				}
 				// Of the warps holding identical copies, one writes.
-				rowOK = e.andPred(rowOK, e.firstCopy(l.copies()))
+				rowOK = e.andPred(rowOK, e.firstCopy(l.Copies()))
 				for ni := 0; ni < cols.n; ni++ {
 					if paired {
 						// Columns 2t and 2t+1: one 2-element store, in bounds together.
@@ -120,7 +122,7 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
-	case l.kind == lRows && m.col0 == nil:
+	case l.Kind == decision.Rows && m.Col0 == nil:
 		rows := e.rowsOf(v.Type.Shape[0], l)
 		writer := e.rowWriter(l)
 		for mi := 0; mi < rows.n; mi++ {
@@ -132,7 +134,7 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
-	case l.kind == lThreads && m.col0 == nil:
+	case l.Kind == decision.Threads && m.Col0 == nil:
 		// Element tid + k x threads by its thread; threads past the end store nothing.
 		n := v.Type.Shape[0]
 		for k := 0; k < e.threadElems(n); k++ {
@@ -147,15 +149,15 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
-	case l.kind == lCols && m.col0 == nil:
+	case l.Kind == decision.Cols && m.Col0 == nil:
 		// Every row lane (g) and every row group holds the column; lane g = 0 of
 		// the first row group's warps writes it.
 		cols := e.colsOf(v.Type.Shape[0], l)
 		writer := e.reg(ir.I1)
 		e.add(ptx.SetpEqS32(writer, e.g, ptx.Imm(0)))
-		if l.wm*l.copies() > 1 {
+		if l.WM*l.Copies() > 1 {
 			first := e.reg(ir.I1)
-			e.add(ptx.SetpLtU32(first, e.warp, ptx.Imm(l.wn)))
+			e.add(ptx.SetpLtU32(first, e.warp, ptx.Imm(l.WN)))
 			e.add(ptx.AndPred(writer, writer, first))
 		}
 		for ni := 0; ni < cols.n; ni++ {
@@ -166,9 +168,9 @@ func (e *emitter) store(o *ir.Op) error {
 			}
 		}
 		return nil
-	case (l.kind == lExpr || l.kind == lShared) && m.col0 != nil:
+	case (l.Kind == decision.Expr || l.Kind == decision.Shared) && m.Col0 != nil:
 		return e.storeTile(m)
-	case (l.kind == lExpr || l.kind == lScalar) && m.col0 == nil:
+	case (l.Kind == decision.Expr || l.Kind == decision.Scalar) && m.Col0 == nil:
 		n := 1
 		if v.Type.Kind == ir.Tile {
 			n = v.Type.Shape[0]
@@ -193,16 +195,16 @@ func guardOf(p ptx.Operand) ptx.Operand {
 }
 
 // storeElem stores element idx of a rank-1 (or scalar) store under guard.
-func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func() (ptx.Operand, error)) error {
+func (e *emitter) storeElem(o *ir.Op, m ir.MemOps, idx, guard ptx.Operand, val func() (ptx.Operand, error)) error {
 	e.pushScope()
 	defer e.popScope()
-	off, err := e.at(m.offs, []ptx.Operand{idx})
+	off, err := e.at(m.Offs, []ptx.Operand{idx})
 	if err != nil {
 		return err
 	}
 	ok := guard
-	if m.mask != nil {
-		mk, err := e.at(m.mask, []ptx.Operand{idx})
+	if m.Mask != nil {
+		mk, err := e.at(m.Mask, []ptx.Operand{idx})
 		if err != nil {
 			return err
 		}
@@ -212,8 +214,8 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 	if err != nil {
 		return err
 	}
-	elem := m.val.Type.Elem
-	addr := e.elemAddr(e.scalar(m.ptr), e.toI64(off, m.offs.Type.Elem), elem.Size())
+	elem := m.Val.Type.Elem
+	addr := e.elemAddr(e.scalar(m.Ptr), e.toI64(off, m.Offs.Type.Elem), elem.Size())
 	e.addIf(guardOf(ok), false, ptx.StGlobal(memSuffix(elem), ptx.Addr{Base: addr}, e.inReg(x, elem)))
 	return nil
 }
@@ -222,8 +224,8 @@ func (e *emitter) storeElem(o *ir.Op, m memOps, idx, guard ptx.Operand, val func
 // the CTA takes runs of 16 bytes of a row round-robin (like staging), and a run
 // goes out as one 16-byte store when every row start is known to be 16-byte
 // aligned and no column bound can cut it; otherwise element by element.
-func (e *emitter) storeTile(m memOps) error {
-	v := m.val
+func (e *emitter) storeTile(m ir.MemOps) error {
+	v := m.Val
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
@@ -231,10 +233,10 @@ func (e *emitter) storeTile(m memOps) error {
 	if C%vec != 0 || es > 4 {
 		vec = 1
 	}
-	aligned := gcd64(e.f.ptrAlign(m.ptr), gcd64(e.f.divisor(m.offs)*int64(es), e.f.divisor(m.col0)*int64(es)))%16 == 0
-	whole := vec > 1 && aligned && m.bound == nil
-	base := e.scalar(m.ptr)
-	col0g := e.toI64(e.scalar(m.col0), m.col0.Type.Elem)
+	aligned := e.d.MemAlign(m, int64(es))%16 == 0
+	whole := vec > 1 && aligned && m.Bound == nil
+	base := e.scalar(m.Ptr)
+	col0g := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
 	e.comment("store %s: %dx%d %s, runs of %d, whole 16-byte stores: %v", v, R, C, elem, vec, whole)
 	return e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
 		col := runIdx
@@ -242,13 +244,13 @@ func (e *emitter) storeTile(m memOps) error {
 			col = e.reg(ir.I32)
 			e.add(ptx.MulLoS32(col, runIdx, ptx.Imm(vec)))
 		}
-		rowOff, err := e.at(m.offs, []ptx.Operand{row})
+		rowOff, err := e.at(m.Offs, []ptx.Operand{row})
 		if err != nil {
 			return err
 		}
 		ok := live
-		if m.mask != nil {
-			mk, err := e.at(m.mask, []ptx.Operand{row})
+		if m.Mask != nil {
+			mk, err := e.at(m.Mask, []ptx.Operand{row})
 			if err != nil {
 				return err
 			}
@@ -258,7 +260,7 @@ func (e *emitter) storeTile(m memOps) error {
 		if err != nil {
 			return err
 		}
-		rowAddr := e.elemAddr(base, e.add64(e.toI64(rowOff, m.offs.Type.Elem), col0g), es)
+		rowAddr := e.elemAddr(base, e.add64(e.toI64(rowOff, m.Offs.Type.Elem), col0g), es)
 		if whole {
 			var words ptx.Vec
 			switch es {
@@ -294,9 +296,9 @@ func (e *emitter) storeTile(m memOps) error {
 					cj = c
 				}
 				okj := ok
-				if m.bound != nil {
+				if m.Bound != nil {
 					p := e.reg(ir.I1)
-					e.add(ptx.SetpLtS32(p, cj, e.scalar(m.bound)))
+					e.add(ptx.SetpLtS32(p, cj, e.scalar(m.Bound)))
 					okj = e.andPred(okj, p)
 				}
 				addr := e.elemAddr(rowAddr, e.toI64(cj, ir.I32), es)

@@ -1,10 +1,11 @@
-package lower
+package emit
 
 import (
 	"fmt"
 	"strconv"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -19,14 +20,14 @@ var regFiles = []struct {
 type vals struct {
 	scalar ptx.Operand
 	acc    [][][4]ptx.Operand // [mi][ni][c] for this warp's m16n8 tiles
-	vec    [][2]ptx.Operand   // lRows: [mi][row half]; lCols: [ni][column parity]
-	elems  []ptx.Operand      // lThreads: element tid + k x threads in elems[k]
+	vec    [][2]ptx.Operand   // Rows: [mi][row half]; Cols: [ni][column parity]
+	elems  []ptx.Operand      // Threads: element tid + k x threads in elems[k]
 }
 
 // threadView is how the code being emitted numbers its threads, and what it has
 // cached that depends on the numbering. A role region renumbers the threads as
 // the role's own, so entering one swaps the whole view and leaving it restores
-// the view outside (emit_roles.go).
+// the view outside (roles.go).
 type threadView struct {
 	tid, warp ptx.Operand
 	nthreads  int
@@ -39,8 +40,10 @@ type threadView struct {
 type emitter struct {
 	// threadView is the numbering in force: the CTA's, or the open role region's.
 	threadView
-	uses    map[*ir.Value]int // each value's uses in the kernel (useCounts)
-	f       *fn
+	uses map[*ir.Value]int // each value's uses in the kernel (ir.UseCounts)
+	d    *decision.Set
+	// points are the sync points left in the body (syncpoint.go), for the sync pass.
+	points  map[*ptx.Comment]decision.SyncEvent
 	body    []ptx.Stmt
 	nregs   map[string]int
 	v       map[*ir.Value]*vals
@@ -60,10 +63,10 @@ type emitter struct {
 	// ring maps each tile of the pipelined loop being emitted to the base of
 	// the slot this iteration reads (smem + slot x slot bytes).
 	ring map[*ir.Value]ptx.Operand
-	// issuing is the pipeline stage being issued (nil outside one; emit_loop.go).
+	// issuing is the pipeline stage being issued (nil outside one; loop.go).
 	issuing *stageScope
 	// region is the open role region (nil: every warp runs the code;
-	// emit_roles.go).
+	// roles.go).
 	region *roleRegion
 	// held are the A fragments of the dots that hold them across a loop (holdA),
 	// loaded before the loop is entered.
@@ -73,22 +76,28 @@ type emitter struct {
 // smemOf is the base register of v's shared bytes: the slot this iteration reads
 // for a pipelined tile, smem for any other array.
 func (e *emitter) smemOf(v *ir.Value) ptx.Operand {
-	if b, ok := e.ring[storageOf(v)]; ok {
+	if b, ok := e.ring[ir.StorageOf(v)]; ok {
 		return b
 	}
 	return e.smem
 }
 
-func emit(f *fn) error {
-	f.syncPoints = map[*ptx.Comment]syncEvent{}
-	e := &emitter{f: f, nregs: map[string]int{}, v: map[*ir.Value]*vals{},
-		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: f.target.MinVersion,
+// SyncPoints maps each sync point the emitter left in a kernel's body (a marked
+// comment) to what happens there, for the sync pass.
+type SyncPoints = map[*ptx.Comment]decision.SyncEvent
+
+// Kernel writes the PTX of the kernel d holds, as d's records decide it, with a
+// sync point wherever shared memory is committed, written or read: the sync
+// pass (lower/sync.go) replaces them with the waits and barriers they need.
+func Kernel(d *decision.Set) (*ptx.Kernel, SyncPoints, error) {
+	e := &emitter{d: d, points: SyncPoints{}, nregs: map[string]int{}, v: map[*ir.Value]*vals{},
+		params: map[*ir.Value]ptx.Operand{}, ring: map[*ir.Value]ptx.Operand{}, runCache: map[string]*run{}, stagedDone: map[*ir.Value]bool{}, version: d.Target.MinVersion,
 		held: map[*ir.Op][][][4]ptx.Operand{}}
-	e.threadView = threadView{nthreads: 32 * f.k.Warps, cache: []map[string]ptx.Operand{{}}, coordScopes: []map[[5]int]*coords{{}}}
-	e.uses = useCounts(f.k)
-	fnc := &ptx.Func{Name: f.k.Name, ReqNTid: e.nthreads}
-	out := &ptx.Kernel{Name: f.k.Name, Grid: f.k.Grid, GridParam: f.k.GridParam, Block: e.nthreads}
-	for _, p := range f.k.Params {
+	e.threadView = threadView{nthreads: 32 * d.Kernel.Warps, cache: []map[string]ptx.Operand{{}}, coordScopes: []map[[5]int]*coords{{}}}
+	e.uses = ir.UseCounts(d.Kernel)
+	fnc := &ptx.Func{Name: d.Kernel.Name, ReqNTid: e.nthreads}
+	out := &ptx.Kernel{Name: d.Kernel.Name, Grid: d.Kernel.Grid, GridParam: d.Kernel.GridParam, Block: e.nthreads}
+	for _, p := range d.Kernel.Params {
 		name := "param_" + p.Value.Name
 		kp := ptx.KParam{Name: p.Value.Name, Align: p.Div, Bytes: p.Bytes, PerRow: p.PerRow, PerPart: p.PerPart, Run: p.Run}
 		for _, d := range p.Strides {
@@ -103,13 +112,13 @@ func emit(f *fn) error {
 		fnc.Params = append(fnc.Params, ptx.Param{Name: name, Type: pt})
 		out.Params = append(out.Params, kp)
 	}
-	markWritten(f.k, out)
+	markWritten(d.Kernel, out)
 	for _, p := range out.Params {
 		e.written = append(e.written, p.Written)
 	}
 	e.prologue(fnc)
-	if err := e.block(f.k.Body); err != nil {
-		return err
+	if err := e.block(d.Kernel.Body); err != nil {
+		return nil, nil, err
 	}
 	e.placeOn("")
 	e.add(ptx.Ret())
@@ -118,25 +127,24 @@ func emit(f *fn) error {
 			fnc.Regs = append(fnc.Regs, ptx.RegDecl{Type: rf.typ, Prefix: rf.prefix, Count: n})
 		}
 	}
-	if f.smem > 0 {
+	if d.SmemBytes > 0 {
 		fnc.Shared = []ptx.SharedDecl{{Name: "smem", Align: 128, Extern: true}}
 	}
 	fnc.Body = e.body
-	fnc.MaxNReg = f.budget.maxNReg
-	out.SharedBytes = f.smem
-	out.Programmatic = f.follows && f.target.GridDependency
-	out.Module = &ptx.Module{Version: versionString(e.version), Target: f.target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}
-	f.out = out
-	return nil
+	fnc.MaxNReg = d.Budget.MaxNReg
+	out.SharedBytes = d.SmemBytes
+	out.Programmatic = d.Follows && d.Target.GridDependency
+	out.Module = &ptx.Module{Version: versionString(e.version), Target: d.Target.Name, AddressSize: 64, Funcs: []*ptx.Func{fnc}}
+	return out, e.points, nil
 }
 
 // markWritten flags pointer parameters that a store writes through.
 func markWritten(k *ir.Kernel, out *ptx.Kernel) {
-	walkOps(k.Body, func(o *ir.Op) {
+	ir.WalkOps(k.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpStore {
 			return
 		}
-		for _, i := range pointerParams(k, o.Args[0]) {
+		for _, i := range ir.PointerParams(k, o.Args[0]) {
 			out.Params[i].Written = true
 		}
 	})
@@ -176,25 +184,25 @@ func (e *emitter) label() string {
 
 // needFor raises the module's PTX version to the one op needs on the target.
 func (e *emitter) needFor(op string) {
-	if v, ok := ptx.MinVersion(op, e.f.target.Name); ok && v > e.version {
+	if v, ok := ptx.MinVersion(op, e.d.Target.Name); ok && v > e.version {
 		e.version = v
 	}
 }
 
 func (e *emitter) prologue(fnc *ptx.Func) {
-	if e.f.target.GridDependency {
+	if e.d.Target.GridDependency {
 		// Programmatic dependent launch: a kernel with a successor lets it launch
 		// now (its CTAs then wait below, resident, instead of after the launch gap);
 		// a kernel with a predecessor waits for it to finish and its writes to be
 		// visible before anything else, so it may safely be launched early.
-		if e.f.precedes {
+		if e.d.Precedes {
 			e.add(ptx.GriddepcontrolLaunchDependents())
 		}
-		if e.f.follows {
+		if e.d.Follows {
 			e.add(ptx.GriddepcontrolWait())
 		}
 	}
-	for i, p := range e.f.k.Params {
+	for i, p := range e.d.Kernel.Params {
 		t := p.Value.Type
 		name := ptx.Sym(fnc.Params[i].Name)
 		if e.uses[p.Value] == 0 {
@@ -224,7 +232,7 @@ func (e *emitter) prologue(fnc *ptx.Func) {
 	e.add(ptx.ShrU32(e.g, e.lane, ptx.Imm(2)))
 	e.t = e.reg(ir.I32)
 	e.add(ptx.AndB32(e.t, e.lane, ptx.Imm(3)))
-	if e.f.smem > 0 {
+	if e.d.SmemBytes > 0 {
 		e.smem = e.reg(ir.I32)
 		e.add(ptx.MovU32(e.smem, ptx.Sym("smem")))
 	}
@@ -240,7 +248,7 @@ func (e *emitter) block(b *ir.Block) error {
 		if r, moves := e.regionFor(o); moves {
 			e.placeOn(r)
 		}
-		if g := e.f.schedule.dotGroups[o]; g != nil {
+		if g := e.d.Schedule.DotGroups[o]; g != nil {
 			e.flushStage()
 			if err := e.dotGroup(g); err != nil {
 				return err
@@ -252,7 +260,7 @@ func (e *emitter) block(b *ir.Block) error {
 			e.flushStage()
 		}
 		if err := e.op(o); err != nil {
-			return opError(o, err)
+			return ir.ErrorAt(o, err)
 		}
 		i++
 	}
@@ -267,18 +275,18 @@ func (e *emitter) stagesComputed(o *ir.Op) bool {
 		return false
 	}
 	r := o.Result()
-	_, staged := e.f.staged[r]
-	return staged && e.layout(r).kind == lExpr && r.Type.Rank() == 2
+	_, staged := e.d.Staged[r]
+	return staged && e.layout(r).Kind == decision.Expr && r.Type.Rank() == 2
 }
 
-func (e *emitter) layout(v *ir.Value) layout { return e.f.placed(v) }
+func (e *emitter) layout(v *ir.Value) decision.Layout { return e.d.Placed(v) }
 
 func (e *emitter) op(o *ir.Op) error {
 	if err := e.opCompute(o); err != nil {
 		return err
 	}
 	for _, r := range o.Results {
-		if _, ok := e.f.staged[r]; ok {
+		if _, ok := e.d.Staged[r]; ok {
 			if err := e.stage(r); err != nil {
 				return err
 			}
@@ -296,8 +304,8 @@ func (e *emitter) opCompute(o *ir.Op) error {
 	}
 	r := o.Result()
 	l := e.layout(r)
-	switch l.kind {
-	case lScalar:
+	switch l.Kind {
+	case decision.Scalar:
 		args := make([]ptx.Operand, len(o.Args))
 		for i, a := range o.Args {
 			args[i] = e.scalar(a)
@@ -307,15 +315,15 @@ func (e *emitter) opCompute(o *ir.Op) error {
 			return err
 		}
 		e.v[r] = &vals{scalar: x}
-	case lExpr, lShared:
+	case decision.Expr, decision.Shared:
 		// Recomputed per use, or stored by the cp.asyncs issued here.
-		if o.Kind == ir.OpLoad && l.kind == lShared {
-			if p := e.f.pipeTile(r); p != nil && !p.handoff {
+		if o.Kind == ir.OpLoad && l.Kind == decision.Shared {
+			if p := e.d.PipeTile(r); p != nil && !p.Handoff {
 				return nil // issued ahead into its ring (pipelineStage)
 			}
 			return e.loadShared(o)
 		}
-	case lAcc:
+	case decision.Acc:
 		if o.Kind == ir.OpDot {
 			return e.dot(o)
 		}
@@ -323,12 +331,12 @@ func (e *emitter) opCompute(o *ir.Op) error {
 			return nil // read through to the row or column vector
 		}
 		return e.accElementwise(o)
-	case lRows, lCols:
+	case decision.Rows, decision.Cols:
 		if o.Kind == ir.OpReduce {
 			return e.reduce(o)
 		}
 		return e.vecElementwise(o)
-	case lThreads:
+	case decision.Threads:
 		return e.threadElementwise(o)
 	}
 	return nil

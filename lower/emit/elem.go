@@ -1,11 +1,13 @@
-package lower
+package emit
 
 import (
 	"fmt"
-	"github.com/ptxgen/ptxgen/ir"
-	"github.com/ptxgen/ptxgen/ptx"
 	"math"
 	"strconv"
+
+	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
+	"github.com/ptxgen/ptxgen/ptx"
 )
 
 func isImm(x ptx.Operand) bool {
@@ -52,9 +54,9 @@ func (e *emitter) elem(o *ir.Op, args []ptx.Operand) (ptx.Operand, error) {
 		ae = o.Args[0].Type.Elem
 	}
 	if o.Kind.Class().Binary {
-		if r, ok := e.f.simplify.rules[o]; ok {
+		if r, ok := e.d.Simplify.Rules[o]; ok {
 			// Decided by the simplify pass; the operands must agree.
-			if got := simplifyRule(o.Kind, ae, immInt(args[0]), immInt(args[1])); got != r {
+			if got := decision.SimplifyRule(o.Kind, ae, immInt(args[0]), immInt(args[1])); got != r {
 				return nil, fmt.Errorf("simplify decided %v, but the emitted operands say %v", r, got)
 			}
 			x, _ := e.applyRule(r, o.Kind, ae, args[0], args[1])
@@ -294,7 +296,7 @@ func cvtFromF32(to ir.Elem, d, a ptx.Operand) *ptx.Instr {
 // normal values shift into f32 position and rebias by 2^120 in one exact multiply,
 // subnormals come out of the same formula because f32 keeps them normal.
 func (e *emitter) e4m3ToF32(x ptx.Operand, r ptx.Reg) (ptx.Operand, error) {
-	if e.f.target.FP8Convert {
+	if e.d.Target.FP8Convert {
 		b16 := e.reg(ir.BF16)
 		e.add(ptx.CvtU16U32(b16, x))
 		pair := e.reg(ir.I32)

@@ -1,9 +1,10 @@
-package lower
+package emit
 
 import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
@@ -50,9 +51,9 @@ func (e *emitter) inRegion(r string, pin regionPin, emit func() error) error {
 func (e *emitter) regionFor(o *ir.Op) (string, bool) {
 	if len(o.Results) == 1 && o.Kind != ir.OpFor {
 		switch l := e.layout(o.Result()); {
-		case l.kind == lScalar && o.Kind == ir.OpConst:
+		case l.Kind == decision.Scalar && o.Kind == ir.OpConst:
 			return e.roleName(), false // an immediate: no instruction for a warp to hold
-		case l.kind == lScalar:
+		case l.Kind == decision.Scalar:
 			return "", true
 		case e.emitsNothing(o):
 			return e.roleName(), false
@@ -90,8 +91,8 @@ func (e *emitter) moveTo(r string, concurrent bool) {
 // enterRole opens role r's region: the other warps branch past it.
 func (e *emitter) enterRole(r string, concurrent bool) {
 	e.flushStage()
-	role, _ := e.f.k.Role(r)
-	e.syncRole(syncRoleEnter, r, concurrent)
+	role, _ := e.d.Kernel.Role(r)
+	e.syncRole(decision.SyncRoleEnter, r, concurrent)
 	end := e.label()
 	rel := e.warp
 	if role.First > 0 {
@@ -124,7 +125,7 @@ func (e *emitter) leaveRole() {
 	e.threadView = reg.outside
 	e.region = nil
 	e.body = append(e.body, &ptx.Label{Name: reg.end})
-	e.syncRole(syncRoleExit, reg.name, reg.concurrent)
+	e.syncRole(decision.SyncRoleExit, reg.name, reg.concurrent)
 }
 
 // splitLoop emits a loop split by roles as one loop per role, each in its role's
@@ -137,14 +138,14 @@ func (e *emitter) leaveRole() {
 func (e *emitter) splitLoop(o *ir.Op) error {
 	// Every warp is here for the last time before the roles part: settle what
 	// the code before wrote, once, rather than in the roles' regions.
-	e.sync(syncSettle, nil)
-	ring := e.f.roles.handoffs[o]
+	e.sync(decision.SyncSettle, nil)
+	ring := e.d.Roles.Handoffs[o]
 	results := make([]*vals, len(o.Results))
 	// Scalars of no role are carried in the same registers by every copy: each
 	// thread runs one copy, so each ends with the value its copy computed, and
 	// all copies compute the same.
 	for i, in := range o.Args[2:] {
-		if arg := o.Body.Args[i+1]; e.f.valueRole(arg) == "" {
+		if arg := o.Body.Args[i+1]; e.d.ValueRole(arg) == "" {
 			c, err := e.materialize(in, e.layout(arg))
 			if err != nil {
 				return fmt.Errorf("loop-carried value %s: %v", arg, err)
@@ -172,7 +173,7 @@ func (e *emitter) splitLoop(o *ir.Op) error {
 
 // roleLoop is role r's copy of a split loop (splitLoop): its results are the
 // values r carries (set in results).
-func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*vals) error {
+func (e *emitter) roleLoop(o *ir.Op, r string, ring *decision.LoopPipeline, results []*vals) error {
 	body := o.Body
 	iv := e.reg(ir.I32)
 	lo, hi := e.scalar(o.Args[0]), e.scalar(o.Args[1])
@@ -182,7 +183,7 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 	carried := make([]*vals, len(body.Yield))
 	for i, in := range o.Args[2:] {
 		arg := body.Args[i+1]
-		switch e.f.valueRole(arg) {
+		switch e.d.ValueRole(arg) {
 		case "":
 			carried[i] = results[i]
 			e.v[arg] = results[i]
@@ -200,10 +201,10 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 		e.v[arg] = c
 		mine = append(mine, i)
 	}
-	e.sync(syncLoopEnter, nil)
+	e.sync(decision.SyncLoopEnter, nil)
 	var slot ptx.Reg
 	if ring != nil {
-		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.producer, ring.stages, e.f.slotBytes[ring], ring.consumer)
+		e.comment("handoff ring: %s fills %d slots of %d bytes for %s", ring.Producer, ring.Stages, e.d.SlotBytes[ring], ring.Consumer)
 		slot = e.reg(ir.I32)
 		e.add(ptx.MovU32(slot, ptx.Imm(0)))
 	}
@@ -244,49 +245,49 @@ func (e *emitter) roleLoop(o *ir.Op, r string, ring *loopPipeline, results []*va
 // released what it filled stages iterations ago (from the stages-th iteration
 // on), the consumer until the producer filled it. It returns the slot's full and
 // empty barrier ids.
-func (e *emitter) takeSlot(p *loopPipeline, r string, slot ptx.Reg, iv, lo ptx.Operand, step int64) (full, empty ptx.Reg) {
+func (e *emitter) takeSlot(p *decision.LoopPipeline, r string, slot ptx.Reg, iv, lo ptx.Operand, step int64) (full, empty ptx.Reg) {
 	cur := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.f.slotBytes[p]), e.smem))
-	for _, t := range p.tiles {
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.d.SlotBytes[p]), e.smem))
+	for _, t := range p.Tiles {
 		e.ring[t] = cur
 	}
 	full, empty = e.reg(ir.I32), e.reg(ir.I32)
-	base := e.f.handoffBarrierBase()
+	base := e.d.HandoffBarrierBase()
 	e.add(ptx.AddS32(full, slot, ptx.Imm(base)))
-	e.add(ptx.AddS32(empty, slot, ptx.Imm(base+p.stages)))
-	n := e.f.handoffThreads(p)
+	e.add(ptx.AddS32(empty, slot, ptx.Imm(base+p.Stages)))
+	n := e.d.HandoffThreads(p)
 	switch r {
-	case p.producer:
-		e.comment("handoff: wait until %s released this slot (iterations from the %dth)", p.consumer, p.stages)
+	case p.Producer:
+		e.comment("handoff: wait until %s released this slot (iterations from the %dth)", p.Consumer, p.Stages)
 		refill := e.reg(ir.I1)
 		first := e.reg(ir.I32)
-		e.add(ptx.AddS32(first, e.inReg(lo, ir.I32), ptx.Imm(int64(p.stages)*step)))
+		e.add(ptx.AddS32(first, e.inReg(lo, ir.I32), ptx.Imm(int64(p.Stages)*step)))
 		e.add(ptx.SetpGeS32(refill, iv, first))
 		e.addIf(refill, false, ptx.BarSync(empty, n))
-	case p.consumer:
-		e.comment("handoff: wait until %s filled this slot", p.producer)
+	case p.Consumer:
+		e.comment("handoff: wait until %s filled this slot", p.Producer)
 		e.add(ptx.BarSync(full, n))
 	default:
 		return
 	}
-	e.syncRole(syncAcquire, r, false)
+	e.syncRole(decision.SyncAcquire, r, false)
 	return
 }
 
 // giveSlot ends role r's iteration on the ring: the producer publishes the slot
 // it filled, the consumer gives it back unless no later iteration refills it (so
 // every arrival has its sync).
-func (e *emitter) giveSlot(p *loopPipeline, r string, full, empty ptx.Reg, iv, hi ptx.Operand, step int64) {
-	n := e.f.handoffThreads(p)
+func (e *emitter) giveSlot(p *decision.LoopPipeline, r string, full, empty ptx.Reg, iv, hi ptx.Operand, step int64) {
+	n := e.d.HandoffThreads(p)
 	switch r {
-	case p.producer:
-		e.syncRole(syncRelease, r, false)
+	case p.Producer:
+		e.syncRole(decision.SyncRelease, r, false)
 		e.add(ptx.BarArrive(full, n))
-	case p.consumer:
-		e.syncRole(syncRelease, r, false)
+	case p.Consumer:
+		e.syncRole(decision.SyncRelease, r, false)
 		more := e.reg(ir.I1)
 		next := e.reg(ir.I32)
-		e.add(ptx.AddS32(next, iv, ptx.Imm(int64(p.stages)*step)))
+		e.add(ptx.AddS32(next, iv, ptx.Imm(int64(p.Stages)*step)))
 		e.add(ptx.SetpLtS32(more, next, e.inReg(hi, ir.I32)))
 		e.addIf(more, false, ptx.BarArrive(empty, n))
 	}
@@ -313,5 +314,5 @@ func (e *emitter) skipsOp(o *ir.Op) bool {
 	if reg == nil || !reg.concurrent || o.Role == "" || o.Role == reg.name {
 		return false
 	}
-	return !(len(o.Results) == 1 && o.Kind != ir.OpFor && e.layout(o.Result()).kind == lScalar)
+	return !(len(o.Results) == 1 && o.Kind != ir.OpFor && e.layout(o.Result()).Kind == decision.Scalar)
 }

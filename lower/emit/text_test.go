@@ -1,4 +1,4 @@
-package lower
+package emit
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 	"github.com/ptxgen/ptxgen/target"
 )
@@ -16,7 +17,7 @@ import (
 // bareEmitter is an emitter for sm_90 with nothing emitted yet.
 func bareEmitter() *emitter {
 	tg := target.MustLookup("sm_90")
-	return &emitter{f: &fn{target: tg}, nregs: map[string]int{}, version: tg.MinVersion}
+	return &emitter{d: &decision.Set{Target: tg}, nregs: map[string]int{}, version: tg.MinVersion}
 }
 
 // bodyText is the PTX of what e wrote, one instruction per line, without the
@@ -122,7 +123,7 @@ func TestE4M3ToF32Text(t *testing.T) {
 		}, "\n")},
 	} {
 		e := bareEmitter()
-		e.f.target = target.MustLookup(c.target)
+		e.d.Target = target.MustLookup(c.target)
 		x := e.reg(ir.E4M3)
 		r, err := e.cast(ir.E4M3, ir.F32, x)
 		if err != nil {

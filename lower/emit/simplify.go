@@ -1,4 +1,4 @@
-package lower
+package emit
 
 // The emitter's side of the simplification rules (simplify.go): it writes the
 // form the simplify pass decided, and applies the same rule to operands that
@@ -8,22 +8,23 @@ import (
 	"math/bits"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // applyRule writes the simplified form of a binary op on operands a and b.
-func (e *emitter) applyRule(r rule, k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Operand, bool) {
-	switch r.kind {
-	case ruleFold:
-		return ptx.Imm(r.value), true
-	case ruleKeepA:
+func (e *emitter) applyRule(r decision.Rule, k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Operand, bool) {
+	switch r.Kind {
+	case decision.RuleFold:
+		return ptx.Imm(r.Value), true
+	case decision.RuleKeepA:
 		return a, true
-	case ruleKeepB:
+	case decision.RuleKeepB:
 		return b, true
-	case ruleShift:
-		return e.divRemPow2(k, elem, a, int(r.value)), true
-	case ruleMagic:
-		return e.divRemMagic(k, a, r.value), true
+	case decision.RuleShift:
+		return e.divRemPow2(k, elem, a, int(r.Value)), true
+	case decision.RuleMagic:
+		return e.divRemMagic(k, a, r.Value), true
 	}
 	return nil, false
 }
@@ -31,7 +32,7 @@ func (e *emitter) applyRule(r rule, k ir.OpKind, elem ir.Elem, a, b ptx.Operand)
 // simplify applies the rules to a binary op on operand elements a and b before
 // the emitter writes its instruction; it reports false when none applies.
 func (e *emitter) simplify(k ir.OpKind, elem ir.Elem, a, b ptx.Operand) (ptx.Operand, bool) {
-	return e.applyRule(simplifyRule(k, elem, immInt(a), immInt(b)), k, elem, a, b)
+	return e.applyRule(decision.SimplifyRule(k, elem, immInt(a), immInt(b)), k, elem, a, b)
 }
 
 // immInt is x's value when it is an integer immediate, else nil.

@@ -1,13 +1,14 @@
-package lower
+package emit
 
 import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
-// coords are the coordinates this thread holds along one dimension of an lAcc tile:
+// coords are the coordinates this thread holds along one dimension of an Acc tile:
 // idx[i][h] for its i-th m16 (or n8) tile; h picks row g or g+8 (or column 2t or 2t+1).
 type coords struct {
 	n    int
@@ -18,17 +19,17 @@ type coords struct {
 // rowsOf returns the row coordinates of a tile with rows rows split over l's warps.
 // Coordinates are computed at first use in the open scope and reused by the code
 // that scope dominates (forgotten after a loop: see forgetThreadCoords).
-func (e *emitter) rowsOf(rows int, l layout) *coords {
+func (e *emitter) rowsOf(rows int, l decision.Layout) *coords {
 	return e.coordsOf(true, rows, l)
 }
 
 // colsOf returns the column coordinates.
-func (e *emitter) colsOf(cols int, l layout) *coords {
+func (e *emitter) colsOf(cols int, l decision.Layout) *coords {
 	return e.coordsOf(false, cols, l)
 }
 
-func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
-	key := [5]int{0, extent, l.wm, l.wn, l.copies()}
+func (e *emitter) coordsOf(isRow bool, extent int, l decision.Layout) *coords {
+	key := [5]int{0, extent, l.WM, l.WN, l.Copies()}
 	if !isRow {
 		key[0] = 1
 	}
@@ -41,21 +42,21 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 	var warpPos ptx.Operand
 	var span int
 	if isRow {
-		c.n = extent / granuleM / l.wm
-		span = c.n * granuleM
+		c.n = extent / decision.GranuleM / l.WM
+		span = c.n * decision.GranuleM
 		warpPos = e.warp
-		if g := l.rowGroupWarps(); g > 1 {
+		if g := l.RowGroupWarps(); g > 1 {
 			r := e.reg(ir.I32)
 			e.divRemU32(ir.OpDiv, r, e.warp, g)
 			warpPos = r
 		}
 	} else {
-		c.n = extent / granuleN / l.wn
-		span = c.n * granuleN
+		c.n = extent / decision.GranuleN / l.WN
+		span = c.n * decision.GranuleN
 		warpPos = ptx.Imm(0)
-		if l.wn > 1 {
+		if l.WN > 1 {
 			r := e.reg(ir.I32)
-			e.divRemU32(ir.OpRem, r, e.warp, l.wn)
+			e.divRemU32(ir.OpRem, r, e.warp, l.WN)
 			warpPos = r
 		}
 	}
@@ -72,11 +73,11 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 			r := e.reg(ir.I32)
 			if isRow {
 				// row = base + 16i + 8h + g
-				e.add(ptx.AddS32(r, e.g, ptx.Imm(i*granuleM+8*h)))
+				e.add(ptx.AddS32(r, e.g, ptx.Imm(i*decision.GranuleM+8*h)))
 			} else {
 				// column = base + 8i + 2t + h
 				e.add(ptx.ShlB32(r, e.t, ptx.Imm(1)))
-				e.add(ptx.AddS32(r, r, ptx.Imm(i*granuleN+h)))
+				e.add(ptx.AddS32(r, r, ptx.Imm(i*decision.GranuleN+h)))
 			}
 			if b, ok := c.base.(ptx.Imm); !ok || b != 0 {
 				e.add(ptx.AddS32(r, r, c.base))
@@ -88,17 +89,17 @@ func (e *emitter) coordsOf(isRow bool, extent int, l layout) *coords {
 	return c
 }
 
-// accShapeOf is the padded shape an lRows/lCols vector's coordinates refer to.
-func accShapeOf(v *ir.Value, l layout) []int {
-	if l.kind == lRows {
-		return []int{v.Type.Shape[0], granuleN * l.wn}
+// accShapeOf is the padded shape an Rows/Cols vector's coordinates refer to.
+func accShapeOf(v *ir.Value, l decision.Layout) []int {
+	if l.Kind == decision.Rows {
+		return []int{v.Type.Shape[0], decision.GranuleN * l.WN}
 	}
-	return []int{granuleM * l.wm, v.Type.Shape[0]}
+	return []int{decision.GranuleM * l.WM, v.Type.Shape[0]}
 }
 
 // accElem returns element c of this thread's (mi, ni) m16n8 tile of v, where v is
 // used by an op distributed as l.
-func (e *emitter) accElem(v *ir.Value, l layout, mi, ni, c int) (ptx.Operand, error) {
+func (e *emitter) accElem(v *ir.Value, l decision.Layout, mi, ni, c int) (ptx.Operand, error) {
 	if x, ok := e.v[v]; ok && x.acc != nil {
 		return x.acc[mi][ni][c], nil
 	}
@@ -106,27 +107,27 @@ func (e *emitter) accElem(v *ir.Value, l layout, mi, ni, c int) (ptx.Operand, er
 	switch {
 	case v.Type.Kind != ir.Tile:
 		return e.scalar(v), nil
-	case vl.kind == lAcc && v.Def != nil && v.Def.Kind == ir.OpBroadcast:
+	case vl.Kind == decision.Acc && v.Def != nil && v.Def.Kind == ir.OpBroadcast:
 		src := v.Def.Args[0]
 		sl := e.layout(src)
-		if sl.kind == lRows && e.f.rowElsewhere(src, l, e.roleName()) {
+		if sl.Kind == decision.Rows && e.d.RowElsewhere(src, l, e.roleName()) {
 			// Other row groups or warps: this thread's rows are not the ones it holds.
 			return e.rowFromShared(src, e.rowsOf(v.Type.Shape[0], l).idx[mi][c>>1])
 		}
-		if sl.kind == lRows {
+		if sl.Kind == decision.Rows {
 			return e.vecElem(src, sl, mi, c>>1)
 		}
 		return e.vecElem(src, sl, ni, c&1)
-	case vl.kind == lExpr || vl.kind == lShared:
+	case vl.Kind == decision.Expr || vl.Kind == decision.Shared:
 		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
 		return e.at(v, []ptx.Operand{rows.idx[mi][c>>1], cols.idx[ni][c&1]})
 	}
 	return nil, fmt.Errorf("%s (%v) has no registers here", v, vl)
 }
 
-// vecElem returns element (i, h) of an lRows or lCols vector v used by an op
+// vecElem returns element (i, h) of an Rows or Cols vector v used by an op
 // distributed as l.
-func (e *emitter) vecElem(v *ir.Value, l layout, i, h int) (ptx.Operand, error) {
+func (e *emitter) vecElem(v *ir.Value, l decision.Layout, i, h int) (ptx.Operand, error) {
 	if x, ok := e.v[v]; ok && x.vec != nil {
 		return x.vec[i][h], nil
 	}
@@ -134,9 +135,9 @@ func (e *emitter) vecElem(v *ir.Value, l layout, i, h int) (ptx.Operand, error) 
 	switch {
 	case v.Type.Kind != ir.Tile:
 		return e.scalar(v), nil
-	case vl.kind == lExpr:
+	case vl.Kind == decision.Expr:
 		var c *coords
-		if l.kind == lRows {
+		if l.Kind == decision.Rows {
 			c = e.rowsOf(v.Type.Shape[0], l)
 		} else {
 			c = e.colsOf(v.Type.Shape[0], l)
@@ -149,7 +150,7 @@ func (e *emitter) vecElem(v *ir.Value, l layout, i, h int) (ptx.Operand, error) 
 func (e *emitter) accElementwise(o *ir.Op) error {
 	r := o.Result()
 	l := e.layout(r)
-	mt, nt := r.Type.Shape[0]/granuleM/l.wm, r.Type.Shape[1]/granuleN/l.wn
+	mt, nt := r.Type.Shape[0]/decision.GranuleM/l.WM, r.Type.Shape[1]/decision.GranuleN/l.WN
 	out := &vals{acc: make([][][4]ptx.Operand, mt)}
 	for mi := 0; mi < mt; mi++ {
 		out.acc[mi] = make([][4]ptx.Operand, nt)
@@ -177,9 +178,9 @@ func (e *emitter) accElementwise(o *ir.Op) error {
 func (e *emitter) vecElementwise(o *ir.Op) error {
 	r := o.Result()
 	l := e.layout(r)
-	n := r.Type.Shape[0] / granuleM / l.wm
-	if l.kind == lCols {
-		n = r.Type.Shape[0] / granuleN / l.wn
+	n := r.Type.Shape[0] / decision.GranuleM / l.WM
+	if l.Kind == decision.Cols {
+		n = r.Type.Shape[0] / decision.GranuleN / l.WN
 	}
 	out := &vals{vec: make([][2]ptx.Operand, n)}
 	for i := 0; i < n; i++ {
@@ -202,16 +203,13 @@ func (e *emitter) vecElementwise(o *ir.Op) error {
 	return nil
 }
 
-// reduce combines an lAcc tile along one axis: first inside the thread, then across
+// reduce combines an Acc tile along one axis: first inside the thread, then across
 // the lanes that share a row (xor 1, 2) or a column (xor 4, 8, 16) with shfl.sync.
 func (e *emitter) reduce(o *ir.Op) error {
 	x := o.Args[0]
-	sl, err := e.f.reduceSource(o)
-	if err != nil {
-		return err
-	}
+	sl := e.d.ReduceSources[o]
 	r := o.Result()
-	mt, nt := x.Type.Shape[0]/granuleM/sl.wm, x.Type.Shape[1]/granuleN/sl.wn
+	mt, nt := x.Type.Shape[0]/decision.GranuleM/sl.WM, x.Type.Shape[1]/decision.GranuleN/sl.WN
 	combine := func(a, b ptx.Operand) ptx.Operand {
 		d := e.reg(ir.F32)
 		if o.Pred == "max" {
@@ -256,7 +254,7 @@ func (e *emitter) reduce(o *ir.Op) error {
 			out.vec[i][h] = acc
 		}
 	}
-	if off, ok := e.f.scratch[r]; ok {
+	if off, ok := e.d.Scratch[r]; ok {
 		if err := e.reduceAcrossWarps(o, out, off); err != nil {
 			return err
 		}
@@ -271,22 +269,19 @@ func (e *emitter) reduce(o *ir.Op) error {
 // warps hold the same result.
 func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 	x, r := o.Args[0], o.Result()
-	sl, err := e.f.reduceSource(o)
-	if err != nil {
-		return err
-	}
+	sl := e.d.ReduceSources[o]
 	extent := x.Type.Shape[1-int(o.Int)]
 	var c *coords
 	var parts int
 	var who, lanePos ptx.Operand
 	if o.Int == 1 {
-		c, parts = e.rowsOf(extent, sl), sl.wn
+		c, parts = e.rowsOf(extent, sl), sl.WN
 		who, lanePos = e.t, e.reg(ir.I32)
-		e.divRemU32(ir.OpRem, lanePos, e.warp, sl.wn)
+		e.divRemU32(ir.OpRem, lanePos, e.warp, sl.WN)
 	} else {
-		c, parts = e.colsOf(extent, sl), sl.wm
+		c, parts = e.colsOf(extent, sl), sl.WM
 		who, lanePos = e.g, e.reg(ir.I32)
-		e.divRemU32(ir.OpDiv, lanePos, e.warp, sl.wn)
+		e.divRemU32(ir.OpDiv, lanePos, e.warp, sl.WN)
 	}
 	writer := e.reg(ir.I1)
 	e.add(ptx.SetpEqS32(writer, who, ptx.Imm(0)))
@@ -301,7 +296,7 @@ func (e *emitter) reduceAcrossWarps(o *ir.Op, out *vals, off int) error {
 			e.addIf(writer, false, ptx.StSharedF32(ptx.Addr{Base: a, Off: int64(off)}, e.inReg(out.vec[i][h], ir.F32)))
 		}
 	}
-	e.sync(syncWrote, r)
+	e.sync(decision.SyncWrote, r)
 	e.ready(r)
 	for i := range out.vec {
 		for h := 0; h < 2; h++ {

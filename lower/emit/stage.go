@@ -1,25 +1,26 @@
-package lower
+package emit
 
 import (
 	"fmt"
 
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // stage writes a recomputed or fragment tile into its shared home (see fn.stage).
 func (e *emitter) stage(v *ir.Value) error {
-	h, _ := e.f.sharedHome(v)
+	h, _ := e.d.SharedHome(v)
 	e.beforeWrite(v)
 	var err error
 	switch l := e.layout(v); {
-	case l.kind == lAcc:
+	case l.Kind == decision.Acc:
 		err = e.stageFragments(v, l, h)
-	case l.kind == lRows:
+	case l.Kind == decision.Rows:
 		err = e.stageRows(v, l, h)
-	case l.kind == lExpr && v.Type.Rank() == 1:
+	case l.Kind == decision.Expr && v.Type.Rank() == 1:
 		err = e.stageVector(v, h)
-	case l.kind == lExpr:
+	case l.Kind == decision.Expr:
 		// The stores wait until the next tile's loads are issued (deferStage).
 		stores, err := e.stageComputed(v, h)
 		if err != nil {
@@ -30,26 +31,26 @@ func (e *emitter) stage(v *ir.Value) error {
 	default:
 		err = fmt.Errorf("cannot stage %s from %v", v, e.layout(v))
 	}
-	e.sync(syncWrote, v)
+	e.sync(decision.SyncWrote, v)
 	return err
 }
 
 // sharedAddr returns the address of element (row, col) of an array at h, es bytes
 // per element. In a swizzled array an access must not cross a 16-byte chunk: the
 // runs and copies are at most 16 bytes, aligned to their size.
-func (e *emitter) sharedAddr(base ptx.Operand, h layout, row, col ptx.Operand, es int) ptx.Addr {
+func (e *emitter) sharedAddr(base ptx.Operand, h decision.Layout, row, col ptx.Operand, es int) ptx.Addr {
 	a := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(a, e.inReg(row, ir.I32), ptx.Imm(h.pitch), base))
-	if !h.swizzle {
+	e.add(ptx.MadLoS32(a, e.inReg(row, ir.I32), ptx.Imm(h.Pitch), base))
+	if !h.Swizzle {
 		e.add(ptx.MadLoS32(a, e.inReg(col, ir.I32), ptx.Imm(es), a))
-		return ptx.Addr{Base: a, Off: int64(h.offset)}
+		return ptx.Addr{Base: a, Off: int64(h.Offset)}
 	}
 	bits := e.swizzleBits(row)
 	c := e.reg(ir.I32)
 	e.add(ptx.MulLoS32(c, e.inReg(col, ir.I32), ptx.Imm(es)))
 	e.add(ptx.XorB32(c, c, bits))
 	e.add(ptx.AddS32(a, a, c))
-	return ptx.Addr{Base: a, Off: int64(h.offset)}
+	return ptx.Addr{Base: a, Off: int64(h.Offset)}
 }
 
 // swizzleBits is the XOR a swizzled tile's row applies to its byte columns,
@@ -64,11 +65,11 @@ func (e *emitter) swizzleBits(row ptx.Operand) ptx.Operand {
 // stageFragments stores each thread's accumulator fragments: the two adjacent
 // columns of a fragment row go out as one 32-bit (bf16 pair) or 64-bit (f32 pair)
 // store.
-func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
+func (e *emitter) stageFragments(v *ir.Value, l, h decision.Layout) error {
 	elem := v.Type.Elem
 	es := elem.Size()
 	rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
-	e.comment("stage %s from mma fragments -> shared[%d]", v, h.offset)
+	e.comment("stage %s from mma fragments -> shared[%d]", v, h.Offset)
 	for mi := 0; mi < rows.n; mi++ {
 		for ni := 0; ni < cols.n; ni++ {
 			for half := 0; half < 2; half++ {
@@ -82,7 +83,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 				}
 				addr := e.sharedAddr(e.smemOf(v), h, rows.idx[mi][half], cols.idx[ni][0], es)
 				// Of the warps holding identical copies, one writes.
-				first := e.firstCopy(l.copies())
+				first := e.firstCopy(l.Copies())
 				switch es {
 				case 2:
 					p := e.reg(ir.I32)
@@ -102,7 +103,7 @@ func (e *emitter) stageFragments(v *ir.Value, l, h layout) error {
 // stageComputed has the CTA compute every element of a recomputed tile (a
 // dequantization, say) and store it: threads take runs of 16 bytes round-robin, so
 // each thread writes whole 16-byte vectors when the row length allows.
-func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
+func (e *emitter) stageComputed(v *ir.Value, h decision.Layout) ([]func(), error) {
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
@@ -110,7 +111,7 @@ func (e *emitter) stageComputed(v *ir.Value, h layout) ([]func(), error) {
 	if C%vec != 0 || (es != 2 && es != 4) {
 		vec = 1
 	}
-	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.offset, vec)
+	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.Offset, vec)
 	var stores []func()
 	err := e.forRuns(R, C/vec, func(row, runIdx, live ptx.Operand) error {
 		// The run coordinates are shared by every tile with the same split: never
@@ -178,7 +179,7 @@ func (e *emitter) flushStage() {
 	for _, st := range p.stores {
 		st()
 	}
-	e.sync(syncWrote, p.v)
+	e.sync(decision.SyncWrote, p.v)
 }
 
 // emitsNothing reports whether o touches no shared memory and leaves no sync
@@ -190,11 +191,11 @@ func (e *emitter) emitsNothing(o *ir.Op) bool {
 		return false
 	}
 	r := o.Result()
-	_, staged := e.f.staged[r]
-	switch e.layout(r).kind {
-	case lScalar:
+	_, staged := e.d.Staged[r]
+	switch e.layout(r).Kind {
+	case decision.Scalar:
 		return true
-	case lExpr:
+	case decision.Expr:
 		return o.Kind != ir.OpLoad && !staged
 	}
 	return false
@@ -212,7 +213,7 @@ func (e *emitter) readsPending(v *ir.Value) bool {
 		if x == e.pending.v {
 			return true
 		}
-		if seen[x] || x.Def == nil || e.layout(x).kind != lExpr {
+		if seen[x] || x.Def == nil || e.layout(x).Kind != decision.Expr {
 			return false
 		}
 		seen[x] = true
@@ -314,7 +315,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 	r := &run{ty: elem}
 	l := e.layout(v)
 	o := v.Def
-	if l.kind == lShared && !l.trans && n == 2 && es == 1 {
+	if l.Kind == decision.Shared && !l.Trans && n == 2 && es == 1 {
 		// Two bytes: the raw e4m3 pair of an mma fragment register (emit_dot's
 		// computedPair).
 		e.ready(v)
@@ -324,7 +325,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		r.halves = []ptx.Operand{h}
 		return r, nil
 	}
-	if l.kind == lShared && !l.trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
+	if l.Kind == decision.Shared && !l.Trans && (n*es == 4 || n*es == 8 || n*es == 16) && es <= 4 {
 		e.ready(v)
 		e.noteRead(v)
 		addr := e.sharedAddr(e.smemOf(v), l, row, col0, es)
@@ -343,9 +344,9 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 		}
 		return r, nil
 	}
-	if o != nil && l.kind == lExpr {
+	if o != nil && l.Kind == decision.Expr {
 		switch {
-		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.E4M3 && elem == ir.F32 && e.f.target.FP8Convert && n%2 == 0:
+		case o.Kind == ir.OpCast && o.Args[0].Type.Elem == ir.E4M3 && elem == ir.F32 && e.d.Target.FP8Convert && n%2 == 0:
 			src, err := e.atRun(o.Args[0], row, col0, n)
 			if err != nil {
 				return nil, err
@@ -388,7 +389,7 @@ func (e *emitter) atRunUncached(v *ir.Value, row, col0 ptx.Operand, n int) (*run
 				case a.Type.Kind != ir.Tile:
 					x := e.scalar(a)
 					args[k] = func(int) (ptx.Operand, error) { return x, nil }
-				case a.Def != nil && a.Def.Kind == ir.OpBroadcast && a.Def.Int == 1 && e.layout(a).kind == lExpr:
+				case a.Def != nil && a.Def.Kind == ir.OpBroadcast && a.Def.Int == 1 && e.layout(a).Kind == decision.Expr:
 					// A row vector broadcast along the row: one value for the run.
 					x, err := e.at(a, []ptx.Operand{row, col0})
 					if err != nil {
@@ -454,18 +455,18 @@ func (e *emitter) f16PairToF32(h ptx.Operand, out []ptx.Operand) {
 
 // stageVector computes a rank-1 tile once, element i by thread i (and i + the
 // CTA size, ...), into shared memory; later uses read it from there.
-func (e *emitter) stageVector(v *ir.Value, h layout) error {
+func (e *emitter) stageVector(v *ir.Value, h decision.Layout) error {
 	elem := v.Type.Elem
 	n := v.Type.Shape[0]
-	e.comment("stage %s: %d x %s computed once -> shared[%d]", v, n, elem, h.offset)
+	e.comment("stage %s: %d x %s computed once -> shared[%d]", v, n, elem, h.Offset)
 	err := e.forRuns(n, 1, func(idx, _, live ptx.Operand) error {
 		x, err := e.atUncached(v, []ptx.Operand{idx})
 		if err != nil {
 			return err
 		}
 		a := e.reg(ir.I32)
-		e.add(ptx.MadLoS32(a, idx, ptx.Imm(h.pitch), e.smem))
-		e.addIf(live, false, ptx.StShared(memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.offset)}, e.inReg(x, elem)))
+		e.add(ptx.MadLoS32(a, idx, ptx.Imm(h.Pitch), e.smem))
+		e.addIf(live, false, ptx.StShared(memSuffix(elem), ptx.Addr{Base: a, Off: int64(h.Offset)}, e.inReg(x, elem)))
 		return nil
 	})
 	if err != nil {

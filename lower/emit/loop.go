@@ -1,15 +1,17 @@
-package lower
+package emit
 
 import (
 	"fmt"
+
 	"github.com/ptxgen/ptxgen/ir"
+	"github.com/ptxgen/ptxgen/lower/decision"
 	"github.com/ptxgen/ptxgen/ptx"
 )
 
 // loop emits a counted loop. Carried values live in registers allocated here; the
 // body's yields are copied into them before the back edge.
 func (e *emitter) loop(o *ir.Op) error {
-	if splitByRoles(o) {
+	if ir.SplitByRoles(o) {
 		return e.splitLoop(o)
 	}
 	if o.Role != "" {
@@ -33,7 +35,7 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	carried := make([]*vals, len(body.Yield))
 	for i, in := range o.Args[2:] {
 		arg := body.Args[i+1]
-		e.placeOn(e.f.valueRole(arg))
+		e.placeOn(e.d.ValueRole(arg))
 		c, err := e.materialize(in, e.layout(arg))
 		if err != nil {
 			return fmt.Errorf("loop-carried value %s: %v", arg, err)
@@ -53,14 +55,14 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	}
 	for _, bo := range body.Ops {
 		if x := bo.Args; bo.Kind == ir.OpSlice && !inBody[x[0]] {
-			if _, ok := e.f.sharedHome(x[0]); ok {
+			if _, ok := e.d.SharedHome(x[0]); ok {
 				e.ready(x[0])
 			}
 		}
 	}
 	// Dots of the body that hold their loop-invariant A in registers load it here,
 	// once.
-	for _, d := range e.f.heldA[o] {
+	for _, d := range e.d.HeldA[o] {
 		if err := e.holdA(d); err != nil {
 			return err
 		}
@@ -68,8 +70,8 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	// The body ends with every shared access complete (flushAll), so after the loop
 	// the hazards are those at entry: a loop that runs no iteration leaves them as
 	// they were.
-	e.sync(syncLoopEnter, nil)
-	pl := e.f.pipeline.pipelines[o]
+	e.sync(decision.SyncLoopEnter, nil)
+	pl := e.d.Pipeline.Pipelines[o]
 	var slot ptx.Reg
 	if pl != nil {
 		var err error
@@ -88,7 +90,7 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 		return err
 	}
 	for i, y := range body.Yield {
-		e.placeOn(e.f.valueRole(body.Args[i+1]))
+		e.placeOn(e.d.ValueRole(body.Args[i+1]))
 		if err := e.copyInto(carried[i], y, e.layout(body.Args[i+1])); err != nil {
 			return err
 		}
@@ -101,7 +103,7 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	case pl != nil:
 		// The next iteration's barrier orders this one's shared accesses; only
 		// the body's own cp.async groups (loads not pipelined) are waited for.
-		e.sync(syncPipeDrain, nil)
+		e.sync(decision.SyncPipeDrain, nil)
 	case e.writesShared(body, nil):
 		e.comment("all warps are done with this iteration's shared tiles")
 		e.flushAll()
@@ -141,17 +143,17 @@ func (e *emitter) loopTail(iv ptx.Reg, hi ptx.Operand, step int64, top, end stri
 	e.add(ptx.SetpLtS32(p, iv, e.inReg(hi, ir.I32)))
 	e.addIf(p, false, ptx.BraUni(ptx.Sym(top)))
 	e.body = append(e.body, &ptx.Label{Name: end})
-	e.sync(syncLoopExit, nil)
+	e.sync(decision.SyncLoopExit, nil)
 }
 
 // nextSlot moves a ring's slot register on (mod its stages) and forgets this
 // iteration's slot bases.
-func (e *emitter) nextSlot(r *loopPipeline, slot ptx.Reg) {
+func (e *emitter) nextSlot(r *decision.LoopPipeline, slot ptx.Reg) {
 	p := e.reg(ir.I1)
 	e.add(ptx.AddS32(slot, slot, ptx.Imm(1)))
-	e.add(ptx.SetpEqS32(p, slot, ptx.Imm(r.stages)))
+	e.add(ptx.SetpEqS32(p, slot, ptx.Imm(r.Stages)))
 	e.add(ptx.SelpB32(slot, ptx.Imm(0), slot, p))
-	for _, t := range r.tiles {
+	for _, t := range r.Tiles {
 		delete(e.ring, t)
 	}
 }
@@ -161,15 +163,15 @@ func (e *emitter) nextSlot(r *loopPipeline, slot ptx.Reg) {
 // the ops keep accepts (nil: all) count.
 func (e *emitter) writesShared(b *ir.Block, keep func(*ir.Op) bool) bool {
 	found := false
-	walkOps(b, func(o *ir.Op) {
+	ir.WalkOps(b, func(o *ir.Op) {
 		if keep != nil && !keep(o) {
 			return
 		}
 		for _, r := range o.Results {
-			if _, ok := e.f.sharedHome(r); ok && o.Kind != ir.OpTrans {
+			if _, ok := e.d.SharedHome(r); ok && o.Kind != ir.OpTrans {
 				found = true
 			}
-			if _, ok := e.f.scratch[r]; ok {
+			if _, ok := e.d.Scratch[r]; ok {
 				found = true
 			}
 		}
@@ -178,12 +180,12 @@ func (e *emitter) writesShared(b *ir.Block, keep func(*ir.Op) bool) bool {
 }
 
 // materialize gives v fresh registers in layout l (for loop-carried values).
-func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
+func (e *emitter) materialize(v *ir.Value, l decision.Layout) (*vals, error) {
 	out := &vals{}
 	elem := v.Type.Elem
 	movType := bitsSuffix(elem)
-	switch l.kind {
-	case lScalar:
+	switch l.Kind {
+	case decision.Scalar:
 		r := e.reg(elem)
 		src := e.scalar(v)
 		if elem == ir.I1 {
@@ -193,7 +195,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 		}
 		out.scalar = r
 		return out, nil
-	case lAcc:
+	case decision.Acc:
 		mt, nt := e.rowsOf(v.Type.Shape[0], l).n, e.colsOf(v.Type.Shape[1], l).n
 		out.acc = make([][][4]ptx.Operand, mt)
 		for mi := range out.acc {
@@ -211,10 +213,10 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 			}
 		}
 		return out, nil
-	case lRows, lCols:
+	case decision.Rows, decision.Cols:
 		shape := accShapeOf(v, l)
 		n := e.rowsOf(shape[0], l).n
-		if l.kind == lCols {
+		if l.Kind == decision.Cols {
 			n = e.colsOf(shape[1], l).n
 		}
 		out.vec = make([][2]ptx.Operand, n)
@@ -230,7 +232,7 @@ func (e *emitter) materialize(v *ir.Value, l layout) (*vals, error) {
 			}
 		}
 		return out, nil
-	case lThreads:
+	case decision.Threads:
 		n := v.Type.Shape[0]
 		out.elems = make([]ptx.Operand, e.threadElems(n))
 		for k := range out.elems {
@@ -257,12 +259,12 @@ func (e *emitter) movElem(dst, x ptx.Operand, elem ir.Elem) {
 	e.add(ptx.Mov(bitsSuffix(elem), dst, x))
 }
 
-// threadElems is the number of elements of a rank-1 lThreads tile of n elements
+// threadElems is the number of elements of a rank-1 Threads tile of n elements
 // each thread holds.
 func (e *emitter) threadElems(n int) int { return (n + e.nthreads - 1) / e.nthreads }
 
 // threadElem returns this thread's k-th element (element tid + k x threads,
-// clamped to the last) of v, used by an op on a rank-1 lThreads tile of n elements.
+// clamped to the last) of v, used by an op on a rank-1 Threads tile of n elements.
 func (e *emitter) threadElem(v *ir.Value, k, n int) (ptx.Operand, error) {
 	if x, ok := e.v[v]; ok && x.elems != nil {
 		return x.elems[k], nil
@@ -297,10 +299,10 @@ func (e *emitter) threadElementwise(o *ir.Op) error {
 }
 
 // copyInto moves y's elements into the carried registers dst.
-func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
+func (e *emitter) copyInto(dst *vals, y *ir.Value, l decision.Layout) error {
 	movType := bitsSuffix(y.Type.Elem)
-	switch l.kind {
-	case lScalar:
+	switch l.Kind {
+	case decision.Scalar:
 		src := e.scalar(y)
 		if src == dst.scalar {
 			return nil
@@ -311,7 +313,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 		} else {
 			e.add(ptx.Mov(movType, dst.scalar, src))
 		}
-	case lAcc:
+	case decision.Acc:
 		for mi := range dst.acc {
 			for ni := range dst.acc[mi] {
 				for c := 0; c < 4; c++ {
@@ -325,7 +327,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 				}
 			}
 		}
-	case lThreads:
+	case decision.Threads:
 		for k := range dst.elems {
 			x, err := e.threadElem(y, k, y.Type.Shape[0])
 			if err != nil {
@@ -335,7 +337,7 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 				e.movElem(dst.elems[k], x, y.Type.Elem)
 			}
 		}
-	case lRows, lCols:
+	case decision.Rows, decision.Cols:
 		for i := range dst.vec {
 			for h := 0; h < 2; h++ {
 				x, err := e.vecElem(y, l, i, h)
@@ -353,21 +355,21 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l layout) error {
 
 // pipelinePrologue issues the first stages-1 iterations' pipelined loads, into
 // slots 0..stages-2, and returns the register holding the slot iteration 0 reads.
-func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
-	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.stages, pl.stages, e.f.slotBytes[pl])
-	for _, v := range pl.reads {
+func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
+	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.Stages, pl.Stages, e.d.SlotBytes[pl])
+	for _, v := range pl.Reads {
 		e.ready(v)
 	}
-	for _, t := range pl.tiles {
+	for _, t := range pl.Tiles {
 		e.beforeWrite(t)
 	}
-	for s := 0; s < pl.stages-1; s++ {
+	for s := 0; s < pl.Stages-1; s++ {
 		ivs := e.reg(ir.I32)
-		e.add(ptx.AddS32(ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.loop.Int)))
+		e.add(ptx.AddS32(ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.Loop.Int)))
 		base := e.smem
 		if s > 0 {
 			r := e.reg(ir.I32)
-			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*e.f.slotBytes[pl])))
+			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*e.d.SlotBytes[pl])))
 			base = r
 		}
 		if err := e.pipelineStage(pl, ivs, hi, base); err != nil {
@@ -383,22 +385,22 @@ func (e *emitter) pipelinePrologue(pl *loopPipeline, lo, hi ptx.Operand) (ptx.Re
 // stage it reads (the sync pass writes cp.async.wait_group stages-2 and the
 // barrier), points the ring's tiles at that slot, and issues iteration
 // iv + (stages-1) x step into the slot the previous iteration read.
-func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
-	e.pipeTop(pl.stages - 2)
+func (e *emitter) pipelineIteration(pl *decision.LoopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
+	e.pipeTop(pl.Stages - 2)
 	cur := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.f.slotBytes[pl]), e.smem))
-	for _, t := range pl.tiles {
+	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
+	for _, t := range pl.Tiles {
 		e.ring[t] = cur
 	}
 	w, wrapped, p := e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I1)
-	e.add(ptx.AddS32(w, slot, ptx.Imm(pl.stages-1)))
-	e.add(ptx.SubS32(wrapped, w, ptx.Imm(pl.stages)))
-	e.add(ptx.SetpGeS32(p, w, ptx.Imm(pl.stages)))
+	e.add(ptx.AddS32(w, slot, ptx.Imm(pl.Stages-1)))
+	e.add(ptx.SubS32(wrapped, w, ptx.Imm(pl.Stages)))
+	e.add(ptx.SetpGeS32(p, w, ptx.Imm(pl.Stages)))
 	e.add(ptx.SelpB32(w, wrapped, w, p))
 	next := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(next, w, ptx.Imm(e.f.slotBytes[pl]), e.smem))
+	e.add(ptx.MadLoS32(next, w, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
 	ivNext := e.reg(ir.I32)
-	e.add(ptx.AddS32(ivNext, iv, ptx.Imm(int64(pl.stages-1)*pl.loop.Int)))
+	e.add(ptx.AddS32(ivNext, iv, ptx.Imm(int64(pl.Stages-1)*pl.Loop.Int)))
 	return e.pipelineStage(pl, ivNext, hi, next)
 }
 
@@ -407,8 +409,8 @@ func (e *emitter) pipelineIteration(pl *loopPipeline, iv ptx.Operand, slot ptx.R
 // one cp.async group either way (empty past the end), so every iteration has
 // the same number of groups in flight. The loads' scalar operands are evaluated
 // again with ivx; their recomputed operands follow, in a scope of their own.
-func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) error {
-	ivArg := pl.loop.Body.Args[0]
+func (e *emitter) pipelineStage(pl *decision.LoopPipeline, ivx, hi, base ptx.Operand) error {
+	ivArg := pl.Loop.Body.Args[0]
 	skip := e.label()
 	p := e.reg(ir.I1)
 	e.add(ptx.SetpGeS32(p, ivx, e.inReg(hi, ir.I32)))
@@ -417,14 +419,14 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 	e.v[ivArg] = &vals{scalar: ivx}
 	e.pushScope()
 	err := e.openStage(base, func(s *stageScope) error {
-		for _, d := range pl.deps {
+		for _, d := range pl.Deps {
 			if err := e.opCompute(d); err != nil {
-				return opError(d, err)
+				return ir.ErrorAt(d, err)
 			}
 		}
-		for _, t := range pl.tiles {
+		for _, t := range pl.Tiles {
 			if err := e.loadShared(t.Def); err != nil {
-				return opError(t.Def, err)
+				return ir.ErrorAt(t.Def, err)
 			}
 		}
 		for _, cp := range s.copies {
@@ -433,7 +435,7 @@ func (e *emitter) pipelineStage(pl *loopPipeline, ivx, hi, base ptx.Operand) err
 		return nil
 	})
 	e.popScope()
-	for _, d := range pl.deps {
+	for _, d := range pl.Deps {
 		for _, r := range d.Results {
 			delete(e.v, r)
 		}
