@@ -128,6 +128,18 @@ func Compile(k *ir.Kernel, t target.Target, opt Options) (*Result, error) {
 	return res, err
 }
 
+// Decide runs the passes before emit on a copy of k and returns what they
+// decided: the set emit.Kernel writes the kernel's PTX from (its sync points
+// then go to the sync pass, which Compile runs).
+func Decide(k *ir.Kernel, t target.Target, opt Options) (*decision.Set, error) {
+	opt.After = "simplify"
+	f, _, err := compile(k, t, opt, false)
+	if err != nil {
+		return nil, err
+	}
+	return &f.Set, nil
+}
+
 // compile runs the passes on a copy of k, up to opt.After (measuring: Measure's
 // run, which reports a size over the limit instead of refusing it).
 func compile(k *ir.Kernel, t target.Target, opt Options, measuring bool) (*fn, *Result, error) {
