@@ -1,3 +1,7 @@
+// Package decision holds what the lowering's passes decide about a kernel (the
+// records, the Layout type, the sync points' events, the simplify rules) and the
+// questions later passes and the emitter ask of them. The passes (package lower)
+// write it; the emitter (package emit) reads it.
 package decision
 
 import (

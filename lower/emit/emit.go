@@ -1,3 +1,6 @@
+// Package emit writes a kernel's PTX from what the lowering's passes decided
+// (decision.Set), leaving sync points for the sync pass; it decides nothing the
+// records say (DESIGN.md, the emit pass).
 package emit
 
 import (
