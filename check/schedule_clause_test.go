@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -162,6 +163,64 @@ func TestHoldQ(t *testing.T) {
 			}
 		}
 		cs, err := MLA(cfg, tgt("sm_90"), golden.MLAGenOptions{Seed: 5, InvalidFrac: 0.2, Poison: true, OutOfPool: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		passesInEmulator(t, cs)
+	}
+}
+
+// TestHeldQFreesItsBytes: a dot that holds Q in registers across the candidate loop
+// reads Q's shared home once, at the loop's entry, so the loop's arrays take Q's
+// bytes (the 16-head CTA: 98 -> 80 KB; with computed K fragments on sm_120 51 -> 33
+// KB, two CTAs per SM instead of one); the sync pass orders the fragment loads
+// before the loop's first writes there, which the emulator's race detection checks
+// against float64.
+func TestHeldQFreesItsBytes(t *testing.T) {
+	for _, c := range []struct {
+		target string
+		kfrags kernels.MLAKFrags
+	}{{"sm_90", kernels.KFragsAuto}, {"sm_120", kernels.KFragsOn}} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: 1, KFrags: c.kfrags}
+		tg := tgt(c.target)
+		p, err := kernels.MLA(cfg, tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k *ir.Kernel
+		for _, x := range p.Program.Kernels {
+			if x.Name == "mla_decode_h16" {
+				k = x
+			}
+		}
+		if k == nil {
+			t.Fatalf("%s: no mla_decode_h16", c.target)
+		}
+		d, err := lower.Decide(k, tg, lower.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared := 0
+		for loop, dots := range d.HeldA {
+			inLoop := map[*ir.Value]bool{}
+			ir.WalkOps(loop.Body, func(o *ir.Op) {
+				for _, r := range o.Results {
+					inLoop[r] = true
+				}
+			})
+			for _, o := range dots {
+				for w, with := range d.Aliases { // each array and those placed before it that it overlaps
+					if inLoop[w] && slices.Contains(with, o.Args[0]) {
+						shared++
+					}
+				}
+			}
+		}
+		if shared == 0 {
+			t.Errorf("%s: no array of the loop takes a held Q slice's bytes (%d bytes of shared memory)", c.target, d.SmemBytes)
+		}
+		cs, err := MLA(cfg, tg, golden.MLAGenOptions{Seed: 7, InvalidFrac: 0.2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -529,7 +529,9 @@ func TestStagesOverride(t *testing.T) {
 	}{
 		{H: 16, t: sm90, want: []int{2}},
 		{H: 16, stages: 1, t: sm90, want: []int{1}},
-		{H: 8, kFrags: true, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 1}},
+		// Under sm_120's limits each family's one stage holds 2 CTAs per SM where two
+		// stages hold 1 (the 16-head CTA's loop takes held Q's bytes: 33 KB).
+		{H: 8, kFrags: true, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{1, 1}},
 		{H: 8, kFrags: true, stages: 2, t: sm90.WithLimitsOf(target.MustLookup("sm_120")), want: []int{2, 2}},
 	} {
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: c.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: kfrags(c.kFrags), Stages: c.stages}

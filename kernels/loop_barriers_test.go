@@ -58,8 +58,9 @@ func TestDecodeLoopBarriers(t *testing.T) {
 		k1     int
 		want   int
 	}{{"sm_90", false, 512, 3}, {"sm_120", false, 512, 3}, {"sm_120", false, 1152, 3}, {"sm_120", true, 1152, 7}} {
+		// The bf16-tile path (-k-frags=false): on sm_120 auto computes the fragments.
 		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 256, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
-			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}}
+			Segments: []mla.Segment{{K: 128, PageSize: 64, HasLen: true}, {K: c.k1, PageSize: 64, HasLen: true}}}, KFrags: kernels.KFragsOff}
 		tg := target.MustLookup(c.target)
 		if c.less {
 			cfg.Stages = 2 // the family as planned with the whole limit; only the lowering gets less

@@ -494,7 +494,13 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 	// two stages (run 70), under sm_120's 99 KB 2 at one stage against 1 at two
 	// (run 71, the H200 at sm_120's residency: H8 T256 74.7 -> 61.2 us, T64 27.2 ->
 	// 25.9). Without the pair conversion (sm_80) each fragment costs a dozen
-	// instructions more, unmeasured.
+	// instructions more, unmeasured. The 16-head CTA is not taken: under sm_120's
+	// limits its computed fragments hold 2 CTAs per SM (33 KB) against the tile's 1,
+	// 11-20% faster where a launch's rows fill the SMs (run 82: H16 T256 77.9 ->
+	// 69.2 us, H64 T64 77.2 -> 64.4, H64 T256 291.6 -> 232.7) but slower where it
+	// splits (H16 T64 27.0 -> 27.9, H16 T8 13.0 -> 15.9: its Small kernels keep
+	// the tile at the family's one stage), and a family serves every call of its
+	// program: it needs its own family for the rows that fill the SMs.
 	kc := c
 	kc.KFrags = KFragsOn
 	kf, err := kc.mlaStagedAs(t, hb, tile)

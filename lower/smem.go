@@ -196,9 +196,22 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 	}
 	// A use extends a lifetime to the use, or to the end of the outermost loop that
 	// encloses the use but not the definition (the array must survive iterations).
+	// A dot that holds its A in registers across its loop (HeldA) reads A's home
+	// once, where the loop is entered and before its ring is filled: that read ends
+	// there, just before the loop, so the loop's arrays may take A's bytes.
+	heldAt := map[*ir.Op]int{}
+	for loop, dots := range f.HeldA {
+		for _, d := range dots {
+			heldAt[d] = pos[loop] - 1
+		}
+	}
 	for v, it := range items {
 		defLoop := inLoop[it.v.Def]
 		for _, o := range usesOf(v, map[*ir.Value]bool{}) {
+			if at, ok := heldAt[o]; ok && o.Args[0] == v {
+				it.end = max(it.end, at)
+				continue
+			}
 			end := pos[o]
 			for l := inLoop[o]; l != nil && l != defLoop; l = inLoop[l] {
 				end = max(end, loopEnd[l])

@@ -145,7 +145,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 100352,
+				SharedBytes: 81920,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -201,7 +201,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 99072,
+				SharedBytes: 80640,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
@@ -429,7 +429,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 1},
 				GridParam:   [3]string{"", "rows", ""},
 				Block:       128,
-				SharedBytes: 100352,
+				SharedBytes: 81920,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "q", Kind: "ptr", Elem: "bf16", PerRow: 65536, Align: 16, Run: 512, Strides: []ptx.StrideDim{{Stride: "q_stride_h", Count: 64}, {Stride: "q_stride_t", CountParam: "rows", CountDiv: 1}}},
@@ -485,7 +485,7 @@ var mlaDecodeBuilds = []mlaDecodeBuild{
 				Grid:        [3]int{4, 8, 20},
 				GridParam:   [3]string{"", "rows", "split"},
 				Block:       128,
-				SharedBytes: 99072,
+				SharedBytes: 80640,
 				Params: []ptx.KParam{
 					{Name: "rows", Kind: "i32"},
 					{Name: "split", Kind: "i32"},
