@@ -151,10 +151,10 @@ func StatesComputed(o *ir.Op, i int) bool {
 	return false
 }
 
-// Divisor returns a power of two that the integer value v (every element of it) is
+// divisor returns a power of two that the integer value v (every element of it) is
 // known to be a multiple of. It drives the width of vector copies: a gather whose
 // row offsets are multiples of 8 bf16 elements can move 16 bytes per cp.async.
-func (d *Set) Divisor(v *ir.Value) int64 {
+func (d *Set) divisor(v *ir.Value) int64 {
 	const limit = 1 << 16
 	if v.Def == nil {
 		for _, p := range d.Kernel.Params {
@@ -172,30 +172,30 @@ func (d *Set) Divisor(v *ir.Value) int64 {
 		}
 		return min(int64(1)<<bits.TrailingZeros64(uint64(o.Int)), limit)
 	case ir.OpMul:
-		return min(d.Divisor(o.Args[0])*d.Divisor(o.Args[1]), limit)
+		return min(d.divisor(o.Args[0])*d.divisor(o.Args[1]), limit)
 	case ir.OpAdd, ir.OpSub, ir.OpMin, ir.OpMax:
-		return min(d.Divisor(o.Args[0]), d.Divisor(o.Args[1]))
+		return min(d.divisor(o.Args[0]), d.divisor(o.Args[1]))
 	case ir.OpCast, ir.OpBroadcast:
-		return d.Divisor(o.Args[0])
+		return d.divisor(o.Args[0])
 	case ir.OpDiv:
 		if c := o.Args[1].Def; c != nil && c.Kind == ir.OpConst && c.Int > 0 {
-			if d := d.Divisor(o.Args[0]); d%c.Int == 0 {
-				return d / c.Int
+			if x := d.divisor(o.Args[0]); x%c.Int == 0 {
+				return x / c.Int
 			}
 		}
 	case ir.OpShl:
 		if c := o.Args[1].Def; c != nil && c.Kind == ir.OpConst && c.Int >= 0 && c.Int < 16 {
-			return min(d.Divisor(o.Args[0])<<c.Int, limit)
+			return min(d.divisor(o.Args[0])<<c.Int, limit)
 		}
 	case ir.OpSelect:
-		return min(d.Divisor(o.Args[1]), d.Divisor(o.Args[2]))
+		return min(d.divisor(o.Args[1]), d.divisor(o.Args[2]))
 	}
 	return 1
 }
 
-// PtrAlign is the byte alignment known for a pointer value: the least of the
+// ptrAlign is the byte alignment known for a pointer value: the least of the
 // parameters it may be.
-func (d *Set) PtrAlign(p *ir.Value) int64 {
+func (d *Set) ptrAlign(p *ir.Value) int64 {
 	ps := ir.PointerParams(d.Kernel, p)
 	if ps == nil {
 		return 1
@@ -210,7 +210,7 @@ func (d *Set) PtrAlign(p *ir.Value) int64 {
 // MemAlign is the byte alignment known for the address of every element of a
 // load or store whose elements are esize bytes: the pointer's and its offsets'.
 func (d *Set) MemAlign(m ir.MemOps, esize int64) int64 {
-	return gcd64(d.PtrAlign(m.Ptr), gcd64(d.Divisor(m.Offs)*esize, d.Divisor(m.Col0)*esize))
+	return gcd64(d.ptrAlign(m.Ptr), gcd64(d.divisor(m.Offs)*esize, d.divisor(m.Col0)*esize))
 }
 
 func gcd64(a, b int64) int64 {
