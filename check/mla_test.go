@@ -81,6 +81,10 @@ var mlaMatrix = []mlaCaseSpec{
 	// Planned for 4 SMs, 3 rows split 3 ways and 1 row 6.
 	{T: 3, H: 16, segs: []mla.Segment{seg(100, 64, true), seg(64, 2, true)}, sink: true, sms: 4, target: "sm_90",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "split 3 planned for 4 SMs"},
+	// Planned for 2 SMs, the rows fill them: the 16-head CTA with K and V fragments
+	// computed from the raw ring (2 CTAs per SM under sm_120's 99 KB), unsplit.
+	{T: 3, H: 24, segs: []mla.Segment{seg(100, 64, true), seg(70, 16, true)}, sink: true, sms: 2, target: "sm_120",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "rows that fill the SMs: computed K fragments"},
 	{T: 2, H: 8, segs: []mla.Segment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
 	{T: 2, H: 8, segs: []mla.Segment{seg(64, 16, true)}, cache: mla.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",

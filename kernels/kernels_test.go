@@ -632,3 +632,64 @@ func TestKFragsSmallKernelsKeepTheTile(t *testing.T) {
 		t.Errorf("%d 16-head kernels, want 4 (direct, split and their Small versions)", seen)
 	}
 }
+
+// Under sm_120's limits (99 KB) -k-frags auto plans a second 16-head family, its K and
+// V fragments computed from the raw ring at 2 CTAs per SM against the tile family's
+// 1, for the calls whose rows fill the SMs, and keeps the two-stage tile family, with
+// its splits and Small kernels, for the rest. Nowhere else: not on sm_90 (both hold
+// 2), not at 8 heads (the heads-in-N family), not with -k-frags given, not when no
+// call of the capacity fills the SMs.
+func TestFillFamily(t *testing.T) {
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	sm90, sm120 := target.MustLookup("sm_90"), target.MustLookup("sm_120")
+	planned := sm90.WithLimitsOf(sm120)
+	for _, c := range []struct {
+		name     string
+		t        target.Target
+		h, maxT  int
+		kFrags   kernels.MLAKFrags
+		wantFill bool
+	}{
+		{"sm_120 H16", sm120, 16, 256, kernels.KFragsAuto, true},
+		{"sm_120 H64", sm120, 64, 64, kernels.KFragsAuto, true},
+		{"sm_90 planned as sm_120 H32", planned, 32, 256, kernels.KFragsAuto, true},
+		{"sm_120 H16 capacity below the SMs", sm120, 16, sm120.SMs - 1, kernels.KFragsAuto, false},
+		{"sm_120 H16 -k-frags=true", sm120, 16, 256, kernels.KFragsOn, false},
+		{"sm_120 H16 -k-frags=false", sm120, 16, 256, kernels.KFragsOff, false},
+		{"sm_120 H8", sm120, 8, 256, kernels.KFragsAuto, false},
+		{"sm_90 H16", sm90, 16, 256, kernels.KFragsAuto, false},
+		{"sm_80 H16", target.MustLookup("sm_80"), 16, 256, kernels.KFragsAuto, false},
+	} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: c.maxT, H: c.h, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
+		p, designs, err := kernels.MLADesign(cfg, c.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Rule
+		fill := len(designs) == 2 && designs[1].Variant.HeadBlock == 16
+		if fill != c.wantFill {
+			t.Errorf("%s: a second 16-head family %v, want %v (plan %s)", c.name, fill, c.wantFill, describeRule(r))
+			continue
+		}
+		if !fill {
+			continue
+		}
+		f0, f1 := r.Families[0], r.Families[1]
+		if !designs[1].Variant.KFrags || designs[0].Variant.KFrags || f1.PerSM <= f0.PerSM || f0.Stages != 2 || f1.Direct != "mla_decode_h16_kf" ||
+			f1.Partial != "" || f1.DirectSmall != "" || f0.DirectSmall == "" || f0.Partial == "" {
+			t.Errorf("%s: families %v / %+v and %v / %+v", c.name, designs[0].Variant, f0, designs[1].Variant, f1)
+		}
+		// The rows that fill the SMs run it unsplit; one row fewer runs the tile family.
+		sms := c.t.SMs
+		fillRows := (sms + f0.HeadBlocks - 1) / f0.HeadBlocks
+		for _, rows := range []int{1, fillRows - 1, fillRows, c.maxT} {
+			ch, err := r.Choose(rows, sms)
+			if err != nil {
+				t.Fatalf("%s: %d rows: %v", c.name, rows, err)
+			}
+			if want := rows >= fillRows; (ch.Family == 1) != want || ch.Family == 1 && (ch.Split != 1 || ch.Kernels[0] != f1.Direct) {
+				t.Errorf("%s: %d rows on %d SMs: %+v, want the computed-fragment family %v", c.name, rows, sms, ch, want)
+			}
+		}
+	}
+}

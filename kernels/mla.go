@@ -70,6 +70,10 @@ type MLAConfig struct {
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
 	// CTAs per SM it costs (-stages), which the lowering's figures cannot.
 	Stages int
+
+	// fillsSMs builds the family that serves only calls whose rows fill the SMs
+	// (mlaFill): no Small and no Partial kernels, named with "_kf".
+	fillsSMs bool
 }
 
 // MLAKFrags is MLAConfig.KFrags, spelled as the flag takes it; the zero value is
@@ -394,6 +398,9 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 	fc := c
 	fc.HeadBlock, fc.Tile = hb, tile
 	name := fmt.Sprintf("mla_decode_h%d", hb)
+	if c.fillsSMs {
+		name += "_kf"
+	}
 	variant := c.variant(hb, tile, stages)
 	f := variant.family()
 	f.HeadBlocks, f.Tiles = fc.headBlocks(), fc.totalTiles()
@@ -401,10 +408,12 @@ func (c MLAConfig) mlaFamily(t target.Target, hb, tile, stages int) (*mlaFamily,
 	if c.Split > 1 && f.Tiles > 1 {
 		f.Direct = ""
 	}
-	if c.Split == 1 || f.Tiles == 1 {
+	if c.Split == 1 || f.Tiles == 1 || c.fillsSMs {
 		f.Partial = ""
 	}
-	f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
+	if !c.fillsSMs {
+		f.DirectSmall, f.PartialSmall = suffix(f.Direct, "_small"), suffix(f.Partial, "_small")
+	}
 	// A lone row on a huge GPU has the most chunks a Partial kernel's launch may have.
 	most := (&plan.Rule{Split: c.Split, MaxSplit: mlaMaxSplit}).SplitFor(f, 1, 1<<30)
 	mf := &mlaFamily{variant: variant, kernels: map[string]*ir.Kernel{}, figures: map[string]lower.Figures{}, fits: true}
@@ -499,8 +508,8 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 	// 11-20% faster where a launch's rows fill the SMs (run 82: H16 T256 77.9 ->
 	// 69.2 us, H64 T64 77.2 -> 64.4, H64 T256 291.6 -> 232.7) but slower where it
 	// splits (H16 T64 27.0 -> 27.9, H16 T8 13.0 -> 15.9: its Small kernels keep
-	// the tile at the family's one stage), and a family serves every call of its
-	// program: it needs its own family for the rows that fill the SMs.
+	// the tile at the family's one stage): it is a family of its own for the rows
+	// that fill the SMs (mlaFill).
 	kc := c
 	kc.KFrags = KFragsOn
 	kf, err := kc.mlaStagedAs(t, hb, tile)
@@ -509,6 +518,35 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 	}
 	if kf.fits && kf.fam.PerSM > f.fam.PerSM {
 		return kf, nil
+	}
+	return f, nil
+}
+
+// mlaFill is the family, beside base (the 16-head CTA of the bf16 tile), for calls of
+// -k-frags auto whose rows alone fill the SMs (plan.Rule's wide rule for 32-candidate
+// tiles): the 16-head CTA computing its K and V fragments from the raw ring, taken
+// where that holds more of its CTAs per SM than base does, and at most 2, so that
+// such calls never split and the family needs neither Partial nor Small kernels.
+// Under sm_120's 99 KB that is 2 CTAs per SM (33 KB, one stage) against the tile's 1:
+// H16 T256 77.9 -> 69.2 us, H32 T256 148 -> 122, H64 T64 77.2 -> 64.4, H64 T256
+// 291.6 -> 232.7, H16 K1152 T256 143.9 -> 123.9 (runs 81, 82: the H200 at sm_120's
+// residency), while the calls that split (T64 and below at 16 heads) keep base's two
+// stages and Small kernels. On sm_90 both hold 2 (registers): not taken. nil where
+// it is not taken.
+func (c MLAConfig) mlaFill(t target.Target, base *mlaFamily) (*mlaFamily, error) {
+	sms := t.SMs
+	if c.SMs > 0 {
+		sms = c.SMs
+	}
+	if c.KFrags != KFragsAuto || !t.FP8Convert || c.Cache != mla.CacheFP8DS || c.Split > 1 || c.Tile > mlaTile ||
+		c.ProducerWarps > 0 || base.variant.HeadBlock != 16 || c.Capacity()*base.fam.HeadBlocks < sms {
+		return nil, nil
+	}
+	fc := c
+	fc.KFrags, fc.fillsSMs = KFragsOn, true
+	f, err := fc.mlaStagedAs(t, 16, mlaTile)
+	if err != nil || !f.fits || f.fam.PerSM <= base.fam.PerSM || f.fam.PerSM > 2 {
+		return nil, err
 	}
 	return f, nil
 }
@@ -592,6 +630,16 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 			if len(fams) == 2 && fams[0].fam.PerSM <= 1 {
 				fams[1].fam.MinRows = mlaHeadsInNMinRows
 				rule.Families[1].MinRows = mlaHeadsInNMinRows
+			}
+		}
+		if len(fams) == 1 {
+			f, err := c.mlaFill(t, fams[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			if f != nil {
+				rule.Families = append(rule.Families, f.fam)
+				fams = append(fams, f)
 			}
 		}
 	}

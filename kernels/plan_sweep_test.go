@@ -124,7 +124,14 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 		}
 		return n
 	}
-	for _, f := range p.Rule.Families {
+	for i, f := range p.Rule.Families {
+		// A second 16-head family serves only calls whose rows fill the SMs
+		// (computed K fragments at more CTAs per SM): they never split and are
+		// never latency-bound enough for replicated scores.
+		fill := i == 1 && f.HeadBlock == 16
+		if fill && (f.Partial != "" || !designs[i].Variant.KFrags || f.PerSM <= p.Rule.Families[0].PerSM) {
+			t.Errorf("%s: second 16-head family %+v (%v): want computed K fragments, more CTAs per SM than family 0 and no Partial kernel", name, f, designs[i].Variant)
+		}
 		fewest := 0
 		for _, n := range []string{f.Direct, f.Partial} {
 			if n == "" {
@@ -145,8 +152,8 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 			if pair[0] == "" {
 				continue
 			}
-			if hasSmall := pair[1] != ""; hasSmall != (f.HeadBlock == 16) {
-				t.Errorf("%s: family h%d: Small kernel for %s: %v, want one exactly for 16-head CTAs (replicated score tiles)", name, f.HeadBlock, pair[0], hasSmall)
+			if hasSmall := pair[1] != ""; hasSmall != (f.HeadBlock == 16 && !fill) {
+				t.Errorf("%s: family h%d: Small kernel for %s: %v, want one exactly for 16-head CTAs (replicated score tiles) of calls that may split", name, f.HeadBlock, pair[0], hasSmall)
 			}
 		}
 		if f.HeadBlock == 64 && f.Tile == 32 && compiles(cfg, tg, 64, 64) {

@@ -18,8 +18,9 @@ import (
 // Rule is what Choose needs: the families of decode kernels (one CTA shape each) and
 // the numbers that pick between them.
 type Rule struct {
-	// Families are the CTA shapes, narrowest first: Families[0] always, Families[1]
-	// (a wide family of more heads per CTA) when generated.
+	// Families are the CTA shapes: Families[0] always; Families[1] when generated,
+	// a family for the calls Rule.wide gives it (more heads per CTA, the heads in
+	// the MMA's N dimension, or another residency of Families[0]'s heads).
 	Families []Family `json:"families"`
 	// Combines are the kernels that merge partial results, one per split, fewest
 	// chunks first; a Partial kernel is followed by the one of the call's split.

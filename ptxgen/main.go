@@ -245,8 +245,14 @@ func printPlan(w io.Writer, c kernels.Config, t target.Target) error {
 	for i, d := range designs {
 		f := d.Family
 		fmt.Fprintf(w, "family %d: %s\n  %d head blocks x %d candidate tiles per row, %d CTAs per SM", i, d.Variant, f.HeadBlocks, f.Tiles, f.PerSM)
-		if f.MinRows > 0 {
+		switch {
+		case i == 0:
+		case f.MinRows > 0:
 			fmt.Fprintf(w, ", for calls of %d rows or more", f.MinRows)
+		case f.Tile < 64:
+			fmt.Fprintf(w, ", for calls whose rows fill the SMs (rows x %d head blocks >= %d)", f.HeadBlocks, t.SMs)
+		default:
+			fmt.Fprintf(w, ", for calls whose CTAs walk %d tiles or more and fill half the SMs", p.Rule.WideMinTiles)
 		}
 		fmt.Fprintln(w)
 		for _, n := range []string{f.Direct, f.DirectSmall, f.Partial, f.PartialSmall} {

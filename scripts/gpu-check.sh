@@ -160,10 +160,13 @@ add "mla H=16 T=1 (-k-frags; its Small kernel keeps the bf16 tile)" "$M -heads 1
 add "mla H=13 T=64 K=100+53 page 53 split=1 (-k-frags)" "$M -heads 13 -tokens 64 -k0 100 -k1 53 -page1 53 -split 1 -k-frags"
 add "mla H=16 T=64 sm_120 plan (-k-frags)" "$M -heads 16 -tokens 64 -plan-target sm_120 -k-frags"
 # The 16-head CTA's loop takes held Q's bytes: under sm_120's limits 80 KB with the
-# bf16 tile (the default), 33 KB and 2 CTAs per SM with -k-frags.
+# bf16 tile, 33 KB and 2 CTAs per SM with computed fragments, which the plan takes
+# (mla_decode_h16_kf) for the calls whose rows fill the SMs.
 add "mla H=16 T=256 sm_120 plan (-k-frags: 2 CTAs per SM)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-frags"
-add "mla H=16 T=256 sm_120 plan" "$M -heads 16 -tokens 256 -plan-target sm_120"
-add "mla H=64 T=64 sm_120 plan" "$M -heads 64 -tokens 64 -plan-target sm_120"
+add "mla H=16 T=256 sm_120 plan (rows fill the SMs: h16_kf)" "$M -heads 16 -tokens 256 -plan-target sm_120"
+add "mla H=16 T=256 sm_120 plan (-k-frags=false: the bf16 tile)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-frags=false"
+add "mla H=64 T=64 sm_120 plan (rows fill the SMs: h16_kf)" "$M -heads 64 -tokens 64 -plan-target sm_120"
+add "mla H=24 T=64 K=100+53 page 53 sm_120 plan for 100 SMs (h16_kf, padded heads)" "$M -heads 24 -tokens 64 -k0 100 -k1 53 -page1 53 -plan-target sm_120 -sms 100"
 add "mla H=16 T=64 sm_120 plan (split kernel: 7 tiles a CTA, no Small)" "$M -heads 16 -tokens 64 -plan-target sm_120"
 add "mla H=64 T=8 sm_120 plan (split kernel, no Small)" "$M -heads 64 -tokens 8 -plan-target sm_120"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
@@ -249,6 +252,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=8 T=64 sm_120 plan (heads in N)" "-kernel mla_decode -heads 8 -tokens 64 -plan-target sm_120" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan (split, no Small)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -k-frags" &
+			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs (rows fill the SMs: h16_kf)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
@@ -278,6 +282,7 @@ if [ -n "$PTXAS" ]; then
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 1 -heads 16 -k-frags -o "$work/ptx/dump_mla_decode_T1_H16_kfrags_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -o "$work/ptx/dump_mla_decode_T256_H16_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-frags -o "$work/ptx/dump_mla_decode_T256_H16_kfrags_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 64 -o "$work/ptx/dump_mla_decode_T256_H64_sm_120.ptx"
 	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
 	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do
 		[ -e "$f" ] || continue
