@@ -70,9 +70,9 @@ func TestMLAGather(t *testing.T) {
 		if !strings.Contains(text, "cp.async.cg.shared.global") {
 			t.Errorf("%s: no 16-byte cp.async gathers", c.Name)
 		}
-		// One loop walks the chunk across both candidate lists, pipelined where
-		// its indices are preloaded (an index load in the loop keeps its gathers
-		// from being issued ahead: lower/loop_pipeline.go).
+		// One loop walks the chunk across both candidate lists, pipelined: its
+		// gathers through the preloaded indices, or, past the preload, with each
+		// tile's indices issued ahead of it as an index tile (lower/loop_pipeline.go).
 		k, err := kernels.Gather(kernels.GatherConfig{Shape: g.Shape, SMs: tc.sms, Split: tc.split})
 		if err != nil {
 			t.Fatal(err)
@@ -81,8 +81,11 @@ func TestMLAGather(t *testing.T) {
 		if n := strings.Count(ir.Print(k), " = for "); n != 1 {
 			t.Errorf("%s: %d loops, want 1", c.Name, n)
 		}
-		if n, want := strings.Count(text, "// pipeline:"), map[bool]int{true: 1}[preloaded]; n != want {
-			t.Errorf("%s: %d pipelined loops, want %d (indices preloaded: %v)", c.Name, n, want, preloaded)
+		if n := strings.Count(text, "// pipeline:"); n != 1 {
+			t.Errorf("%s: %d pipelined loops, want 1 (indices preloaded: %v)", c.Name, n, preloaded)
+		}
+		if n := strings.Count(text, "// index tile %ids:"); (n > 0) == preloaded {
+			t.Errorf("%s: %d index tile comments; indices preloaded: %v", c.Name, n, preloaded)
 		}
 		if preloaded != (tc.k1 <= 2048) {
 			t.Errorf("%s: indices preloaded %v", c.Name, preloaded)

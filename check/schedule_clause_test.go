@@ -227,3 +227,55 @@ func TestHeldQFreesItsBytes(t *testing.T) {
 		passesInEmulator(t, cs)
 	}
 }
+
+// TestAheadClause: a decode whose CTA walks more candidates than it preloads loads
+// each tile's indices in the loop; dump -ir states how far ahead of the tiles they
+// are issued (`ahead 1`, the lowering's choice at 2 stages), and every other depth
+// and pipeline it may be given (`ahead 0`: the indices in their own iteration, the
+// tiles not pipelined) compiles to other PTX that still matches the float64
+// reference in the emulator, whose pending-copy and race checks hold each
+// iteration's waits to the groups its reads need.
+func TestAheadClause(t *testing.T) {
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+		Segments: []mla.Segment{{K: 2200, PageSize: 64, HasLen: true}}}, Split: 1, SMs: 1}
+	target := tgt("sm_90")
+	const seed = 13
+	prog, text := filledDecode(t, cfg, target)
+	const filled = " stages 2 ahead 1 iter("
+	if n := strings.Count(text, filled); n != 1 {
+		t.Fatalf("%d loops state%q, want the candidate loop", n, filled)
+	}
+	seen := map[string]string{}
+	for _, clause := range []string{" stages 2 ahead 1 iter(", " stages 2 ahead 0 iter(", " stages 2 ahead 2 iter(", " stages 2 ahead 3 iter(", " stages 3 ahead 1 iter(", " stages 3 ahead 2 iter(", " stages 3 ahead 3 iter("} {
+		c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ir.ParseProgram(strings.Replace(text, filled, clause, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp, err := lower.CompileProgram(back, prog.Sequences(), target)
+		if err != nil {
+			t.Fatalf("%s: %v", clause, err)
+		}
+		ptxText := comp.Module.Print()
+		if clause == filled && ptxText != c.Compiled.Module.Print() {
+			t.Errorf("%s: the filled-in text compiles to other PTX than the kernel it was printed from", clause)
+		}
+		for other, p := range seen {
+			if p == ptxText {
+				t.Errorf("%s and %s compile to the same PTX", clause, other)
+			}
+		}
+		seen[clause] = ptxText
+		c.Compiled = comp
+		res, err := Run(Emulator{}, c)
+		if err != nil {
+			t.Fatalf("seed %d,%s: %v", seed, clause, err)
+		}
+		if !res.OK() {
+			t.Errorf("seed %d,%s: %s", seed, clause, res)
+		}
+	}
+}

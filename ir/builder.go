@@ -585,6 +585,13 @@ func (b *Builder) For(lo, hi *Value, step int, inits []*Value, body func(iv *Val
 // cp.async, at addresses that only the induction variable and values defined
 // before the loop decide, are issued stages-1 iterations ahead.
 func (b *Builder) ForStages(lo, hi *Value, step, stages int, inits []*Value, body func(iv *Value, carried []*Value) []*Value) []*Value {
+	return b.ForAhead(lo, hi, step, stages, 0, inits, body)
+}
+
+// ForAhead is ForStages with its index tiles (the loads the pipelined loads'
+// addresses read) issued ahead iterations before the loads that read them
+// (Op.Ahead: 0 the lowering's choice, NoAhead none, 1..MaxAhead).
+func (b *Builder) ForAhead(lo, hi *Value, step, stages, ahead int, inits []*Value, body func(iv *Value, carried []*Value) []*Value) []*Value {
 	if b.err != nil {
 		return b.placeholders(inits)
 	}
@@ -596,6 +603,7 @@ func (b *Builder) ForStages(lo, hi *Value, step, stages int, inits []*Value, bod
 	if stages != 1 {
 		op.Stages = stages
 	}
+	op.Ahead = ahead
 	iv := b.newValue(ScalarOf(I32), nil)
 	op.Body.Args = []*Value{iv}
 	for _, in := range inits {

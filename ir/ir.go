@@ -214,6 +214,13 @@ type Op struct {
 	// that reads them, into a ring of Stages slots (DESIGN.md, loops). 0 and 1
 	// both mean no pipeline; at most MaxStages.
 	Stages int
+	// Ahead, on a pipelined loop, is how many iterations before its pipelined
+	// loads a pipelined loop issues the loads their addresses read (index tiles: a
+	// tile's candidate indices), into a ring of Stages+Ahead slots, so that no
+	// gather waits for its indices' round trip. 0 leaves it to the lowering (which
+	// takes Stages-1 where the body has such a load); NoAhead keeps every such load
+	// in its own iteration, and the loads it addresses unpipelined; at most MaxAhead.
+	Ahead int
 	// Role places the op on the warps of the kernel's role of that name ("" = every
 	// warp). The body of a loop placed on a role runs on that role.
 	Role string
@@ -341,6 +348,13 @@ func (s DotSchedule) check() error {
 
 // MaxStages bounds a loop's pipeline depth (Op.Stages).
 const MaxStages = 4
+
+// MaxAhead bounds how far ahead a pipelined loop issues its index tiles (Op.Ahead);
+// NoAhead is the stated `ahead 0`: none issued ahead.
+const (
+	MaxAhead = 3
+	NoAhead  = -1
+)
 
 // MaxLoopDepth bounds how deep loops nest. Kernels nest a few; the bound keeps the
 // text form (each level indented) and the lowering's walks linear in the kernel's

@@ -637,6 +637,20 @@ func (p *parser) loop(o *Op, names []string, start int) (*Op, error) {
 			o.Stages = int(n)
 		}
 	}
+	if p.peek() == "ahead" {
+		p.next()
+		n, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || n > MaxAhead {
+			return nil, p.errf("ahead %d: want 0..%d", n, MaxAhead)
+		}
+		o.Ahead = int(n)
+		if n == 0 {
+			o.Ahead = NoAhead
+		}
+	}
 	o.Args = []*Value{lo, hi}
 	o.Body = &Block{}
 	iv, err := p.def(ivTok, ScalarOf(I32), nil)

@@ -178,6 +178,9 @@ func opHeadline(o *Op) string {
 		if o.Stages > 1 {
 			fmt.Fprintf(&b, " stages %d", o.Stages)
 		}
+		if o.Ahead != 0 {
+			fmt.Fprintf(&b, " ahead %d", max(o.Ahead, 0))
+		}
 		if len(a) > 2 {
 			b.WriteString(" iter(")
 			for i, in := range a[2:] {

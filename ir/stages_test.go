@@ -61,3 +61,44 @@ func TestStagesRefused(t *testing.T) {
 		t.Errorf("builder stages 3 printed\n%s", Print(k))
 	}
 }
+
+// "ahead N" follows "stages N" and reads back to the same op; "ahead 0" is the stated
+// none (NoAhead), distinct from the clause left out.
+func TestAheadRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		clause string
+		want   int
+	}{{" stages 2 ahead 1", 1}, {" stages 3 ahead 3", 3}, {" stages 2 ahead 0", NoAhead}, {" stages 2", 0}} {
+		src := strings.Replace(stagesLoop, " stages STAGES", c.clause, 1)
+		k, err := Parse(src)
+		if err != nil {
+			t.Fatalf("%q: %v", c.clause, err)
+		}
+		if got := Print(k); got != src {
+			t.Errorf("%q: printed\n%s\nwant\n%s", c.clause, got, src)
+		}
+		if got := k.Body.Ops[2].Ahead; got != c.want {
+			t.Errorf("%q: Ahead %d, want %d", c.clause, got, c.want)
+		}
+	}
+}
+
+func TestAheadRefused(t *testing.T) {
+	for _, c := range []struct{ clause, want string }{
+		{" stages 2 ahead 4", "ahead 4: want 0..3"},
+		{" stages 2 ahead -1", "ahead -1: want 0..3"},
+		{" ahead 1", "ahead 1 on a loop of 1 stage: want stages 2..4"},
+	} {
+		_, err := Parse(strings.Replace(stagesLoop, " stages STAGES", c.clause, 1))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want an error containing %q", c.clause, err, c.want)
+		}
+	}
+	b := NewBuilder("k")
+	b.SetGrid(1, 1, 1)
+	b.SetWarps(1)
+	b.ForAhead(b.I32(0), b.I32(4), 1, 1, 2, nil, func(*Value, []*Value) []*Value { return nil })
+	if _, err := b.Finish(); err == nil || !strings.Contains(err.Error(), "ahead 2 on a loop of 1 stage") {
+		t.Errorf("builder ahead 2 without a pipeline: got %v", err)
+	}
+}

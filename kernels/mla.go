@@ -70,6 +70,11 @@ type MLAConfig struct {
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
 	// CTAs per SM it costs (-stages), which the lowering's figures cannot.
 	Stages int
+	// Ahead is how many tiles before their gathers the candidate loops issue each
+	// tile's indices where a CTA walks more candidates than it preloads (the loop's
+	// `ahead` clause, ir.Op.Ahead: 0 the lowering's choice, stages-1; ir.NoAhead
+	// none, the gathers waiting for their indices in their own iteration; 1..3).
+	Ahead int
 
 	// fillsSMs builds the family that serves only calls whose rows fill the SMs
 	// (mlaFill): no Small and no Partial kernels, named with "_kf".
@@ -167,6 +172,8 @@ func (c MLAConfig) Validate() error {
 		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
 	case c.Stages != 0 && c.Stages != 1 && c.Stages != mlaStages:
 		return bad("stages", c.Stages, fmt.Sprintf("0 (automatic), 1 or %d", mlaStages))
+	case c.Ahead < ir.NoAhead || c.Ahead > ir.MaxAhead:
+		return bad("ahead", c.Ahead, fmt.Sprintf("-1 (automatic), 0 (none) or 1..%d", ir.MaxAhead))
 	case c.Stages != 0 && c.ProducerWarps != 0:
 		return bad("stages", c.Stages, "0 with -producer-warps (the producer role's ring has its own slots)")
 	case c.KFrags != KFragsAuto && c.KFrags != KFragsOn && c.KFrags != KFragsOff:
@@ -824,7 +831,11 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 	if list.preloads(perMax) || d.Producer > 0 {
 		allIds = list.preload(b, lo, hi, perMax*N)
 	}
-	carried = b.ForStages(lo, hi, 1, d.Stages, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
+	ahead := c.Ahead
+	if d.Stages < 2 || allIds != nil {
+		ahead = 0 // no index tile to issue ahead
+	}
+	carried = b.ForAhead(lo, hi, 1, d.Stages, ahead, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {
 		var ids *ir.Value
 		if allIds != nil {
 			ids = b.Slice(allIds, b.Mul(b.Sub(j, lo), b.I32(int64(N))), N)

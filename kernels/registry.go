@@ -161,6 +161,7 @@ func init() {
 			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
 			KFragsVar(fs, &m.KFrags, "k-frags", "the decode's CTAs evaluate their K and V fragments in registers from the raw e4m3 ring (a computed, b computed) instead of storing a dequantized bf16 K tile in shared memory: auto (the default) for the heads-in-N CTA (8 heads) where that gives it another CTA per SM at the same stages, true for it and the 16-head CTA (measured slower there), false for neither")
 			fs.IntVar(&m.Stages, "stages", 0, "candidate tiles every decode family's loops keep in flight: 1 or 2 (a ring of gathers issued a tile ahead); 0 = automatic (2 where it keeps 2 CTAs per SM or as many as one stage, and for 64-head CTAs wherever it fits)")
+			fs.IntVar(&m.ahead, "ahead", -1, "tiles before their gathers that the candidate loops issue each tile's indices where a CTA walks more candidates than it preloads (2048 per list): 1..3, 0 none (the gathers then wait for their indices in their own iteration and are not pipelined); -1 = automatic (stages - 1)")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
 		},
@@ -173,11 +174,30 @@ type mlaFlags struct {
 	hasLen    [2]bool
 	precision string
 	holdQ     bool
+	ahead     int
+}
+
+// MLAAhead is MLAConfig.Ahead for a value of the -ahead flag: its -1 (automatic)
+// and 0 (none) are the loop clause's 0 and ir.NoAhead.
+func MLAAhead(flag int) (int, error) {
+	switch {
+	case flag == -1:
+		return 0, nil
+	case flag == 0:
+		return ir.NoAhead, nil
+	case flag > 0 && flag <= ir.MaxAhead:
+		return flag, nil
+	}
+	return 0, &ConfigError{Flag: "ahead", Value: fmt.Sprint(flag), Want: fmt.Sprintf("-1 (automatic), 0 (none) or 1..%d", ir.MaxAhead)}
 }
 
 func (m *mlaFlags) config() (MLAConfig, error) {
 	c := m.MLAConfig
 	c.SharedQ = !m.holdQ
+	var err error
+	if c.Ahead, err = MLAAhead(m.ahead); err != nil {
+		return c, err
+	}
 	if m.k[1] == 0 && (m.page[1] != 64 || !m.hasLen[1]) {
 		// Segment 1's flags would be ignored without segment 1.
 		v := fmt.Sprintf("%d", m.page[1])
@@ -190,7 +210,6 @@ func (m *mlaFlags) config() (MLAConfig, error) {
 	if c.MaxT == 0 {
 		c.MaxT = c.T // the configuration names its capacity, also by default
 	}
-	var err error
 	if c.Precision, err = ParseMLAPrecision(m.precision); err != nil {
 		return c, err
 	}
@@ -238,7 +257,7 @@ func (m *mlaFlags) Args() []string {
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
 		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
-		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages))
+		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages), "-ahead", fmt.Sprint(m.ahead))
 	return a
 }
 

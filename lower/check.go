@@ -170,6 +170,12 @@ func checkShared(f *fn) error {
 		if p := f.PipeTile(v); p != nil {
 			size += (p.Stages - 1) * f.SlotBytes[p] // the ring's other slots
 		}
+		if p := f.Pipeline.ByIndex[v]; p != nil {
+			if f.IndexSlotBytes[v] < size {
+				err = fmt.Errorf("smem check: index tile %s of %d bytes has slots %d bytes apart", v, size, f.IndexSlotBytes[v])
+			}
+			size += (p.IndexSlots() - 1) * f.IndexSlotBytes[v]
+		}
 		switch {
 		case h.Pitch <= 0 || v.Type.Rank() == 2 && (h.Pitch%16 != 0 || h.Pitch < rowBytes):
 			err = fmt.Errorf("smem check: %s %s has pitch %d for rows of %d bytes", what, v, h.Pitch, rowBytes)

@@ -9,7 +9,8 @@ import (
 )
 
 // FillSchedule returns a copy of k in which every dot states its schedule
-// (ir.DotSchedule): the one k gives it, or the one the layout pass chooses for t.
+// (ir.DotSchedule): the one k gives it, or the one the layout pass chooses for t;
+// and every pipelined loop that issues index tiles ahead, how far (ir.Op.Ahead).
 // The copy compiles to the same PTX as k, and its text form is what dump -ir
 // prints, so a person can change one clause and feed the kernel back.
 func FillSchedule(k *ir.Kernel, t target.Target) (*ir.Kernel, error) {
@@ -36,6 +37,24 @@ func FillSchedule(k *ir.Kernel, t target.Target) (*ir.Kernel, error) {
 	for i, d := range dots {
 		s := f.dotSchedule(f.dotOrder[i])
 		d.Dot = &s
+	}
+	loops := func(k *ir.Kernel) []*ir.Op {
+		var out []*ir.Op
+		ir.WalkOps(k.Body, func(o *ir.Op) {
+			if o.Kind == ir.OpFor {
+				out = append(out, o)
+			}
+		})
+		return out
+	}
+	compiled, copied := loops(f.Kernel), loops(out)
+	if len(compiled) != len(copied) {
+		return nil, fmt.Errorf("lower: %s: %d loops in the copy, %d compiled", k.Name, len(copied), len(compiled))
+	}
+	for i, o := range compiled {
+		if p := f.Pipeline.Pipelines[o]; p != nil && p.Ahead > 0 {
+			copied[i].Ahead = p.Ahead
+		}
 	}
 	if err := ir.Verify(out); err != nil {
 		return nil, fmt.Errorf("lower: %s: the filled-in schedule: %v", k.Name, err)

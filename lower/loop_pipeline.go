@@ -21,6 +21,16 @@ import (
 // it waits only for the body's other cp.async groups (loads that are not
 // pipelined), and the next iteration's barrier orders everything else.
 
+// A loop whose tiles' addresses read a tile of indices loaded in the same body (a
+// candidate tile's pool slots, loaded per tile) issues those index tiles Ahead
+// iterations before the tiles (`ahead N`, ir.Op.Ahead): each index tile is a cp.async
+// of 4-byte elements into a ring of its own, Stages+Ahead slots, since iteration j's
+// body reads index tile j after the copies of tile j read it, and the stage issued
+// in iteration j-Ahead-(Stages-1) wrote it. Group g holds index tile g and tile
+// g-Ahead; the prologue's first Ahead groups hold indices only, and before each of
+// its tiles the prologue waits for that tile's indices (wait_group Ahead-1, then a
+// barrier). An iteration waits until min(Stages-2, Ahead-1) groups are in flight.
+
 // pipelineLoops is the pipeline pass.
 //
 // Requires: layouts (layout) and staged homes (stage).
@@ -28,11 +38,13 @@ import (
 // load it can issue ahead, the loads to issue ahead: rank-2 loads of the loop's own
 // body that land in shared memory through cp.async (4-byte chunks or wider), are
 // neither staged nor yielded, and whose operands depend only on the induction
-// variable, values defined before the loop and scalar or recomputed ops of the
-// body (no load, no loop-carried value); its notPipelined says for each other
-// load of such a loop, and for such a loop without any, why not.
+// variable, values defined before the loop, scalar or recomputed ops of the body
+// and, unless the loop says `ahead 0`, index tiles (no other load, no loop-carried
+// value); the index tiles such tiles read, issued Ahead iterations ahead (the
+// loop's, or Stages-1); its notPipelined says for each other load of such a loop,
+// and for such a loop without any, why not.
 func pipelineLoops(f *fn) decision.PipelineRecord {
-	rec := decision.PipelineRecord{Pipelines: map[*ir.Op]*decision.LoopPipeline{}, ByTile: map[*ir.Value]*decision.LoopPipeline{}, NotPipelined: map[*ir.Op]string{}}
+	rec := decision.PipelineRecord{Pipelines: map[*ir.Op]*decision.LoopPipeline{}, ByTile: map[*ir.Value]*decision.LoopPipeline{}, ByIndex: map[*ir.Value]*decision.LoopPipeline{}, NotPipelined: map[*ir.Op]string{}}
 	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
 		if o.Kind != ir.OpFor || o.Stages <= 1 {
 			return
@@ -44,11 +56,13 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 		p := &decision.LoopPipeline{Loop: o, Stages: o.Stages}
 		deps := map[*ir.Op]bool{}
 		reads := map[*ir.Value]bool{}
+		indices := f.indexTiles(o)
+		used := map[*ir.Value]bool{}
 		for _, bo := range o.Body.Ops {
 			if bo.Kind != ir.OpLoad || bo.Result().Type.Rank() != 2 {
 				continue
 			}
-			why := f.whyNotPipelined(o, bo, deps, reads)
+			why := f.whyNotPipelined(o, bo, deps, reads, indices, used)
 			if why != "" {
 				rec.NotPipelined[bo] = why
 				continue
@@ -59,9 +73,25 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 			rec.NotPipelined[o] = "no load to issue ahead"
 			return
 		}
+		indexDeps := map[*ir.Op]bool{}
+		for _, bo := range o.Body.Ops {
+			if len(bo.Results) == 1 && used[bo.Result()] {
+				p.Indices = append(p.Indices, bo.Result())
+				f.whyNotPipelined(o, bo, indexDeps, reads, nil, nil)
+			}
+		}
+		if len(p.Indices) > 0 {
+			p.Ahead = o.Ahead
+			if p.Ahead == 0 {
+				p.Ahead = o.Stages - 1
+			}
+		}
 		for _, bo := range o.Body.Ops {
 			if deps[bo] {
 				p.Deps = append(p.Deps, bo)
+			}
+			if indexDeps[bo] {
+				p.IndexDeps = append(p.IndexDeps, bo)
 			}
 		}
 		ir.WalkOps(f.Kernel.Body, func(x *ir.Op) {
@@ -75,19 +105,48 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 		for _, t := range p.Tiles {
 			rec.ByTile[t] = p
 		}
+		for _, x := range p.Indices {
+			rec.ByIndex[x] = p
+		}
 	})
 	return rec
 }
 
+// indexTiles are the loads of loop's body that may be issued ahead as index tiles
+// (unless the loop says `ahead 0`): rank-1 loads of 4-byte elements the stage pass
+// gave a shared home, whose own operands could be issued ahead.
+func (f *fn) indexTiles(loop *ir.Op) map[*ir.Value]bool {
+	out := map[*ir.Value]bool{}
+	if loop.Ahead == ir.NoAhead {
+		return out
+	}
+	for _, bo := range loop.Body.Ops {
+		if bo.Kind != ir.OpLoad || len(bo.Results) != 1 {
+			continue
+		}
+		v := bo.Result()
+		if _, staged := f.Staged[v]; !staged || v.Type.Rank() != 1 || v.Type.Elem.Size() != 4 || f.Layouts[v].Kind != decision.Expr {
+			continue
+		}
+		if f.whyNotPipelined(loop, bo, map[*ir.Op]bool{}, map[*ir.Value]bool{}, nil, nil) == "" {
+			out[v] = true
+		}
+	}
+	return out
+}
+
 // whyNotPipelined says why the load ld of loop's body cannot be issued ahead ("" if
 // it can), adding the body's scalar ops its operands need to deps and the shared
-// arrays defined before the loop that they read to reads.
-func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*ir.Value]bool) string {
+// arrays defined before the loop that they read to reads. Its address may read the
+// index tiles in indices, which it adds to used; ld itself may be one of them
+// (indices nil: its own operands are checked).
+func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*ir.Value]bool, indices, used map[*ir.Value]bool) string {
 	v := ld.Result()
-	if l := f.Layouts[v]; l.Kind != decision.Shared {
+	_, staged := f.Staged[v]
+	if l := f.Layouts[v]; l.Kind != decision.Shared && !(staged && v.Type.Rank() == 1) {
 		return "not copied to shared memory (" + l.String() + ")"
 	}
-	if _, ok := f.Staged[v]; ok {
+	if staged && v.Type.Rank() != 1 {
 		return "staged"
 	}
 	for _, y := range loop.Body.Yield {
@@ -134,8 +193,13 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 		}
 		d := a.Def
 		switch l := f.Layouts[a]; {
+		case indices[a]:
+			used[a] = true // issued ahead with its own operands
 		case d.Kind == ir.OpLoad:
 			why = "address depends on the load " + a.String()
+			if _, ok := f.Staged[a]; ok && a.Type.Rank() == 1 && loop.Ahead == ir.NoAhead {
+				why += " (ahead 0)"
+			}
 		case d.Kind == ir.OpFor || d.Kind == ir.OpDot || d.Kind == ir.OpReduce:
 			why = fmt.Sprintf("address depends on %s (%s)", a, d.Kind)
 		case l.Kind != decision.Scalar && l.Kind != decision.Expr:
@@ -159,7 +223,9 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 	if why != "" {
 		return why
 	}
-	if w := f.chunkBytes(ir.MemOperands(ld)); w < 4 {
+	if v.Type.Rank() == 1 {
+		// An index tile: one 4-byte cp.async per element.
+	} else if w := f.chunkBytes(ir.MemOperands(ld)); w < 4 {
 		return fmt.Sprintf("rows only %d-byte aligned: element copies, not cp.async", w)
 	}
 	for _, d := range found {
@@ -178,10 +244,22 @@ func (f *fn) pipelineNote(o *ir.Op) string {
 		for i, t := range p.Tiles {
 			names[i] = t.String()
 		}
-		return fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.Stages, p.Stages-1, strings.Join(names, " "))
+		s := fmt.Sprintf("pipeline: %d stages, issued %d iterations ahead: %s", p.Stages, p.Stages-1, strings.Join(names, " "))
+		if p.Ahead > 0 {
+			idx := make([]string, len(p.Indices))
+			for i, x := range p.Indices {
+				idx[i] = x.String()
+			}
+			s += fmt.Sprintf("; their indices %d iterations before them: %s", p.Ahead, strings.Join(idx, " "))
+		}
+		return s
 	}
 	if why, ok := f.Pipeline.NotPipelined[o]; ok {
 		return "not pipelined: " + why
+	}
+	if len(o.Results) == 1 && f.Pipeline.ByIndex[o.Result()] != nil {
+		p := f.Pipeline.ByIndex[o.Result()]
+		return fmt.Sprintf("index tile issued %d iterations before its tiles: ring of %d slots", p.Ahead, p.IndexSlots())
 	}
 	if len(o.Results) == 1 && f.PipeTile(o.Result()) != nil {
 		p := f.PipeTile(o.Result())
@@ -205,13 +283,30 @@ func checkPipelines(f *fn) error {
 		if p.Stages < 2 || p.Stages > ir.MaxStages || p.Stages != loop.Stages {
 			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.Stages, loop.Stages)
 		}
+		indices := map[*ir.Value]bool{}
+		for _, x := range p.Indices {
+			if x.Def == nil || x.Def.Kind != ir.OpLoad || x.Type.Rank() != 1 || f.Pipeline.ByIndex[x] != p {
+				return fmt.Errorf("pipeline check: %s is no index load of the loop at %s", x, loop.Body.Args[0])
+			}
+			if why := f.whyNotPipelined(loop, x.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}, nil, nil); why != "" {
+				return fmt.Errorf("pipeline check: index tile %s is issued ahead but %s", x, why)
+			}
+			indices[x] = true
+		}
+		if (len(p.Indices) > 0) != (p.Ahead > 0) || p.Ahead > ir.MaxAhead || loop.Ahead > 0 && p.Ahead > 0 && p.Ahead != loop.Ahead {
+			return fmt.Errorf("pipeline check: loop at %s issues %d index tiles %d iterations ahead, asked for ahead %d", loop.Body.Args[0], len(p.Indices), p.Ahead, loop.Ahead)
+		}
+		used := map[*ir.Value]bool{}
 		for _, t := range p.Tiles {
 			if f.Layouts[t].Kind != decision.Shared || t.Def == nil || t.Def.Kind != ir.OpLoad || f.Pipeline.ByTile[t] != p {
 				return fmt.Errorf("pipeline check: %s is no cp.async load of the loop at %s", t, loop.Body.Args[0])
 			}
-			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}); why != "" {
+			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}, indices, used); why != "" {
 				return fmt.Errorf("pipeline check: %s is issued ahead but %s", t, why)
 			}
+		}
+		if len(used) != len(indices) {
+			return fmt.Errorf("pipeline check: loop at %s issues %d index tiles ahead; its tiles read %d", loop.Body.Args[0], len(indices), len(used))
 		}
 	}
 	return nil

@@ -138,8 +138,10 @@ func TestPipelinedLoopsBitExact(t *testing.T) {
 }
 
 // A pipelined loop says, after the pipeline pass, which loads it issues ahead
-// and why the others are not: one reads at a loop-carried offset, one gathers
-// rows through indices loaded in the body.
+// and why the others are not: one reads at a loop-carried offset, and, with
+// `ahead 0`, one gathers rows through indices loaded in the body; without the
+// clause those indices are issued 2 iterations before the gather (Stages-1), into a
+// ring of 5 slots.
 func TestPipelineAnnotations(t *testing.T) {
 	const src = `kernel mixed(%a: ptr<bf16> div 16 bytes 65536, %idx: ptr<i32> div 16 bytes 1024, %y: ptr<f32> div 16 bytes 1024) grid(1, 1, 1) warps 1 {
   %i = iota : tile<16xi32>
@@ -173,19 +175,43 @@ func TestPipelineAnnotations(t *testing.T) {
   store %y[%yr, %z], %acc
 }
 `
-	k, err := ir.Parse(src)
+	ahead, err := ir.Parse(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Compile(k, target.MustLookup("sm_90"), Options{After: "pipeline", Check: true})
+	res, err := Compile(ahead, target.MustLookup("sm_90"), Options{After: "pipeline", Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"stages 3 iter(%x = %acc0, %o = %off0) {  // ", "pipeline: 3 stages, issued 2 iterations ahead: %dense\n",
+		"pipeline: 3 stages, issued 2 iterations ahead: %dense %gathered; their indices 2 iterations before them: %ix\n",
+		"%ix = load %idx[%ib] : tile<16xi32>  // recomputed, index tile issued 2 iterations before its tiles: ring of 5 slots",
+		"%gathered = load %a[%grows, %kw] : tile<16x16xbf16>  // shared[0] pitch 0, pipelined: ring of 3 slots",
+	} {
+		if !strings.Contains(res.Dump, want) {
+			t.Errorf("dump -after pipeline has no %q:\n%s", want, res.Dump)
+		}
+	}
+	if fig, err := Measure(ahead, target.MustLookup("sm_90")); err != nil {
+		t.Fatal(err)
+	} else if full, err := Compile(ahead, target.MustLookup("sm_90"), Options{Check: true}); err != nil {
+		t.Fatal(err)
+	} else if fig.SharedBytes != full.Kernel.SharedBytes {
+		t.Errorf("ahead 2: Measure says %d bytes of shared memory, the kernel has %d", fig.SharedBytes, full.Kernel.SharedBytes)
+	}
+	k, err := ir.Parse(strings.Replace(src, "stages 3 iter(", "stages 3 ahead 0 iter(", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = Compile(k, target.MustLookup("sm_90"), Options{After: "pipeline", Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"stages 3 ahead 0 iter(%x = %acc0, %o = %off0) {  // ", "pipeline: 3 stages, issued 2 iterations ahead: %dense\n",
 		"%dense = load %a[%rows, %kw] : tile<16x16xbf16>  // shared[0] pitch 0, pipelined: ring of 3 slots",
 		"%shifted = load %a[%rows, %o] : tile<16x16xbf16>  // shared[0] pitch 0, not pipelined: address depends on the loop-carried %o",
-		"not pipelined: address depends on the load %ix",
+		"not pipelined: address depends on the load %ix (ahead 0)",
 	} {
 		if !strings.Contains(res.Dump, want) {
 			t.Errorf("dump -after pipeline has no %q:\n%s", want, res.Dump)
@@ -203,7 +229,7 @@ func TestPipelineAnnotations(t *testing.T) {
 	if fig.SharedBytes != full.Kernel.SharedBytes {
 		t.Errorf("Measure says %d bytes of shared memory, the kernel has %d", fig.SharedBytes, full.Kernel.SharedBytes)
 	}
-	k.Body.Ops[8].Stages = 0
+	k.Body.Ops[8].Stages, k.Body.Ops[8].Ahead = 0, 0
 	one, err := Measure(k, target.MustLookup("sm_90"))
 	if err != nil {
 		t.Fatal(err)
@@ -277,6 +303,55 @@ func TestPipelinedGather(t *testing.T) {
 			}
 			sameAcrossStages(t, fmt.Sprintf("seed %d", seed), "sm_90", bufs, parse, true)
 		})
+	}
+}
+
+// indexLoop is gatherLoop with each iteration's indices loaded in its body (an
+// index tile: loop.Ahead), the loop's clause being clause (" stages 3 ahead 1").
+func indexLoop(iters int, clause string) string {
+	src := strings.Replace(gatherLoop(iters, 1), " stages 1 iter(", clause+" iter(", 1)
+	src = strings.Replace(src, "  %iall = iota : tile<N16xi32>\n  %ix = load %idx[%iall] : tile<N16xi32>\n", "", 1)
+	src = strings.Replace(src, "    %sl = slice %ix, %s, 16 : tile<16xi32>\n", "    %ib = add %i16, %s : tile<16xi32>\n    %sl = load %idx[%ib] : tile<16xi32>\n", 1)
+	return strings.ReplaceAll(src, "N16", fmt.Sprint(16*iters))
+}
+
+// TestPipelinedIndexTiles: gathers through indices loaded in the loop's body are
+// issued ahead with their index tiles issued ahead of them (the lowering's depth
+// and each stated one, 1..3 iterations), at 1..9 iterations, fewer than the
+// stages plus the depth included; the output is bit for bit the unpipelined one,
+// race checker and pending-copy checks on.
+func TestPipelinedIndexTiles(t *testing.T) {
+	for _, iters := range []int{1, 2, 3, 9} {
+		for _, ahead := range []string{"", " ahead 1", " ahead 2", " ahead 3"} {
+			t.Run(fmt.Sprint("iters", iters, ahead), func(t *testing.T) {
+				seed := uint64(4300 + iters)
+				rng := rand.New(rand.NewPCG(seed, 22))
+				a := make([]byte, 8192)
+				for i := 0; i < len(a); i += 2 {
+					binary.LittleEndian.PutUint16(a[i:], uint16(math.Float32bits(float32(rng.Float64()*4-2))>>16))
+				}
+				idx := make([]byte, 4096)
+				for i, r := range rng.Perm(256)[:16*iters] {
+					binary.LittleEndian.PutUint32(idx[4*i:], uint32(r))
+				}
+				bufs := map[string][]byte{"a": a, "b": a[:512:512], "idx": idx, "y": make([]byte, 1024)}
+				parse := func(stages int) *ir.Kernel {
+					clause := fmt.Sprintf(" stages %d", stages)
+					if stages > 1 {
+						clause += ahead
+					}
+					k, err := ir.Parse(indexLoop(iters, clause))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return k
+				}
+				sameAcrossStages(t, fmt.Sprintf("seed %d%s", seed, ahead), "sm_90", bufs, parse, true)
+				if _, text := runBytes(t, parse(2), "sm_90", bufs); !strings.Contains(text, "// index tile %sl:") {
+					t.Errorf("stages 2%s: the indices are not issued ahead as an index tile", ahead)
+				}
+			})
+		}
 	}
 }
 

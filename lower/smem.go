@@ -97,7 +97,7 @@ func (f *fn) ringTooLarge(it *sharedItem) error {
 // placeShared places every shared array (allocShared), swizzling the rows of the
 // arrays in swizzled, and returns the arrays.
 func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
-	f.SmemRecord = decision.SmemRecord{Homes: map[*ir.Value]decision.Layout{}, Scratch: map[*ir.Value]int{}, Aliases: map[*ir.Value][]*ir.Value{}, SlotBytes: map[*decision.LoopPipeline]int{}}
+	f.SmemRecord = decision.SmemRecord{Homes: map[*ir.Value]decision.Layout{}, Scratch: map[*ir.Value]int{}, Aliases: map[*ir.Value][]*ir.Value{}, SlotBytes: map[*decision.LoopPipeline]int{}, IndexSlotBytes: map[*ir.Value]int{}}
 	pos := map[*ir.Op]int{}
 	loopEnd := map[*ir.Op]int{}
 	inLoop := map[*ir.Op]*ir.Op{} // op -> innermost enclosing loop
@@ -142,6 +142,14 @@ func (f *fn) placeShared(swizzled map[*ir.Value]bool) []*sharedItem {
 					h.Pitch = 4 // a predicate is stored as a 32-bit 0 or 1 (stageRows)
 				}
 				f.Homes[r] = h
+				if p := f.Pipeline.ByIndex[r]; p != nil {
+					// An index tile's ring, written from the loop's prologue on.
+					f.IndexSlotBytes[r] = roundUp(h.Pitch*r.Type.Shape[0], 16)
+					it := &sharedItem{v: r, size: p.IndexSlots() * f.IndexSlotBytes[r], start: pos[p.Loop], end: loopEnd[p.Loop]}
+					order = append(order, it)
+					items[r] = it
+					continue
+				}
 				add(r, roundUp(h.Pitch*r.Type.Shape[0], 16), false)
 				if o.Kind != ir.OpReduce { // a staged reduction result still needs its cross-warp scratch
 					continue

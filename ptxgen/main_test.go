@@ -118,6 +118,8 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"dump", "-stages", "3"}, []string{"-stages 3", "0 (automatic), 1 or 2"}},
 		{[]string{"dump", "-heads", "64", "-producer-warps", "1", "-stages", "2"}, []string{"-stages 2", "-producer-warps"}},
 		{[]string{"dump", "-k-frags=maybe"}, []string{"-k-frags", "want auto, true or false"}},
+		{[]string{"dump", "-ahead", "4"}, []string{"-ahead 4", "-1 (automatic), 0 (none) or 1..3"}},
+		{[]string{"dump", "-ahead", "-2"}, []string{"-ahead -2", "-1 (automatic), 0 (none) or 1..3"}},
 		{[]string{"dump", "-heads", "16", "-score-warps", "4"}, []string{"-score-warps 4", "8-warp 64-head CTAs", "-heads 16"}},
 		{[]string{"dump", "-heads", "64", "-warps64", "16", "-score-warps", "8"}, []string{"-score-warps 8", "-warps64 16"}},
 		{[]string{"dump", "-heads", "64", "-producer-warps", "2", "-score-warps", "4"}, []string{"-score-warps 4", "-producer-warps 2"}},

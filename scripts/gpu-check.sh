@@ -179,6 +179,12 @@ add "mla out-of-pool" "$M -out-of-pool"
 add "mla out-of-pool split=1" "$M -out-of-pool -split 1"
 add "mla out-of-pool bf16 cache 512+64" "$M -out-of-pool -cache bf16 -nope 512 -rope 64"
 add "mla out-of-pool K=2100 split=1 (per-tile index loads)" "$M -out-of-pool -heads 16 -k0 2100 -k1 0 -split 1"
+# Past the 2048 indices a CTA preloads, each tile's indices are an index tile issued a
+# tile ahead of its gathers (ahead 1), in the 16-head, heads-in-N and 64-head CTAs.
+add "mla H=16 T=64 K=128+4096 split=1 (index tiles ahead)" "$M -heads 16 -tokens 64 -k1 4096 -split 1"
+add "mla H=8 T=64 K=128+4096 split=1 (heads in N, index tiles ahead)" "$M -heads 8 -tokens 64 -k1 4096 -split 1 -head-block 8"
+add "mla H=64 T=16 K=128+4096 split=1 (64-head CTA, index tiles ahead)" "$M -heads 64 -tokens 16 -k1 4096 -split 1 -head-block 64"
+add "mla H=16 T=64 K=128+4096 split=1 (index tiles in their iteration: -ahead 0)" "$M -heads 16 -tokens 64 -k1 4096 -split 1 -ahead 0"
 # Pools of POOL_GIB GiB per segment, candidates in their last pages: every record read
 # lies past 2^32 bytes. GPU against the reference only (no emulator run).
 P="-pool-gib ${POOL_GIB:-4.5}"
@@ -253,6 +259,8 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan (split, no Small)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan (-k-frags)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -k-frags" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs (rows fill the SMs: h16_kf)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64" &
+			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 split 1 (index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -split 1" &
+			runsan "$tool" "mla_decode H=64 T=4 K=128+4096 split 1 (64-head CTA, index tiles ahead)" "-kernel mla_decode -heads 64 -tokens 4 -k1 4096 -split 1 -head-block 64" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &

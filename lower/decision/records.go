@@ -16,6 +16,18 @@ type LoopPipeline struct {
 	// addresses read (a staged index tile): made visible once, before the
 	// prologue, so that no wait or barrier lands in a stage's guarded branch.
 	Reads []*ir.Value
+	// Ahead is how many iterations before its tiles the loop issues its Indices
+	// (0: it has none). Index tile j is issued with tile j-Ahead (in the prologue's
+	// first Ahead groups alone) into slot j mod (Stages+Ahead) of its own ring, and
+	// read by tile j's address math and by iteration j's body: an iteration then
+	// waits until at most min(Stages-2, Ahead-1) groups are in flight.
+	Ahead int
+	// Indices are the index tiles: the rank-1 loads of the body (staged, 4-byte
+	// elements) whose values the tiles' addresses read, in body order.
+	Indices []*ir.Value
+	// IndexDeps are the body's scalar ops the indices' own addresses need, in body
+	// order, re-evaluated as Deps are for the iteration whose indices are issued.
+	IndexDeps []*ir.Op
 	// Handoff marks the ring of a loop split by roles (roles.go): its tiles are
 	// written by the producer role in the iteration that reads them, not issued
 	// ahead; slots are handed over with named barriers.
@@ -30,6 +42,7 @@ type PipelineRecord struct {
 	// pipelined loop (or the loop) is not.
 	Pipelines    map[*ir.Op]*LoopPipeline
 	ByTile       map[*ir.Value]*LoopPipeline
+	ByIndex      map[*ir.Value]*LoopPipeline // each index tile's loop
 	NotPipelined map[*ir.Op]string
 }
 
@@ -77,7 +90,10 @@ type SmemRecord struct {
 	Scratch   map[*ir.Value]int // offset of a cross-warp reduction's or split dot's scratch
 	Aliases   map[*ir.Value][]*ir.Value
 	SlotBytes map[*LoopPipeline]int // a ring's distance between slots: slot s of tile t is at t's offset + s x SlotBytes
-	SmemBytes int                   // dynamic shared memory bytes
+	// IndexSlotBytes is an index tile's distance between the slots of its ring
+	// (LoopPipeline.Indices): slot s is at its offset + s x IndexSlotBytes.
+	IndexSlotBytes map[*ir.Value]int
+	SmemBytes      int // dynamic shared memory bytes
 }
 
 // BudgetRecord is what the budget pass decided: the kernel's register budget and
@@ -103,3 +119,18 @@ type BudgetRecord struct {
 type ScheduleRecord struct {
 	DotGroups map[*ir.Op][]*ir.Op
 }
+
+// InFlight is how many cp.async groups an iteration of the pipelined loop leaves in
+// flight when it starts: its own tile's group must be complete (Stages-2 issued after
+// it), and so must the group that brought the indices of the tile it issues (Ahead-1
+// issued after that one).
+func (p *LoopPipeline) InFlight() int {
+	if p.Ahead > 0 {
+		return min(p.Stages-2, p.Ahead-1)
+	}
+	return p.Stages - 2
+}
+
+// IndexSlots is the number of slots of each index tile's ring: index tile j is
+// written Stages-1+Ahead iterations before iteration j, whose body reads it last.
+func (p *LoopPipeline) IndexSlots() int { return p.Stages + p.Ahead }

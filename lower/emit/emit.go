@@ -289,6 +289,9 @@ func (e *emitter) op(o *ir.Op) error {
 		return err
 	}
 	for _, r := range o.Results {
+		if e.d.Pipeline.ByIndex[r] != nil {
+			continue // issued ahead into its ring (issueIndices)
+		}
 		if _, ok := e.d.Staged[r]; ok {
 			if err := e.stage(r); err != nil {
 				return err
@@ -322,7 +325,7 @@ func (e *emitter) opCompute(o *ir.Op) error {
 		// Recomputed per use, or stored by the cp.asyncs issued here.
 		if o.Kind == ir.OpLoad && l.Kind == decision.Shared {
 			if p := e.d.PipeTile(r); p != nil && !p.Handoff {
-				return nil // issued ahead into its ring (pipelineStage)
+				return nil // issued ahead into its ring (issueTiles)
 			}
 			return e.loadShared(o)
 		}

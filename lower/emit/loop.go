@@ -72,17 +72,17 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	// they were.
 	e.sync(decision.SyncLoopEnter, nil)
 	pl := e.d.Pipeline.Pipelines[o]
-	var slot ptx.Reg
+	var slots ringSlots
 	if pl != nil {
 		var err error
-		if slot, err = e.pipelinePrologue(pl, lo, hi); err != nil {
+		if slots, err = e.pipelinePrologue(pl, lo, hi); err != nil {
 			return err
 		}
 	}
 	top, end := e.loopHead(iv, lo, hi)
 	e.pushScope()
 	if pl != nil {
-		if err := e.pipelineIteration(pl, iv, slot, hi); err != nil {
+		if err := e.pipelineIteration(pl, iv, slots, hi); err != nil {
 			return err
 		}
 	}
@@ -110,7 +110,13 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	}
 	e.popScope()
 	if pl != nil {
-		e.nextSlot(pl, slot)
+		e.nextSlot(pl, slots.tile)
+		if pl.Ahead > 0 {
+			e.stepSlot(slots.index, pl.IndexSlots())
+			for _, x := range pl.Indices {
+				delete(e.ring, x)
+			}
+		}
 	}
 	e.loopTail(iv, hi, o.Int, top, end)
 	e.forgetThreadCoords()
@@ -149,13 +155,31 @@ func (e *emitter) loopTail(iv ptx.Reg, hi ptx.Operand, step int64, top, end stri
 // nextSlot moves a ring's slot register on (mod its stages) and forgets this
 // iteration's slot bases.
 func (e *emitter) nextSlot(r *decision.LoopPipeline, slot ptx.Reg) {
-	p := e.reg(ir.I1)
-	e.add(ptx.AddS32(slot, slot, ptx.Imm(1)))
-	e.add(ptx.SetpEqS32(p, slot, ptx.Imm(r.Stages)))
-	e.add(ptx.SelpB32(slot, ptx.Imm(0), slot, p))
+	e.stepSlot(slot, r.Stages)
 	for _, t := range r.Tiles {
 		delete(e.ring, t)
 	}
+}
+
+// stepSlot moves a slot register on, mod n.
+func (e *emitter) stepSlot(slot ptx.Reg, n int) {
+	p := e.reg(ir.I1)
+	e.add(ptx.AddS32(slot, slot, ptx.Imm(1)))
+	e.add(ptx.SetpEqS32(p, slot, ptx.Imm(n)))
+	e.add(ptx.SelpB32(slot, ptx.Imm(0), slot, p))
+}
+
+// slotPlus is slot + d mod n, for 0 <= d < n.
+func (e *emitter) slotPlus(slot ptx.Operand, d, n int) ptx.Operand {
+	if d == 0 {
+		return slot
+	}
+	w, wrapped, p := e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I1)
+	e.add(ptx.AddS32(w, slot, ptx.Imm(d)))
+	e.add(ptx.SubS32(wrapped, w, ptx.Imm(n)))
+	e.add(ptx.SetpGeS32(p, w, ptx.Imm(n)))
+	e.add(ptx.SelpB32(w, wrapped, w, p))
+	return w
 }
 
 // writesShared reports whether a loop body writes shared memory (loads, staged
@@ -353,9 +377,16 @@ func (e *emitter) copyInto(dst *vals, y *ir.Value, l decision.Layout) error {
 	return nil
 }
 
-// pipelinePrologue issues the first stages-1 iterations' pipelined loads, into
-// slots 0..stages-2, and returns the register holding the slot iteration 0 reads.
-func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand) (ptx.Reg, error) {
+// ringSlots are the slot registers of a pipelined loop: the slot of its tiles'
+// ring this iteration reads (mod Stages) and, with index tiles, the slot of their
+// rings this iteration's body reads (mod IndexSlots).
+type ringSlots struct{ tile, index ptx.Reg }
+
+// pipelinePrologue issues what precedes iteration 0: groups 0..stages-2+ahead, group
+// g holding index tile g and tile g-ahead (decision.LoopPipeline.Ahead; without
+// index tiles, tile g). Before each tile it waits for the group that brought the
+// tile's indices and makes them visible.
+func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand) (ringSlots, error) {
 	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.Stages, pl.Stages, e.d.SlotBytes[pl])
 	for _, v := range pl.Reads {
 		e.ready(v)
@@ -363,53 +394,139 @@ func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand
 	for _, t := range pl.Tiles {
 		e.beforeWrite(t)
 	}
-	for s := 0; s < pl.Stages-1; s++ {
+	for _, x := range pl.Indices {
+		e.comment("index tile %s: %d iterations ahead of its tiles, ring of %d x %d bytes", x, pl.Ahead, pl.IndexSlots(), e.d.IndexSlotBytes[x])
+		e.beforeWrite(x)
+		e.stagedDone[x] = true // every read is of its ring
+	}
+	iter := func(k int) ptx.Operand {
 		ivs := e.reg(ir.I32)
-		e.add(ptx.AddS32(ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(s)*pl.Loop.Int)))
-		base := e.smem
-		if s > 0 {
-			r := e.reg(ir.I32)
-			e.add(ptx.AddS32(r, e.smem, ptx.Imm(s*e.d.SlotBytes[pl])))
-			base = r
+		e.add(ptx.AddS32(ivs, e.inReg(lo, ir.I32), ptx.Imm(int64(k)*pl.Loop.Int)))
+		return ivs
+	}
+	for g := 0; g < pl.Stages-1+pl.Ahead; g++ {
+		if t := g - pl.Ahead; t >= 0 {
+			if pl.Ahead > 0 {
+				e.pipeTop(pl.Ahead - 1) // tile t's indices landed, visible to every thread
+			}
+			ivs := iter(t)
+			base := e.smem
+			if t > 0 {
+				r := e.reg(ir.I32)
+				e.add(ptx.AddS32(r, e.smem, ptx.Imm(t*e.d.SlotBytes[pl])))
+				base = r
+			}
+			e.pointIndices(pl, ptx.Imm(t))
+			if err := e.issueTiles(pl, ivs, hi, base); err != nil {
+				return ringSlots{}, err
+			}
 		}
-		if err := e.pipelineStage(pl, ivs, hi, base); err != nil {
-			return "", err
+		if pl.Ahead > 0 {
+			if err := e.issueIndices(pl, iter(g), hi, ptx.Imm(g)); err != nil {
+				return ringSlots{}, err
+			}
+			e.add(ptx.CpAsyncCommitGroup())
 		}
 	}
-	slot := e.reg(ir.I32)
-	e.add(ptx.MovU32(slot, ptx.Imm(0)))
-	return slot, nil
+	slots := ringSlots{tile: e.reg(ir.I32)}
+	e.add(ptx.MovU32(slots.tile, ptx.Imm(0)))
+	if pl.Ahead > 0 {
+		slots.index = e.reg(ir.I32)
+		e.add(ptx.MovU32(slots.index, ptx.Imm(0)))
+	}
+	return slots, nil
 }
 
 // pipelineIteration starts an iteration of a pipelined loop: it waits for the
-// stage it reads (the sync pass writes cp.async.wait_group stages-2 and the
-// barrier), points the ring's tiles at that slot, and issues iteration
-// iv + (stages-1) x step into the slot the previous iteration read.
-func (e *emitter) pipelineIteration(pl *decision.LoopPipeline, iv ptx.Operand, slot ptx.Reg, hi ptx.Operand) error {
-	e.pipeTop(pl.Stages - 2)
+// stage it reads (the sync pass writes cp.async.wait_group InFlight and the
+// barrier), points the ring's tiles (and index tiles) at that slot, and issues
+// iteration iv + (stages-1) x step into the slot the previous iteration read, with
+// the index tiles of iteration iv + (stages-1+ahead) x step, as one group.
+func (e *emitter) pipelineIteration(pl *decision.LoopPipeline, iv ptx.Operand, slots ringSlots, hi ptx.Operand) error {
+	e.pipeTop(pl.InFlight())
 	cur := e.reg(ir.I32)
-	e.add(ptx.MadLoS32(cur, slot, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
+	e.add(ptx.MadLoS32(cur, slots.tile, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
 	for _, t := range pl.Tiles {
 		e.ring[t] = cur
 	}
-	w, wrapped, p := e.reg(ir.I32), e.reg(ir.I32), e.reg(ir.I1)
-	e.add(ptx.AddS32(w, slot, ptx.Imm(pl.Stages-1)))
-	e.add(ptx.SubS32(wrapped, w, ptx.Imm(pl.Stages)))
-	e.add(ptx.SetpGeS32(p, w, ptx.Imm(pl.Stages)))
-	e.add(ptx.SelpB32(w, wrapped, w, p))
+	w := e.slotPlus(slots.tile, pl.Stages-1, pl.Stages)
 	next := e.reg(ir.I32)
 	e.add(ptx.MadLoS32(next, w, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
 	ivNext := e.reg(ir.I32)
 	e.add(ptx.AddS32(ivNext, iv, ptx.Imm(int64(pl.Stages-1)*pl.Loop.Int)))
-	return e.pipelineStage(pl, ivNext, hi, next)
+	if pl.Ahead == 0 {
+		return e.issueTiles(pl, ivNext, hi, next)
+	}
+	n := pl.IndexSlots()
+	e.pointIndices(pl, e.slotPlus(slots.index, pl.Stages-1, n))
+	if err := e.issueTiles(pl, ivNext, hi, next); err != nil {
+		return err
+	}
+	ivIdx := e.reg(ir.I32)
+	e.add(ptx.AddS32(ivIdx, iv, ptx.Imm(int64(pl.Stages-1+pl.Ahead)*pl.Loop.Int)))
+	// Index tile iv+stages-1+ahead takes the slot of iteration iv-1's, which the
+	// barrier above ordered after that body's reads.
+	if err := e.issueIndices(pl, ivIdx, hi, e.slotPlus(slots.index, n-1, n)); err != nil {
+		return err
+	}
+	e.add(ptx.CpAsyncCommitGroup())
+	e.pointIndices(pl, slots.index) // the body reads its own iteration's indices
+	return nil
 }
 
-// pipelineStage issues the pipelined loads of the iteration whose induction
-// variable is ivx into the slot at base, when that iteration exists, and commits
-// one cp.async group either way (empty past the end), so every iteration has
-// the same number of groups in flight. The loads' scalar operands are evaluated
-// again with ivx; their recomputed operands follow, in a scope of their own.
-func (e *emitter) pipelineStage(pl *decision.LoopPipeline, ivx, hi, base ptx.Operand) error {
+// pointIndices points the index tiles at their rings' slot slot.
+func (e *emitter) pointIndices(pl *decision.LoopPipeline, slot ptx.Operand) {
+	for _, x := range pl.Indices {
+		b := e.reg(ir.I32)
+		e.add(ptx.MadLoS32(b, e.inReg(slot, ir.I32), ptx.Imm(e.d.IndexSlotBytes[x]), e.smem))
+		e.ring[x] = b
+	}
+}
+
+// issueTiles issues the pipelined loads of the iteration whose induction variable
+// is ivx into the slot at base, when that iteration exists. The loads' scalar
+// operands are evaluated again with ivx; their recomputed operands follow, in a
+// scope of their own. Without index tiles it commits the stage's cp.async group
+// either way (empty past the end), so every iteration has the same number of
+// groups in flight; with them the caller commits.
+func (e *emitter) issueTiles(pl *decision.LoopPipeline, ivx, hi, base ptx.Operand) error {
+	err := e.guardedStage(pl, ivx, hi, pl.Deps, func() error {
+		return e.openStage(base, func(s *stageScope) error {
+			for _, t := range pl.Tiles {
+				if err := e.loadShared(t.Def); err != nil {
+					return ir.ErrorAt(t.Def, err)
+				}
+			}
+			for _, cp := range s.copies {
+				cp()
+			}
+			return nil
+		})
+	})
+	if err == nil && pl.Ahead == 0 {
+		e.add(ptx.CpAsyncCommitGroup())
+	}
+	return err
+}
+
+// issueIndices issues the index tiles of the iteration whose induction variable is
+// ivx into their rings' slot slot, when that iteration exists: one 4-byte cp.async
+// per element, zero-filled where the load's mask is off.
+func (e *emitter) issueIndices(pl *decision.LoopPipeline, ivx, hi, slot ptx.Operand) error {
+	return e.guardedStage(pl, ivx, hi, pl.IndexDeps, func() error {
+		for _, x := range pl.Indices {
+			if err := e.copyIndexTile(x, e.inReg(slot, ir.I32)); err != nil {
+				return ir.ErrorAt(x.Def, err)
+			}
+		}
+		return nil
+	})
+}
+
+// guardedStage emits issue for the iteration whose induction variable is ivx,
+// skipped past the loop's end, with deps evaluated again for it in a scope of
+// their own.
+func (e *emitter) guardedStage(pl *decision.LoopPipeline, ivx, hi ptx.Operand, deps []*ir.Op, issue func() error) error {
 	ivArg := pl.Loop.Body.Args[0]
 	skip := e.label()
 	p := e.reg(ir.I1)
@@ -418,24 +535,16 @@ func (e *emitter) pipelineStage(pl *decision.LoopPipeline, ivx, hi, base ptx.Ope
 	saved := e.v[ivArg]
 	e.v[ivArg] = &vals{scalar: ivx}
 	e.pushScope()
-	err := e.openStage(base, func(s *stageScope) error {
-		for _, d := range pl.Deps {
+	err := func() error {
+		for _, d := range deps {
 			if err := e.opCompute(d); err != nil {
 				return ir.ErrorAt(d, err)
 			}
 		}
-		for _, t := range pl.Tiles {
-			if err := e.loadShared(t.Def); err != nil {
-				return ir.ErrorAt(t.Def, err)
-			}
-		}
-		for _, cp := range s.copies {
-			cp()
-		}
-		return nil
-	})
+		return issue()
+	}()
 	e.popScope()
-	for _, d := range pl.Deps {
+	for _, d := range deps {
 		for _, r := range d.Results {
 			delete(e.v, r)
 		}
@@ -449,11 +558,44 @@ func (e *emitter) pipelineStage(pl *decision.LoopPipeline, ivx, hi, base ptx.Ope
 		return err
 	}
 	e.body = append(e.body, &ptx.Label{Name: skip})
-	e.add(ptx.CpAsyncCommitGroup())
 	return nil
 }
 
-// stageScope is a pipeline stage being issued (pipelineStage). Its loads ask it
+// copyIndexTile copies the rank-1 index tile x (a load of 4-byte elements) into
+// slot slot of its ring: element i by thread i (and i + the CTA size, ...).
+func (e *emitter) copyIndexTile(x *ir.Value, slot ptx.Operand) error {
+	m := ir.MemOperands(x.Def)
+	h, _ := e.d.SharedHome(x)
+	n := x.Type.Shape[0]
+	base := e.scalar(m.Ptr)
+	e.comment("index tile %s: %d x %s -> its ring's slot, 4-byte cp.async", x, n, x.Type.Elem)
+	return e.forRuns(n, 1, func(i, _, live ptx.Operand) error {
+		off, err := e.at(m.Offs, []ptx.Operand{i})
+		if err != nil {
+			return err
+		}
+		src := e.elemAddr(base, e.toI64(off, m.Offs.Type.Elem), 4)
+		var size ptx.Operand = ptx.Imm(4)
+		if m.Mask != nil {
+			ok, err := e.at(m.Mask, []ptx.Operand{i})
+			if err != nil {
+				return err
+			}
+			s, safe := e.reg(ir.I32), e.reg(ir.I64)
+			e.add(ptx.SelpB32(s, ptx.Imm(4), ptx.Imm(0), e.inReg(ok, ir.I1)))
+			e.add(ptx.SelpB64(safe, src, base, e.inReg(ok, ir.I1)))
+			size, src = s, safe
+		}
+		b := e.reg(ir.I32)
+		e.add(ptx.MadLoS32(b, slot, ptx.Imm(e.d.IndexSlotBytes[x]), e.smem))
+		a := e.reg(ir.I32)
+		e.add(ptx.MadLoS32(a, i, ptx.Imm(h.Pitch), b))
+		e.addIf(live, false, ptx.CpAsyncCaSharedGlobal(ptx.Addr{Base: a, Off: int64(h.Offset)}, ptx.Addr{Base: src}, ptx.Imm(4), size))
+		return nil
+	})
+}
+
+// stageScope is a pipeline stage being issued (issueTiles). Its loads ask it
 // (inStage, asyncCopy) instead of being told by mode fields: they write the
 // slot it fills, whose bytes the stage checked before its first write, leave the
 // commit to it (one group per stage), and hand it their cp.asyncs to issue once
