@@ -97,7 +97,7 @@ type SmemRecord struct {
 }
 
 // BudgetRecord is what the budget pass decided: the kernel's register budget and
-// the width of each copy into shared memory. Measure reports it (Figures) and the
+// the width of each copy into shared memory and of each tile store. Measure reports it (Figures) and the
 // emitter writes it, so the plan and the PTX never hold two copies of the rule.
 type BudgetRecord struct {
 	Threads int
@@ -112,6 +112,15 @@ type BudgetRecord struct {
 	// moves: 16, 8 or 4 (a cp.async chunk: the widest every row start is aligned
 	// to), or less (the rows' alignment; element copies through registers).
 	CopyBytes map[*ir.Op]int
+	// StoreBytes is, for each store of a rank-2 tile held in mma fragments or
+	// written from shared memory or per element, the bytes one st.global writes:
+	// a fragment row's two adjacent elements together (2 x the element) or one;
+	// a 16-byte run of a row, or one element.
+	StoreBytes map[*ir.Op]int
+	// StageRun is, for each recomputed rank-2 tile staged in shared memory, the
+	// elements a thread computes and writes together: 16 bytes of a row where the
+	// row length allows (one vector store), else 1.
+	StageRun map[*ir.Value]int
 }
 
 // ScheduleRecord is what the schedule pass decided: DotGroups maps the first op

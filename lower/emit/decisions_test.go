@@ -13,8 +13,9 @@ import (
 
 // TestKernelCarriesOutTheRecords: the emitter writes what the passes' records say
 // and decides nothing itself. emit.Kernel on lower.Decide's set gives the PTX that
-// Compile dumps after emit; changing one record (a load's copy width in the
-// budget's, the register budget) changes what that record decides and nothing else.
+// Compile dumps after emit; changing one record (a load's copy width and a store's
+// width in the budget's, the register budget) changes what that record decides and
+// nothing else.
 func TestKernelCarriesOutTheRecords(t *testing.T) {
 	src, err := os.ReadFile("../testdata/codegen/cp_async_widths.ir")
 	if err != nil {
@@ -47,12 +48,21 @@ func TestKernelCarriesOutTheRecords(t *testing.T) {
 
 	// %at (16x32 bf16, a div-16 pointer) moves 16-byte chunks, 2 per thread;
 	// recorded as 4-byte chunks it takes 8 per thread, beside %ct's 8.
-	var at *ir.Op
+	var at, storeAt *ir.Op
 	ir.WalkOps(d.Kernel.Body, func(o *ir.Op) {
 		if len(o.Results) == 1 && o.Result().Name == "at" {
 			at = o
 		}
+		if o.Kind == ir.OpStore && o.Args[len(o.Args)-1].Name == "at" {
+			storeAt = o
+		}
 	})
+	// %at goes back out in whole 16-byte runs (2 per thread); recorded as element
+	// stores, its 512 elements take one st.global.b16 each (16 per thread).
+	if storeAt == nil || d.Budget.StoreBytes[storeAt] != 16 {
+		t.Fatalf("the budget records %v bytes a store for %%at's store; want 16", d.Budget.StoreBytes[storeAt])
+	}
+	d.Budget.StoreBytes[storeAt] = 2
 	if at == nil || d.Budget.CopyBytes[at] != 16 {
 		t.Fatalf("the budget records %v bytes a copy for %%at; want 16", d.Budget.CopyBytes[at])
 	}
@@ -66,7 +76,7 @@ func TestKernelCarriesOutTheRecords(t *testing.T) {
 	for _, c := range []struct {
 		text          string
 		before, after int
-	}{{"], 16, 16;", 2, 0}, {"], 8, 8;", 4, 4}, {"], 4, 4;", 8, 16}, {".maxnreg 96", 0, 1}} {
+	}{{"], 16, 16;", 2, 0}, {"], 8, 8;", 4, 4}, {"], 4, 4;", 8, 16}, {".maxnreg 96", 0, 1}, {"st.global.v4.b32", 6, 4}, {"st.global.b16", 0, 16}} {
 		if b, a := strings.Count(text, c.text), strings.Count(changed, c.text); b != c.before || a != c.after {
 			t.Errorf("%q: %d times, then %d after the records changed; want %d, then %d", c.text, b, a, c.before, c.after)
 		}

@@ -101,15 +101,15 @@ func (e *emitter) stageFragments(v *ir.Value, l, h decision.Layout) error {
 }
 
 // stageComputed has the CTA compute every element of a recomputed tile (a
-// dequantization, say) and store it: threads take runs of 16 bytes round-robin, so
-// each thread writes whole 16-byte vectors when the row length allows.
+// dequantization, say) and store it: threads take runs of the budget's length
+// round-robin (16 bytes, one vector store, where the row length allows).
 func (e *emitter) stageComputed(v *ir.Value, h decision.Layout) ([]func(), error) {
 	elem := v.Type.Elem
 	es := elem.Size()
 	R, C := v.Type.Shape[0], v.Type.Shape[1]
-	vec := 16 / es
-	if C%vec != 0 || (es != 2 && es != 4) {
-		vec = 1
+	vec, ok := e.d.Budget.StageRun[v]
+	if !ok {
+		return nil, fmt.Errorf("%s: no staging run decided (budget pass)", v)
 	}
 	e.comment("stage %s: %dx%d %s computed by the CTA -> shared[%d], %d elements per run", v, R, C, elem, h.Offset, vec)
 	var stores []func()

@@ -20,18 +20,16 @@ func (e *emitter) store(o *ir.Op) error {
 	case l.Kind == decision.Acc:
 		rows, cols := e.rowsOf(v.Type.Shape[0], l), e.colsOf(v.Type.Shape[1], l)
 		col0 := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
-		// A thread's two elements of a fragment row are adjacent columns 2t, 2t+1 (from
-		// an even column base): one paired store when the pair is aligned in memory and
-		// a column bound, if any, is an even constant (so it never splits a pair).
-		pair := int64(2 * elem.Size())
-		paired := (elem.Size() == 2 || elem.Size() == 4) &&
-			e.d.MemAlign(m, int64(elem.Size()))%pair == 0
+		// A thread's two elements of a fragment row, columns 2t and 2t+1, go out in
+		// one store where the budget pass says so.
+		w, ok := e.d.Budget.StoreBytes[o]
+		if !ok {
+			return fmt.Errorf("%s: no store width decided (budget pass)", o)
+		}
+		paired := w == 2*elem.Size()
 		var bound ptx.Operand
 		if m.Bound != nil {
 			bound = e.scalar(m.Bound)
-			if b, ok := bound.(ptx.Imm); !ok || b%2 != 0 {
-				paired = false
-			}
 		}
 		// inBounds is rowOK and, under a column bound, col < bound.
 		inBounds := func(rowOK, col ptx.Operand) ptx.Operand {
@@ -169,7 +167,7 @@ func (e *emitter) store(o *ir.Op) error {
 		}
 		return nil
 	case (l.Kind == decision.Expr || l.Kind == decision.Shared) && m.Col0 != nil:
-		return e.storeTile(m)
+		return e.storeTile(o)
 	case (l.Kind == decision.Expr || l.Kind == decision.Scalar) && m.Col0 == nil:
 		n := 1
 		if v.Type.Kind == ir.Tile {
@@ -222,9 +220,10 @@ func (e *emitter) storeElem(o *ir.Op, m ir.MemOps, idx, guard ptx.Operand, val f
 
 // storeTile writes a rank-2 tile held in shared memory or recomputed per element:
 // the CTA takes runs of 16 bytes of a row round-robin (like staging), and a run
-// goes out as one 16-byte store when every row start is known to be 16-byte
-// aligned and no column bound can cut it; otherwise element by element.
-func (e *emitter) storeTile(m ir.MemOps) error {
+// goes out as one 16-byte store where the budget pass says so; otherwise element by
+// element.
+func (e *emitter) storeTile(o *ir.Op) error {
+	m := ir.MemOperands(o)
 	v := m.Val
 	elem := v.Type.Elem
 	es := elem.Size()
@@ -233,8 +232,11 @@ func (e *emitter) storeTile(m ir.MemOps) error {
 	if C%vec != 0 || es > 4 {
 		vec = 1
 	}
-	aligned := e.d.MemAlign(m, int64(es))%16 == 0
-	whole := vec > 1 && aligned && m.Bound == nil
+	w, ok := e.d.Budget.StoreBytes[o]
+	if !ok {
+		return fmt.Errorf("%s: no store width decided (budget pass)", o)
+	}
+	whole := vec > 1 && w == 16
 	base := e.scalar(m.Ptr)
 	col0g := e.toI64(e.scalar(m.Col0), m.Col0.Type.Elem)
 	e.comment("store %s: %dx%d %s, runs of %d, whole 16-byte stores: %v", v, R, C, elem, vec, whole)
