@@ -232,7 +232,8 @@ func TestHeldQFreesItsBytes(t *testing.T) {
 // each tile's indices in the loop; dump -ir states how far ahead of the tiles they
 // are issued (`ahead 1`, the lowering's choice at 2 stages), and every other depth
 // and pipeline it may be given (`ahead 0`: the indices in their own iteration, the
-// tiles not pipelined) compiles to other PTX that still matches the float64
+// tiles not pipelined; one stage, only the indices ahead of the iteration's own
+// gathers) compiles to other PTX that still matches the float64
 // reference in the emulator, whose pending-copy and race checks hold each
 // iteration's waits to the groups its reads need.
 func TestAheadClause(t *testing.T) {
@@ -246,7 +247,8 @@ func TestAheadClause(t *testing.T) {
 		t.Fatalf("%d loops state%q, want the candidate loop", n, filled)
 	}
 	seen := map[string]string{}
-	for _, clause := range []string{" stages 2 ahead 1 iter(", " stages 2 ahead 0 iter(", " stages 2 ahead 2 iter(", " stages 2 ahead 3 iter(", " stages 3 ahead 1 iter(", " stages 3 ahead 2 iter(", " stages 3 ahead 3 iter("} {
+	for _, clause := range []string{" stages 2 ahead 1 iter(", " stages 2 ahead 0 iter(", " stages 2 ahead 2 iter(", " stages 2 ahead 3 iter(", " stages 3 ahead 1 iter(", " stages 3 ahead 2 iter(", " stages 3 ahead 3 iter(",
+		" ahead 1 iter(", " ahead 2 iter("} {
 		c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.1, Poison: true, OutOfPool: true})
 		if err != nil {
 			t.Fatal(err)

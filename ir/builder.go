@@ -588,9 +588,9 @@ func (b *Builder) ForStages(lo, hi *Value, step, stages int, inits []*Value, bod
 	return b.ForAhead(lo, hi, step, stages, 0, inits, body)
 }
 
-// ForAhead is ForStages with its index tiles (the loads the pipelined loads'
-// addresses read) issued ahead iterations before the loads that read them
-// (Op.Ahead: 0 the lowering's choice, NoAhead none, 1..MaxAhead).
+// ForAhead is ForStages with its index tiles (the loads the other loads' addresses
+// read) issued ahead iterations before the loads that read them (Op.Ahead: 0 the
+// lowering's choice, NoAhead none, 1..MaxAhead).
 func (b *Builder) ForAhead(lo, hi *Value, step, stages, ahead int, inits []*Value, body func(iv *Value, carried []*Value) []*Value) []*Value {
 	if b.err != nil {
 		return b.placeholders(inits)

@@ -214,12 +214,13 @@ type Op struct {
 	// that reads them, into a ring of Stages slots (DESIGN.md, loops). 0 and 1
 	// both mean no pipeline; at most MaxStages.
 	Stages int
-	// Ahead, on a pipelined loop, is how many iterations before its pipelined
-	// loads a pipelined loop issues the loads their addresses read (index tiles: a
-	// tile's candidate indices), into a ring of Stages+Ahead slots, so that no
-	// gather waits for its indices' round trip. 0 leaves it to the lowering (which
-	// takes Stages-1 where the body has such a load); NoAhead keeps every such load
-	// in its own iteration, and the loads it addresses unpipelined; at most MaxAhead.
+	// Ahead is how many iterations before the loads that read them a loop issues
+	// the loads their addresses read (index tiles: a tile's candidate indices), into
+	// a ring of Stages+Ahead slots, so that no gather waits for its indices' round
+	// trip: before its pipelined loads, or in a loop of one stage before the
+	// iteration's own. 0 leaves it to the lowering (which takes max(Stages-1, 1)
+	// where the body has such a load); NoAhead keeps every such load in its own
+	// iteration, and the loads it addresses unpipelined; at most MaxAhead.
 	Ahead int
 	// Role places the op on the warps of the kernel's role of that name ("" = every
 	// warp). The body of a loop placed on a role runs on that role.

@@ -288,11 +288,8 @@ func checkOp(o *Op) error {
 		if o.Stages < 0 || o.Stages > MaxStages {
 			return opErr(o, -2, "stages %d: want 1..%d", o.Stages, MaxStages)
 		}
-		switch {
-		case o.Ahead < NoAhead || o.Ahead > MaxAhead:
+		if o.Ahead < NoAhead || o.Ahead > MaxAhead {
 			return opErr(o, -2, "ahead %d: want 0..%d", o.Ahead, MaxAhead)
-		case o.Ahead != 0 && o.Stages < 2:
-			return opErr(o, -2, "ahead %d on a loop of %d stage: want stages 2..%d (only a pipelined loop issues loads ahead)", max(o.Ahead, 0), max(o.Stages, 1), MaxStages)
 		}
 		inits := o.Args[2:]
 		if len(o.Body.Args) != len(inits)+1 || len(o.Body.Yield) != len(inits) || len(o.Results) != len(inits) {

@@ -832,7 +832,7 @@ func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) 
 		allIds = list.preload(b, lo, hi, perMax*N)
 	}
 	ahead := c.Ahead
-	if d.Stages < 2 || allIds != nil {
+	if allIds != nil {
 		ahead = 0 // no index tile to issue ahead
 	}
 	carried = b.ForAhead(lo, hi, 1, d.Stages, ahead, carried, func(j *ir.Value, st []*ir.Value) []*ir.Value {

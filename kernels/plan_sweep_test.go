@@ -126,8 +126,9 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 	}
 	for i, f := range p.Rule.Families {
 		// A second 16-head family serves only calls whose rows fill the SMs
-		// (computed K fragments at more CTAs per SM): they never split and are
-		// never latency-bound enough for replicated scores.
+		// (computed K fragments at more CTAs per SM): they never split, and run
+		// its large kernel (no Small ones: replicated scores would have every warp
+		// dequantize every dim).
 		fill := i == 1 && f.HeadBlock == 16
 		if fill && (f.Partial != "" || !designs[i].Variant.KFrags || f.PerSM <= p.Rule.Families[0].PerSM) {
 			t.Errorf("%s: second 16-head family %+v (%v): want computed K fragments, more CTAs per SM than family 0 and no Partial kernel", name, f, designs[i].Variant)

@@ -46,14 +46,19 @@ import (
 func pipelineLoops(f *fn) decision.PipelineRecord {
 	rec := decision.PipelineRecord{Pipelines: map[*ir.Op]*decision.LoopPipeline{}, ByTile: map[*ir.Value]*decision.LoopPipeline{}, ByIndex: map[*ir.Value]*decision.LoopPipeline{}, NotPipelined: map[*ir.Op]string{}}
 	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
-		if o.Kind != ir.OpFor || o.Stages <= 1 {
+		// A loop of one stage issues nothing ahead but, where its loads read index
+		// tiles, those (its record then has no tiles).
+		one := o.Stages <= 1
+		if o.Kind != ir.OpFor || one && o.Ahead == ir.NoAhead {
 			return
 		}
 		if ir.SplitByRoles(o) {
-			rec.NotPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
+			if !one {
+				rec.NotPipelined[o] = "split by roles: the producer role runs ahead through the handoff ring instead"
+			}
 			return
 		}
-		p := &decision.LoopPipeline{Loop: o, Stages: o.Stages}
+		p := &decision.LoopPipeline{Loop: o, Stages: max(o.Stages, 1)}
 		deps := map[*ir.Op]bool{}
 		reads := map[*ir.Value]bool{}
 		indices := f.indexTiles(o)
@@ -63,13 +68,21 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 				continue
 			}
 			why := f.whyNotPipelined(o, bo, deps, reads, indices, used)
-			if why != "" {
+			switch {
+			case one:
+			case why != "":
 				rec.NotPipelined[bo] = why
-				continue
+			default:
+				p.Tiles = append(p.Tiles, bo.Result())
 			}
-			p.Tiles = append(p.Tiles, bo.Result())
 		}
-		if len(p.Tiles) == 0 {
+		if one {
+			if len(used) == 0 {
+				return
+			}
+			clear(deps)
+			clear(reads)
+		} else if len(p.Tiles) == 0 {
 			rec.NotPipelined[o] = "no load to issue ahead"
 			return
 		}
@@ -83,7 +96,7 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 		if len(p.Indices) > 0 {
 			p.Ahead = o.Ahead
 			if p.Ahead == 0 {
-				p.Ahead = o.Stages - 1
+				p.Ahead = max(o.Stages-1, 1)
 			}
 		}
 		for _, bo := range o.Body.Ops {
@@ -239,6 +252,13 @@ func (f *fn) whyNotPipelined(loop, ld *ir.Op, deps map[*ir.Op]bool, reads map[*i
 
 // pipelineNote is the dump annotation of a loop or load the pass decided about.
 func (f *fn) pipelineNote(o *ir.Op) string {
+	if p := f.Pipeline.Pipelines[o]; p != nil && len(p.Tiles) == 0 {
+		idx := make([]string, len(p.Indices))
+		for i, x := range p.Indices {
+			idx[i] = x.String()
+		}
+		return fmt.Sprintf("one stage, its loads' indices issued %d iterations before them: %s", p.Ahead, strings.Join(idx, " "))
+	}
 	if p := f.Pipeline.Pipelines[o]; p != nil {
 		names := make([]string, len(p.Tiles))
 		for i, t := range p.Tiles {
@@ -280,8 +300,8 @@ func checkPipelines(f *fn) error {
 		return err
 	}
 	for loop, p := range f.Pipeline.Pipelines {
-		if p.Stages < 2 || p.Stages > ir.MaxStages || p.Stages != loop.Stages {
-			return fmt.Errorf("pipeline check: loop at %s has %d stages, asked for %d", loop.Body.Args[0], p.Stages, loop.Stages)
+		if p.Stages > ir.MaxStages || p.Stages != max(loop.Stages, 1) || p.Stages < 2 && (len(p.Tiles) > 0 || p.Ahead == 0) {
+			return fmt.Errorf("pipeline check: loop at %s has %d stages (%d tiles issued ahead, indices %d ahead), asked for %d", loop.Body.Args[0], p.Stages, len(p.Tiles), p.Ahead, loop.Stages)
 		}
 		indices := map[*ir.Value]bool{}
 		for _, x := range p.Indices {
@@ -303,6 +323,13 @@ func checkPipelines(f *fn) error {
 			}
 			if why := f.whyNotPipelined(loop, t.Def, map[*ir.Op]bool{}, map[*ir.Value]bool{}, indices, used); why != "" {
 				return fmt.Errorf("pipeline check: %s is issued ahead but %s", t, why)
+			}
+		}
+		if len(p.Tiles) == 0 { // one stage: the loads that read the indices are the body's own
+			for _, bo := range loop.Body.Ops {
+				if bo.Kind == ir.OpLoad && bo.Result().Type.Rank() == 2 {
+					f.whyNotPipelined(loop, bo, map[*ir.Op]bool{}, map[*ir.Value]bool{}, indices, used)
+				}
 			}
 		}
 		if len(used) != len(indices) {

@@ -339,6 +339,8 @@ func TestPipelinedIndexTiles(t *testing.T) {
 					clause := fmt.Sprintf(" stages %d", stages)
 					if stages > 1 {
 						clause += ahead
+					} else {
+						clause += " ahead 0" // the reference: nothing issued ahead
 					}
 					k, err := ir.Parse(indexLoop(iters, clause))
 					if err != nil {
@@ -349,6 +351,19 @@ func TestPipelinedIndexTiles(t *testing.T) {
 				sameAcrossStages(t, fmt.Sprintf("seed %d%s", seed, ahead), "sm_90", bufs, parse, true)
 				if _, text := runBytes(t, parse(2), "sm_90", bufs); !strings.Contains(text, "// index tile %sl:") {
 					t.Errorf("stages 2%s: the indices are not issued ahead as an index tile", ahead)
+				}
+				// One stage: only the indices run ahead of the iteration's own gathers.
+				want, _ := runBytes(t, parse(1), "sm_90", bufs)
+				k, err := ir.Parse(indexLoop(iters, " stages 1"+ahead))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, text := runBytes(t, k, "sm_90", bufs)
+				if !strings.Contains(text, "// one stage: its loads' index tiles issued ahead") || strings.Contains(text, "// pipeline:") {
+					t.Errorf("stages 1%s: the indices are not issued ahead of a loop of one stage", ahead)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("seed %d, stages 1%s: output differs from the loop with nothing issued ahead", seed, ahead)
 				}
 			})
 		}

@@ -185,6 +185,9 @@ add "mla H=16 T=64 K=128+4096 split=1 (index tiles ahead)" "$M -heads 16 -tokens
 add "mla H=8 T=64 K=128+4096 split=1 (heads in N, index tiles ahead)" "$M -heads 8 -tokens 64 -k1 4096 -split 1 -head-block 8"
 add "mla H=64 T=16 K=128+4096 split=1 (64-head CTA, index tiles ahead)" "$M -heads 64 -tokens 16 -k1 4096 -split 1 -head-block 64"
 add "mla H=16 T=64 K=128+4096 split=1 (index tiles in their iteration: -ahead 0)" "$M -heads 16 -tokens 64 -k1 4096 -split 1 -ahead 0"
+# A loop of one stage issues its own gathers' index tiles a tile ahead (ahead 1).
+add "mla H=16 T=64 K=128+4096 split=1 -stages 1 (index tiles ahead of a one-stage loop)" "$M -heads 16 -tokens 64 -k1 4096 -split 1 -stages 1"
+add "mla H=16 T=64 K=128+4096 sm_120 plan for 64 SMs (h16_kf, one stage, index tiles ahead)" "$M -heads 16 -tokens 64 -k1 4096 -plan-target sm_120 -sms 64"
 # Pools of POOL_GIB GiB per segment, candidates in their last pages: every record read
 # lies past 2^32 bytes. GPU against the reference only (no emulator run).
 P="-pool-gib ${POOL_GIB:-4.5}"
@@ -261,6 +264,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs (rows fill the SMs: h16_kf)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64" &
 			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 split 1 (index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -split 1" &
 			runsan "$tool" "mla_decode H=64 T=4 K=128+4096 split 1 (64-head CTA, index tiles ahead)" "-kernel mla_decode -heads 64 -tokens 4 -k1 4096 -split 1 -head-block 64" &
+			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 sm_120 plan for 8 SMs (h16_kf, one stage, index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -plan-target sm_120 -sms 8" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &

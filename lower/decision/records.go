@@ -134,7 +134,10 @@ type ScheduleRecord struct {
 // it), and so must the group that brought the indices of the tile it issues (Ahead-1
 // issued after that one).
 func (p *LoopPipeline) InFlight() int {
-	if p.Ahead > 0 {
+	switch {
+	case len(p.Tiles) == 0: // one stage: only the indices of this iteration's own loads
+		return p.Ahead - 1
+	case p.Ahead > 0:
 		return min(p.Stages-2, p.Ahead-1)
 	}
 	return p.Stages - 2

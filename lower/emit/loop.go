@@ -110,7 +110,9 @@ func (e *emitter) countedLoop(o *ir.Op) error {
 	}
 	e.popScope()
 	if pl != nil {
-		e.nextSlot(pl, slots.tile)
+		if len(pl.Tiles) > 0 {
+			e.nextSlot(pl, slots.tile)
+		}
 		if pl.Ahead > 0 {
 			e.stepSlot(slots.index, pl.IndexSlots())
 			for _, x := range pl.Indices {
@@ -387,7 +389,11 @@ type ringSlots struct{ tile, index ptx.Reg }
 // index tiles, tile g). Before each tile it waits for the group that brought the
 // tile's indices and makes them visible.
 func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand) (ringSlots, error) {
-	e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.Stages, pl.Stages, e.d.SlotBytes[pl])
+	if len(pl.Tiles) > 0 {
+		e.comment("pipeline: %d stages, ring of %d x %d bytes", pl.Stages, pl.Stages, e.d.SlotBytes[pl])
+	} else {
+		e.comment("one stage: its loads' index tiles issued ahead")
+	}
 	for _, v := range pl.Reads {
 		e.ready(v)
 	}
@@ -428,8 +434,11 @@ func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand
 			e.add(ptx.CpAsyncCommitGroup())
 		}
 	}
-	slots := ringSlots{tile: e.reg(ir.I32)}
-	e.add(ptx.MovU32(slots.tile, ptx.Imm(0)))
+	var slots ringSlots
+	if len(pl.Tiles) > 0 {
+		slots.tile = e.reg(ir.I32)
+		e.add(ptx.MovU32(slots.tile, ptx.Imm(0)))
+	}
 	if pl.Ahead > 0 {
 		slots.index = e.reg(ir.I32)
 		e.add(ptx.MovU32(slots.index, ptx.Imm(0)))
@@ -444,6 +453,10 @@ func (e *emitter) pipelinePrologue(pl *decision.LoopPipeline, lo, hi ptx.Operand
 // the index tiles of iteration iv + (stages-1+ahead) x step, as one group.
 func (e *emitter) pipelineIteration(pl *decision.LoopPipeline, iv ptx.Operand, slots ringSlots, hi ptx.Operand) error {
 	e.pipeTop(pl.InFlight())
+	if len(pl.Tiles) == 0 {
+		// One stage: this iteration's own loads read the indices issued for it.
+		return e.issueAheadIndices(pl, iv, slots, hi)
+	}
 	cur := e.reg(ir.I32)
 	e.add(ptx.MadLoS32(cur, slots.tile, ptx.Imm(e.d.SlotBytes[pl]), e.smem))
 	for _, t := range pl.Tiles {
@@ -457,11 +470,18 @@ func (e *emitter) pipelineIteration(pl *decision.LoopPipeline, iv ptx.Operand, s
 	if pl.Ahead == 0 {
 		return e.issueTiles(pl, ivNext, hi, next)
 	}
-	n := pl.IndexSlots()
-	e.pointIndices(pl, e.slotPlus(slots.index, pl.Stages-1, n))
+	e.pointIndices(pl, e.slotPlus(slots.index, pl.Stages-1, pl.IndexSlots()))
 	if err := e.issueTiles(pl, ivNext, hi, next); err != nil {
 		return err
 	}
+	return e.issueAheadIndices(pl, iv, slots, hi)
+}
+
+// issueAheadIndices issues the index tiles of iteration iv + (stages-1+ahead) x step
+// and commits the iteration's group, then points the index tiles at the slot this
+// iteration's body reads.
+func (e *emitter) issueAheadIndices(pl *decision.LoopPipeline, iv ptx.Operand, slots ringSlots, hi ptx.Operand) error {
+	n := pl.IndexSlots()
 	ivIdx := e.reg(ir.I32)
 	e.add(ptx.AddS32(ivIdx, iv, ptx.Imm(int64(pl.Stages-1+pl.Ahead)*pl.Loop.Int)))
 	// Index tile iv+stages-1+ahead takes the slot of iteration iv-1's, which the
