@@ -125,6 +125,28 @@ func pipelineLoops(f *fn) decision.PipelineRecord {
 	return rec
 }
 
+// unhonouredAhead refuses an `ahead L` (L >= 1) the pipeline could not honour: a
+// loop whose loads read no index tile (their indices are loaded before the loop, or
+// not through a rank-1 load of 4-byte elements of its body), or whose loads cannot be
+// issued ahead, naming the loop and why, and what would fit (no clause, or ahead 0).
+func (f *fn) unhonouredAhead() error {
+	var err error
+	ir.WalkOps(f.Kernel.Body, func(o *ir.Op) {
+		if err != nil || o.Kind != ir.OpFor || o.Ahead < 1 {
+			return
+		}
+		if p := f.Pipeline.Pipelines[o]; p != nil && p.Ahead == o.Ahead {
+			return
+		}
+		why := "no load of its body reads an index tile (a rank-1 load of 4-byte elements of the body, staged in shared memory, whose own address the induction variable decides)"
+		if w, ok := f.Pipeline.NotPipelined[o]; ok {
+			why = w
+		}
+		err = ir.ErrorAt(o, fmt.Errorf("ahead %d: the loop at %s cannot issue index tiles ahead: %s; leave the clause out or write ahead 0", o.Ahead, o.Body.Args[0], why))
+	})
+	return err
+}
+
 // indexTiles are the loads of loop's body that may be issued ahead as index tiles
 // (unless the loop says `ahead 0`): rank-1 loads of 4-byte elements the stage pass
 // gave a shared home, whose own operands could be issued ahead.

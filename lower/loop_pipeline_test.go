@@ -426,3 +426,28 @@ func TestPipelinedRuntimeBounds(t *testing.T) {
 		})
 	}
 }
+
+// An `ahead L` the pipeline cannot honour is an error naming the clause, the loop and
+// why: a loop whose gathers read indices staged before it (no index tile in its
+// body), and one with no load at all.
+func TestAheadUnhonoured(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{strings.Replace(gatherLoop(3, 2), " stages 2 iter(", " stages 2 ahead 1 iter(", 1), "ahead 1: the loop at %it cannot issue index tiles ahead: no load of its body reads an index tile"},
+		{`kernel k(%x: ptr<f32> div 16 bytes 4096) grid(1, 1, 1) warps 1 {
+  %lo = const 0 : i32
+  %hi = const 8 : i32
+  for %i = %lo to %hi step 1 ahead 2 {
+  }
+}
+`, "ahead 2: the loop at %i cannot issue index tiles ahead: no load of its body reads an index tile"},
+	} {
+		k, err := ir.Parse(c.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Compile(k, target.MustLookup("sm_90"), Options{Check: true})
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "leave the clause out or write ahead 0") {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+}

@@ -73,7 +73,7 @@ var Passes = []Pass{
 	{"rowreduce", "mark the tiles whose rows a reduction combines", func(f *fn) error { f.rowReduced = markRowReduced(f); return nil }, checkRowReduced},
 	{"layout", "place every tile: mma fragments, shared memory, or recomputed per element", assignLayouts, checkLayouts},
 	{"stage", "give shared homes to tiles a dot or transpose reads from shared memory, and to reused gathers", stageTiles, checkStaging},
-	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead", func(f *fn) error { f.Pipeline = pipelineLoops(f); return nil }, checkPipelines},
+	{"pipeline", "choose the loads a `for ... stages N` loop issues N-1 iterations ahead, and the index tiles `ahead L` issues before them", func(f *fn) error { f.Pipeline = pipelineLoops(f); return f.unhonouredAhead() }, checkPipelines},
 	{"roles", "hand the tiles one warp role computes and another reads through rings of named-barrier slots", func(f *fn) (err error) { f.Roles, err = assignRoles(f); return err }, checkRoles},
 	{"smem", "allocate shared memory by lifetime: offsets, pitches, reuse", func(f *fn) error { return f.allocShared() }, checkShared},
 	{"budget", "set the register budget (.maxnreg) and each copy's width", func(f *fn) error { f.Budget = decideBudget(f); return nil }, checkBudget},
