@@ -72,7 +72,7 @@ type MLAConfig struct {
 	Stages int
 	// Ahead is how many tiles before their gathers the candidate loops issue each
 	// tile's indices where a CTA walks more candidates than it preloads (the loop's
-	// `ahead` clause, ir.Op.Ahead: 0 the lowering's choice, stages-1; ir.NoAhead
+	// `ahead` clause, ir.Op.Ahead: 0 the lowering's choice, max(stages-1, 1); ir.NoAhead
 	// none, the gathers waiting for their indices in their own iteration; 1..3).
 	Ahead int
 
