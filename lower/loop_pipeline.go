@@ -29,7 +29,8 @@ import (
 // in iteration j-Ahead-(Stages-1) wrote it. Group g holds index tile g and tile
 // g-Ahead; the prologue's first Ahead groups hold indices only, and before each of
 // its tiles the prologue waits for that tile's indices (wait_group Ahead-1, then a
-// barrier). An iteration waits until min(Stages-2, Ahead-1) groups are in flight.
+// barrier). An iteration waits until min(Stages-2, Ahead-1) groups are in flight. A
+// loop of one stage issues only its index tiles ahead, of its iteration's own loads.
 
 // pipelineLoops is the pipeline pass.
 //
@@ -40,8 +41,8 @@ import (
 // neither staged nor yielded, and whose operands depend only on the induction
 // variable, values defined before the loop, scalar or recomputed ops of the body
 // and, unless the loop says `ahead 0`, index tiles (no other load, no loop-carried
-// value); the index tiles such tiles read, issued Ahead iterations ahead (the
-// loop's, or Stages-1); its notPipelined says for each other load of such a loop,
+// value); the index tiles such tiles read (in a loop of one stage, its own loads),
+// issued Ahead iterations ahead (the loop's, or max(Stages-1, 1)); its notPipelined says for each other load of such a loop,
 // and for such a loop without any, why not.
 func pipelineLoops(f *fn) decision.PipelineRecord {
 	rec := decision.PipelineRecord{Pipelines: map[*ir.Op]*decision.LoopPipeline{}, ByTile: map[*ir.Value]*decision.LoopPipeline{}, ByIndex: map[*ir.Value]*decision.LoopPipeline{}, NotPipelined: map[*ir.Op]string{}}
