@@ -310,9 +310,8 @@ func TestPipelinedGather(t *testing.T) {
 // index tile: loop.Ahead), the loop's clause being clause (" stages 3 ahead 1").
 func indexLoop(iters int, clause string) string {
 	src := strings.Replace(gatherLoop(iters, 1), " stages 1 iter(", clause+" iter(", 1)
-	src = strings.Replace(src, "  %iall = iota : tile<N16xi32>\n  %ix = load %idx[%iall] : tile<N16xi32>\n", "", 1)
-	src = strings.Replace(src, "    %sl = slice %ix, %s, 16 : tile<16xi32>\n", "    %ib = add %i16, %s : tile<16xi32>\n    %sl = load %idx[%ib] : tile<16xi32>\n", 1)
-	return strings.ReplaceAll(src, "N16", fmt.Sprint(16*iters))
+	src = strings.Replace(src, fmt.Sprintf("  %%iall = iota : tile<%dxi32>\n  %%ix = load %%idx[%%iall] : tile<%dxi32>\n", 16*iters, 16*iters), "", 1)
+	return strings.Replace(src, "    %sl = slice %ix, %s, 16 : tile<16xi32>\n", "    %ib = add %i16, %s : tile<16xi32>\n    %sl = load %idx[%ib] : tile<16xi32>\n", 1)
 }
 
 // TestPipelinedIndexTiles: gathers through indices loaded in the loop's body are
