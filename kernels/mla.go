@@ -535,11 +535,12 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 // where that holds more of its CTAs per SM than base does, and at most 2, so that
 // such calls never split and the family needs neither Partial nor Small kernels.
 // Under sm_120's 99 KB that is 2 CTAs per SM (33 KB, one stage) against the tile's 1:
-// H16 T256 77.9 -> 69.2 us, H32 T256 148 -> 122, H64 T64 77.2 -> 64.4, H64 T256
-// 291.6 -> 232.7, H16 K1152 T256 143.9 -> 123.9 (runs 81, 82: the H200 at sm_120's
-// residency), while the calls that split (T64 and below at 16 heads) keep base's two
-// stages and Small kernels. On sm_90 both hold 2 (registers): not taken. nil where
-// it is not taken.
+// H16 T256 77.5 -> 68.2 us, H32 T256 149.0 -> 123.0, H64 T64 77.1 -> 63.4, H64 T256
+// 291.5 -> 231.5, H16 K1152 T256 144.0 -> 123.6 (run 84, the H200 at sm_120's
+// residency), and on rows past the preload too (run 87: H16 T256 K128+4096 447 ->
+// 378 against the tile's two stages), while the calls that split (T64 and below at 16
+// heads) keep base's two stages and Small kernels, which run 82 measured faster there.
+// On sm_90 both hold 2 (registers): not taken. nil where it is not taken.
 func (c MLAConfig) mlaFill(t target.Target, base *mlaFamily) (*mlaFamily, error) {
 	sms := t.SMs
 	if c.SMs > 0 {
