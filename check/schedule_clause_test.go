@@ -281,3 +281,71 @@ func TestAheadClause(t *testing.T) {
 		}
 	}
 }
+
+// TestKPermClause: the 16-head decode with computed K and V fragments (`b computed`),
+// its dots edited to `kperm`, reads each thread's raw K pairs of a k16 step with one
+// 4-byte shared load instead of two 2-byte ones (Q's held fragments and P·V's
+// output columns in the same order; the rope slice, a bf16 tile in shared memory,
+// pair by pair in that order instead of by ldmatrix), and still matches the float64
+// reference in the emulator (race and pending-copy checks on). Without the rope
+// slice in that order too the scores came out wrong.
+func TestKPermClause(t *testing.T) {
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: 1, KFrags: kernels.KFragsOn}
+	target := tgt("sm_120")
+	const seed = 17
+	prog, text := filledDecode(t, cfg, target)
+	const plain, permuted = " b computed atom m16n8k16 :", " b computed kperm atom m16n8k16 :"
+	if n := strings.Count(text, plain); n != 8+16 {
+		t.Fatalf("%d dots state%q, want 24 (8 score slices, 16 P·V dots)", n, plain)
+	}
+	back, err := ir.ParseProgram(strings.ReplaceAll(text, plain, permuted))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := lower.CompileProgram(back, prog.Sequences(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := MLA(cfg, target, golden.MLAGenOptions{Seed: seed, InvalidFrac: 0.2, Poison: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := c.Compiled.Module.Print(), comp.Module.Print()
+	if b, a := strings.Count(before, "ld.shared.b16"), strings.Count(after, "ld.shared.b16"); b == 0 || a != 0 {
+		t.Errorf("ld.shared.b16: %d before kperm, %d after; want some, then none", b, a)
+	}
+	// The loop's 56 two-byte pair loads become 28 four-byte ones and the rope
+	// slice's ldmatrix go (run counted: 1840 -> 1761 instructions in the loop),
+	// against 24 more loads of the held Q fragments before it.
+	if b, a := strings.Count(longestLoop(before), ";\n"), strings.Count(longestLoop(after), ";\n"); a >= b {
+		t.Errorf("%d instructions in the candidate loop before kperm, %d after; want fewer", b, a)
+	}
+	c.Compiled = comp
+	res, err := Run(Emulator{}, c)
+	if err != nil {
+		t.Fatalf("seed %d, kperm: %v", seed, err)
+	}
+	if !res.OK() {
+		t.Errorf("seed %d, kperm: %s", seed, res)
+	}
+}
+
+// longestLoop is the text of the longest loop in PTX text: from a label to the
+// furthest branch back to it.
+func longestLoop(text string) string {
+	best := ""
+	for i := strings.Index(text, "bra.uni $L"); i >= 0; {
+		end := strings.IndexByte(text[i:], ';')
+		label := text[i+len("bra.uni ") : i+end]
+		if top := strings.Index(text, "\n"+label+":"); top >= 0 && top < i && i-top > len(best) {
+			best = text[top:i]
+		}
+		next := strings.Index(text[i+1:], "bra.uni $L")
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return best
+}

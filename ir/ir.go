@@ -265,6 +265,15 @@ type DotSchedule struct {
 	// of q·kᵀ) reads %x's pairs directly, an untransposed B (V of p·v) takes them
 	// through movmatrix, so a dot of each over the same tile evaluates each pair once.
 	BHome string
+	// KPerm reads a `b computed` operand's pairs in the order that makes a thread's
+	// fragments contiguous bytes (`kperm`): within each 16 of B's rows, the logical
+	// row 2t+8q+j is the stored row 4t+2q+j, so one 4-byte read gives a thread both
+	// registers of a k16 step (and both n8 tiles of 16 output columns). For B =
+	// `trans %x` (Kᵀ of q·kᵀ) it permutes the reduction, and A is held in registers
+	// across the loop and loaded in the same order; for an untransposed B (V of p·v)
+	// it permutes the result's columns the same way, which its layout records and its
+	// consumers follow.
+	KPerm bool
 	// Atom is the tensor-core instruction shape the dot is built from (`atom NAME`;
 	// "" is the target's default, today always m16n8k16).
 	Atom string
@@ -300,6 +309,9 @@ func (s DotSchedule) String() string {
 	}
 	if s.BHome != "" {
 		clauses = append(clauses, "b "+s.BHome)
+	}
+	if s.KPerm {
+		clauses = append(clauses, "kperm")
 	}
 	if s.Atom != "" {
 		clauses = append(clauses, "atom "+s.Atom)
@@ -340,6 +352,9 @@ func (s DotSchedule) check() error {
 	}
 	if s.BHome != "" && s.BHome != HomeComputed {
 		return fmt.Errorf("b %q: want b %s (or no b clause: the lowering's choice)", s.BHome, HomeComputed)
+	}
+	if s.KPerm && s.BHome != HomeComputed {
+		return fmt.Errorf("kperm: it orders the pairs of a computed B; state b %s", HomeComputed)
 	}
 	if s.Atom != "" && !slices.Contains(DotAtoms, s.Atom) {
 		return fmt.Errorf("atom %q: want one of %s", s.Atom, strings.Join(DotAtoms, ", "))

@@ -740,7 +740,7 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 	for {
 		kw := p.peek()
 		switch kw {
-		case "warps", "replicate", "splitk", "a", "b", "atom":
+		case "warps", "replicate", "splitk", "a", "b", "kperm", "atom":
 		default:
 			if len(seen) == 0 {
 				return nil, nil
@@ -786,6 +786,8 @@ func (p *parser) dotSchedule() (*DotSchedule, error) {
 			s.AHome = p.next()
 		case "b":
 			s.BHome = p.next()
+		case "kperm":
+			s.KPerm = true
 		case "atom":
 			s.Atom = p.next()
 		}

@@ -19,6 +19,7 @@ const scheduledKernel = `kernel k(%a: ptr<bf16> div 16 bytes 4096, %y: ptr<f32> 
   %h = dot %x, %xt, %c a regs : tile<32x32xf32>
   %v = dot %x, %xt, %c warps 2x4 a computed : tile<32x32xf32>
   %w = dot %x, %xt, %c warps 2x4 a computed b computed : tile<32x32xf32>
+  %kp = dot %x, %xt, %c warps 2x4 b computed kperm : tile<32x32xf32>
   store %y[%o, %z], %e
 }
 `
@@ -37,13 +38,14 @@ func TestDotScheduleRoundTrip(t *testing.T) {
 		t.Errorf("printed\n%s\nwant\n%s", got, scheduledKernel)
 	}
 	want := map[string]*DotSchedule{
-		"d": {Warps: [2]int{2, 4}},
-		"e": {Warps: [2]int{2, 1}, Replicate: 4, SplitK: 4, AHome: HomeRegs, Atom: "m16n8k16"},
-		"s": {Warps: [2]int{2, 2}},
-		"u": nil,
-		"h": {AHome: HomeRegs},
-		"v": {Warps: [2]int{2, 4}, AHome: HomeComputed},
-		"w": {Warps: [2]int{2, 4}, AHome: HomeComputed, BHome: HomeComputed},
+		"d":  {Warps: [2]int{2, 4}},
+		"e":  {Warps: [2]int{2, 1}, Replicate: 4, SplitK: 4, AHome: HomeRegs, Atom: "m16n8k16"},
+		"s":  {Warps: [2]int{2, 2}},
+		"u":  nil,
+		"h":  {AHome: HomeRegs},
+		"v":  {Warps: [2]int{2, 4}, AHome: HomeComputed},
+		"w":  {Warps: [2]int{2, 4}, AHome: HomeComputed, BHome: HomeComputed},
+		"kp": {Warps: [2]int{2, 4}, BHome: HomeComputed, KPerm: true},
 	}
 	for _, o := range k.Body.Ops {
 		if o.Kind != OpDot {
@@ -90,6 +92,8 @@ func TestDotScheduleRefused(t *testing.T) {
 		{"warps 2x4 warps 2x4", "states warps twice"},
 		{"warps 2x4 b regs", `b "regs": want b computed`},
 		{"b computed b computed", "states b twice"},
+		{"warps 2x4 kperm", "kperm: it orders the pairs of a computed B; state b computed"},
+		{"warps 2x4 b computed kperm kperm", "states kperm twice"},
 		{"replicate 2", "dot schedule without warps RxC"},
 		{"splitk 2 a regs", "dot schedule without warps RxC"},
 		{"warps 2x2", "schedule warps 2x2 spreads it over 4 warps; it runs on the kernel's 8"},

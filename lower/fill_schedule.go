@@ -88,6 +88,7 @@ func (f *fn) dotSchedule(o *ir.Op) ir.DotSchedule {
 	}
 	if decision.StatesComputed(o, 1) {
 		s.BHome = ir.HomeComputed
+		s.KPerm = o.Dot != nil && o.Dot.KPerm
 	}
 	if l.Rep > 1 {
 		s.Replicate = l.Rep

@@ -226,6 +226,10 @@ func (f *layoutPass) layoutLoop(o *ir.Op) error {
 	return nil
 }
 
+// transposedB reports whether dot o's B is a transpose (Kᵀ of q·kᵀ), whose kperm
+// permutes the reduction rather than the result's columns.
+func transposedB(o *ir.Op) bool { return o.Args[1].Def != nil && o.Args[1].Def.Kind == ir.OpTrans }
+
 // joinLayouts is the layout a loop-carried value needs to hold both its initial value
 // and every yielded value.
 func joinLayouts(a, b decision.Layout) (decision.Layout, error) {
@@ -247,7 +251,7 @@ func joinLayouts(a, b decision.Layout) (decision.Layout, error) {
 		return b, nil
 	case b.Kind == decision.Expr && a.AccFamily():
 		return a, nil
-	case a.AccFamily() && b.AccFamily() && a.Kind == b.Kind && a.WM == b.WM && a.WN == b.WN:
+	case a.AccFamily() && b.AccFamily() && a.Kind == b.Kind && a.WM == b.WM && a.WN == b.WN && a.Perm == b.Perm:
 		return a, nil
 	}
 	return decision.Layout{}, fmt.Errorf("cannot hold both %v and %v", a, b)
@@ -313,7 +317,14 @@ func (f *layoutPass) layoutOf(o *ir.Op) (decision.Layout, error) {
 		if _, ok := stageable(o.Args[1], b); b.Kind != decision.Shared && !ok {
 			return decision.Layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 		}
-		if c.Kind != decision.Expr && (c.Kind != decision.Acc || c.WM != out.WM || c.WN != out.WN || c.Rep != out.Rep) && !f.adopt(o.Args[2], out) {
+		if o.Dot != nil && o.Dot.KPerm && !transposedB(o) {
+			// The columns come out in the order B's pairs were read.
+			if nt := o.Result().Type.Shape[1] / decision.GranuleN; out.Kind != decision.Acc || out.Rep > 1 || nt%(2*out.WN) != 0 {
+				return decision.Layout{}, fmt.Errorf("kperm: the result's columns are permuted in groups of 16 per warp; %s's %d columns over %v do not divide so", o.Result(), nt*decision.GranuleN, out)
+			}
+			out.Perm = true
+		}
+		if c.Kind != decision.Expr && (c.Kind != decision.Acc || c.WM != out.WM || c.WN != out.WN || c.Rep != out.Rep || c.Perm != out.Perm) && !f.adopt(o.Args[2], out) {
 			return decision.Layout{}, fmt.Errorf("accumulator (%v) must be split like the result (%v)", c, out)
 		}
 		return out, nil
@@ -351,6 +362,9 @@ func (f *layoutPass) layoutOf(o *ir.Op) (decision.Layout, error) {
 		}
 		if o.Int == 1 {
 			return decision.Layout{Kind: decision.Rows, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
+		}
+		if src.Perm {
+			return decision.Layout{}, fmt.Errorf("kperm: a reduction over the rows of %s, whose columns are in kperm order, is not supported", o.Args[0])
 		}
 		return decision.Layout{Kind: decision.Cols, WM: src.WM, WN: src.WN, Rep: src.Rep}, nil
 	}
@@ -399,7 +413,7 @@ func (f *layoutPass) layoutOf(o *ir.Op) (decision.Layout, error) {
 		if res.Kind == decision.Expr && len(rowViews) == 0 {
 			res = c
 			f.flexible[r] = true
-		} else if res.Kind == decision.Acc && (res.WN != c.WN || res.Rep > 1 && c.Rep != res.Rep) {
+		} else if res.Kind == decision.Acc && (res.WN != c.WN || res.Rep > 1 && c.Rep != res.Rep || res.Perm) {
 			return decision.Layout{}, fmt.Errorf("a broadcast column vector (%v) meets a tile split over other column groups (%v)", c, res)
 		}
 	}

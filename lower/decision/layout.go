@@ -40,6 +40,10 @@ type Layout struct {
 	Offset, Pitch int
 	Trans         bool
 	Swizzle       bool
+	// Perm: an Acc tile's columns are in `kperm` order (ir.DotSchedule.KPerm): in
+	// each warp's groups of 16, fragment column 8i+2t+h (n8 tile i of the group,
+	// lane t) holds column 4t+2i+h.
+	Perm bool
 }
 
 func (l Layout) String() string {
@@ -60,6 +64,9 @@ func (l Layout) String() string {
 	case Acc:
 		if l.Rep > 1 {
 			return fmt.Sprintf("mma fragments, %d row groups, each held whole by %d warps", l.WM, l.Rep)
+		}
+		if l.Perm {
+			return fmt.Sprintf("mma fragments, %dx%d warps, columns in kperm order", l.WM, l.WN)
 		}
 		return fmt.Sprintf("mma fragments, %dx%d warps", l.WM, l.WN)
 	case Rows:

@@ -38,6 +38,12 @@ type dotPlan struct {
 	// BComputed: B's fragments are evaluated from its definition (BComputed), as
 	// computed A's.
 	BComputed bool
+	// kperm: B's pairs are read in `kperm` order (ir.DotSchedule.KPerm); with a
+	// transposed B, A's fragments too (permutedAFrags), from A's rows (aRows) and
+	// the warp's share of the reduction (kStart, nil for all of it).
+	kperm  bool
+	aRows  *coords
+	kStart ptx.Operand
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -147,11 +153,19 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	p.bl, _ = e.d.SharedHome(b)
 	p.bRegs = e.d.BInRegisters(o)
 	p.computed, p.kParts, p.BComputed = e.d.AComputed(o), e.d.SplitK[o], e.d.BComputed(o)
+	p.kperm = o.Dot != nil && o.Dot.KPerm
+	if p.kperm {
+		// A B already in shared memory (the rope slice) is read pair by pair in
+		// kperm order too: ldmatrix would give it in the natural order.
+		p.BComputed = true
+	}
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
+	p.aRows = rows
 	p.mt, p.nt = rows.n, cols.n
 	p.in = a.Type.Elem.String()
 	p.held = e.held[o]
 	kStart := e.kSteps(o, p)
+	p.kStart = kStart
 	if p.bRegs && (kStart != nil || l.WN != 1) {
 		return nil, fmt.Errorf("%s: B from registers needs the whole reduction and every column in each warp", o)
 	}
@@ -317,6 +331,19 @@ func (e *emitter) holdA(o *ir.Op) error {
 	e.ready(a)
 	e.noteRead(a)
 	e.comment("%s = dot: %d k16 steps x %d m16 tiles of %s held in registers across the loop", r, p.ks, p.mt, a)
+	if o.Dot != nil && o.Dot.KPerm && transposedB(o) {
+		p.kperm, p.aRows, p.kStart = true, rows, kStart
+		held := make([][][4]ptx.Operand, p.ks)
+		for k := range held {
+			afr, err := e.permutedAFrags(p, k)
+			if err != nil {
+				return err
+			}
+			held[k] = afr
+		}
+		e.held[o] = held
+		return nil
+	}
 	if home.Swizzle {
 		var kBytes ptx.Operand
 		kAlign := 0
@@ -341,10 +368,45 @@ func (e *emitter) holdA(o *ir.Op) error {
 	return nil
 }
 
+// permutedAFrags loads the A fragments of k16 step k of a kperm dot whose B is a
+// transpose, in the order B's pairs are read: register q of m16 tile mi holds A's
+// elements (row 16mi + 8(q&1) + g, columns 16k + 4t + 2(q>>1) and the next), one
+// 4-byte shared load each (ldmatrix reads 8 contiguous columns per row, which kperm
+// order is not).
+func (e *emitter) permutedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
+	home, ok := e.d.SharedHome(p.a)
+	if !ok || home.Trans || p.a.Type.Elem.Size() != 2 {
+		return nil, fmt.Errorf("kperm: A (%s, %v) must be a row-major 16-bit tile in shared memory to be read in kperm order", p.a, e.layout(p.a))
+	}
+	afr := make([][4]ptx.Operand, p.mt)
+	for q := 0; q < 4; q++ {
+		col := e.reg(ir.I32)
+		e.add(ptx.AddS32(col, e.fourT(), ptx.Imm(int64(k*decision.GranuleK+2*(q>>1)))))
+		if p.kStart != nil {
+			e.add(ptx.AddS32(col, col, p.kStart))
+		}
+		for mi := range afr {
+			x := e.reg(ir.I32)
+			e.add(ptx.LdSharedB32(x, e.sharedAddr(e.smemOf(p.a), home, p.aRows.idx[mi][q&1], col, 2)))
+			afr[mi][q] = x
+		}
+	}
+	return afr, nil
+}
+
+// transposedB reports whether dot o's B is a transpose (Kᵀ of q·kᵀ), whose kperm
+// permutes the reduction rather than the result's columns.
+func transposedB(o *ir.Op) bool { return o.Args[1].Def != nil && o.Args[1].Def.Kind == ir.OpTrans }
+
 // aFrags loads (or packs from registers) the A fragments of k16 step k.
 func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	if p.held != nil {
 		return p.held[k], nil
+	}
+	if p.kperm && p.b.Def != nil && p.b.Def.Kind == ir.OpTrans {
+		e.ready(p.a)
+		e.noteRead(p.a)
+		return e.permutedAFrags(p, k)
 	}
 	if p.computed {
 		return e.computedAFrags(p, k)
@@ -400,7 +462,7 @@ func (e *emitter) computedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	afr := make([][4]ptx.Operand, p.mt)
 	for mi := range afr {
 		for q := range afr[mi] {
-			x, err := e.computedFrag(p.a, false, rows, mi*decision.GranuleM+8*(q&1), red, k*decision.GranuleK+8*(q>>1))
+			x, err := e.computedFrag(p.a, false, rows, mi*decision.GranuleM+8*(q&1), red, k*decision.GranuleK+8*(q>>1), false)
 			if err != nil {
 				return nil, err
 			}
@@ -421,7 +483,7 @@ func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 	bfr := make([][2]ptx.Operand, p.nt)
 	for ni := range bfr {
 		for q := range bfr[ni] {
-			x, err := e.computedFrag(p.b, true, cols, ni*decision.GranuleN, red, k*decision.GranuleK+8*q)
+			x, err := e.computedFrag(p.b, true, cols, ni*decision.GranuleN, red, k*decision.GranuleK+8*q, p.kperm)
 			if err != nil {
 				return nil, err
 			}
@@ -440,15 +502,60 @@ func (e *emitter) computedBFrags(p *dotPlan, k int) ([][2]ptx.Operand, error) {
 // swapped ones. Coordinates are built per warp
 // share (fragCoord), so a dot that reads x and one that reads xᵀ in the same scope
 // (K·Qᵀ and Vᵀ·Pᵀ, Q·Kᵀ and P·V) find the same pairs (computedPair's cache).
-func (e *emitter) computedFrag(v *ir.Value, kRows bool, outer warpSpan, outerOff int, red warpSpan, kOff int) (ptx.Operand, error) {
+// With kperm the source's column 2t+8q of each 16 is its stored column 4t+2q: both
+// pairs of a thread's k16 step (or of a group of two n8 tiles) come from one 4-byte
+// run (permPair), which the dots over x and xᵀ share.
+func (e *emitter) computedFrag(v *ir.Value, kRows bool, outer warpSpan, outerOff int, red warpSpan, kOff int, kperm bool) (ptx.Operand, error) {
 	src, trans := v, false
 	if d := v.Def; d != nil && d.Kind == ir.OpTrans {
 		src, trans = d.Args[0], true
 	}
 	if trans == kRows {
+		if kperm {
+			return e.permPair(src, e.fragCoord(e.g, outer, outerOff), e.fragCoord(e.fourT(), red, kOff&^15), kOff&15/8)
+		}
 		return e.computedPair(src, e.fragCoord(e.g, outer, outerOff), e.fragCoord(e.twoT(), red, kOff))
 	}
+	if kperm {
+		row, base, i := e.fragCoord(e.g, red, kOff), e.fragCoord(e.fourT(), outer, outerOff&^15), outerOff&15/8
+		key := fmt.Sprintf("movmatrix kperm:%s@%s/%d", src.Name, operandKey([]ptx.Operand{row, base}), i)
+		if r, ok := e.cached(key); ok {
+			return r, nil
+		}
+		pair, err := e.permPair(src, row, base, i)
+		if err != nil {
+			return nil, err
+		}
+		r := e.reg(ir.I32)
+		e.add(ptx.MovmatrixSyncAlignedM8n8TransB16(r, pair))
+		e.cache[len(e.cache)-1][key] = r
+		return r, nil
+	}
 	return e.movmatrixPair(src, e.fragCoord(e.g, red, kOff), e.fragCoord(e.twoT(), outer, outerOff))
+}
+
+// permPair is pair i (0 or 1) of the four adjacent elements (row, base .. base+3) of a
+// 16-bit recomputed tile: in kperm order a thread's two registers of a k16 step,
+// evaluated together from one 4-byte raw read and cached in the open scope.
+func (e *emitter) permPair(v *ir.Value, row, base ptx.Operand, i int) (ptx.Operand, error) {
+	key := "kperm pairs:" + v.Name + "@" + operandKey([]ptx.Operand{row, base})
+	if x, ok := e.cached(key + fmt.Sprint("/", i)); ok {
+		return x, nil
+	}
+	if v.Type.Elem.Size() != 2 {
+		return nil, fmt.Errorf("kperm: %s is %s; mma fragments hold 16-bit elements", v, v.Type.Elem)
+	}
+	r, err := e.atRun(v, row, base, 4)
+	clear(e.runCache) // its entries hold registers of this scope only
+	if err != nil {
+		return nil, err
+	}
+	scope := e.cache[len(e.cache)-1]
+	for j := 0; j < 2; j++ {
+		scope[key+fmt.Sprint("/", j)] = r.pair(e, j)
+	}
+	x, _ := e.cached(key + fmt.Sprint("/", i))
+	return x, nil
 }
 
 // movmatrixPair is movmatrix .trans of the pair of x at (row, col) and the 8x8
@@ -527,6 +634,15 @@ func (e *emitter) warpSpanBase(s warpSpan) ptx.Operand {
 }
 
 // twoT is 2t, the first column of the thread's pair in a fragment row.
+// fourT is 4t, the first of a thread's four columns in kperm order.
+func (e *emitter) fourT() ptx.Operand {
+	return e.laneOffset("4t", func() ptx.Operand {
+		r := e.reg(ir.I32)
+		e.add(ptx.ShlB32(r, e.t, ptx.Imm(2)))
+		return r
+	})
+}
+
 func (e *emitter) twoT() ptx.Operand {
 	return e.laneOffset("2t", func() ptx.Operand {
 		r := e.reg(ir.I32)

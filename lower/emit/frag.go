@@ -30,7 +30,11 @@ func (e *emitter) colsOf(cols int, l decision.Layout) *coords {
 
 func (e *emitter) coordsOf(isRow bool, extent int, l decision.Layout) *coords {
 	key := [5]int{0, extent, l.WM, l.WN, l.Copies()}
-	if !isRow {
+	perm := !isRow && l.Perm
+	switch {
+	case perm:
+		key[0] = 2
+	case !isRow:
 		key[0] = 1
 	}
 	for i := len(e.coordScopes) - 1; i >= 0; i-- {
@@ -71,10 +75,15 @@ func (e *emitter) coordsOf(isRow bool, extent int, l decision.Layout) *coords {
 	for i := 0; i < c.n; i++ {
 		for h := 0; h < 2; h++ {
 			r := e.reg(ir.I32)
-			if isRow {
+			switch {
+			case isRow:
 				// row = base + 16i + 8h + g
 				e.add(ptx.AddS32(r, e.g, ptx.Imm(i*decision.GranuleM+8*h)))
-			} else {
+			case perm:
+				// kperm: column = base + 16(i/2) + 4t + 2(i%2) + h
+				e.add(ptx.ShlB32(r, e.t, ptx.Imm(2)))
+				e.add(ptx.AddS32(r, r, ptx.Imm(16*(i/2)+2*(i%2)+h)))
+			default:
 				// column = base + 8i + 2t + h
 				e.add(ptx.ShlB32(r, e.t, ptx.Imm(1)))
 				e.add(ptx.AddS32(r, r, ptx.Imm(i*decision.GranuleN+h)))
