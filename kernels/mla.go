@@ -66,6 +66,12 @@ type MLAConfig struct {
 	// KFragsOn takes it for both families (the 16-head CTA measured 2-4% slower at
 	// T >= 64: run 70; its Small kernels keep the bf16 tile), KFragsOff for neither.
 	KFrags MLAKFrags
+	// KPerm has the 16-head CTA's computed fragments (KFrags, or the family of the
+	// rows that fill the SMs) read in kperm order (`b computed kperm`: one 4-byte
+	// read per thread and k16 step instead of two 2-byte ones; the decode's loop
+	// 1840 -> 1761 instructions in the emulator's count). Opt-in: not yet measured
+	// on the GPU (-k-perm).
+	KPerm bool
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
 	// CTAs per SM it costs (-stages), which the lowering's figures cannot.
@@ -876,7 +882,7 @@ func mlaTileMath(b *ir.Builder, d MLAVariant, onScore func(func()), qs, ks []*ir
 			continue
 		}
 		scaled := b.Mul(st[2+i], b.Broadcast(alpha, 1, HB, ch[2]))
-		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2]), BHome: d.kBHome()}
+		grid := ir.DotSchedule{Warps: d.pvGrid(chunks, ch[2]), BHome: d.kBHome(), KPerm: d.kBPerm()}
 		o := b.ScheduledDot(pHi, ks[i], scaled, grid)
 		if pLo != nil {
 			o = b.ScheduledDot(pLo, ks[i], o, grid)

@@ -31,6 +31,9 @@ func (v MLAVariant) kBHome() string {
 	return ""
 }
 
+// kBPerm is whether those dots read the computed pairs in kperm order (KPerm).
+func (v MLAVariant) kBPerm() bool { return v.KPerm && v.kBHome() == ir.HomeComputed }
+
 // pvGrid is the warp grid of the P·V dots whose output slice is w columns wide.
 // A 16-head CTA (one row group) splits it by columns over its warps. Wider CTAs
 // read P through shared memory (the scores are split over several row groups),
@@ -91,7 +94,7 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 		if hold == "" && v.kBHome() == "" {
 			return nil
 		}
-		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome()}
+		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
 	}
 	warps := v.Warps - v.Producer
 	if v.Score > 0 {

@@ -44,6 +44,9 @@ type MLAVariant struct {
 	// KFrags: the dots evaluate K's and V's fragments from the raw ring (heads in
 	// N: `a computed`; 16 heads: `b computed`; MLAConfig.KFrags).
 	KFrags bool
+	// KPerm: with KFrags on the 16-head CTA, its dots read the computed pairs in
+	// kperm order (ir.DotSchedule.KPerm; MLAConfig.KPerm).
+	KPerm bool
 }
 
 // outTile is the type of the output accumulator of a slice w columns wide: heads x
@@ -134,6 +137,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
 	v.KFrags = (v.HeadsInN || hb == 16) && c.KFrags == KFragsOn
+	v.KPerm = c.KPerm && v.KFrags && !v.HeadsInN
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -160,6 +164,9 @@ func (v MLAVariant) Short() string {
 	if v.KFrags {
 		s += " kf"
 	}
+	if v.KPerm {
+		s += " kp"
+	}
 	return s
 }
 
@@ -181,6 +188,9 @@ func (v MLAVariant) String() string {
 		s += ", K and Vᵀ fragments computed from the raw ring"
 	} else if v.KFrags {
 		s += ", Kᵀ and V fragments computed from the raw ring"
+	}
+	if v.KPerm {
+		s += " in kperm order"
 	}
 	return s
 }

@@ -92,7 +92,7 @@ func checkPlanFigures(t *testing.T, cfg kernels.MLAConfig, tg target.Target) int
 		f := p.Rule.Families[i]
 		carried := kernels.MLAVariant{HeadBlock: f.HeadBlock, Warps: f.Warps, WarpGrid: f.WarpGrid, Tile: f.Tile, Stages: f.Stages, Precision: cfg.Precision, Score: f.ScoreWarps, Producer: f.ProducerWarps,
 			HoldQ: f.HeadBlock == 16 && !cfg.SharedQ, HeadsInN: f.HeadBlock == 8,
-			KFrags: d.Variant.KFrags} // not in the family (TestKFragsAuto checks where it is taken)
+			KFrags: d.Variant.KFrags, KPerm: d.Variant.KPerm} // not in the family (TestKFragsAuto checks where it is taken)
 		if d.Variant != carried || d.Family != f || f.Precision != cfg.Precision.Describe() {
 			t.Errorf("%s: variant %v against family %+v", name, d.Variant, f)
 		}

@@ -161,6 +161,7 @@ func init() {
 			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
 			KFragsVar(fs, &m.KFrags, "k-frags", "the decode's CTAs evaluate their K and V fragments in registers from the raw e4m3 ring (a computed, b computed) instead of storing a dequantized bf16 K tile in shared memory: auto (the default) for the heads-in-N CTA (8 heads) where that gives it another CTA per SM at the same stages, true for it and the 16-head CTA (measured slower there), false for neither")
 			fs.IntVar(&m.Stages, "stages", 0, "candidate tiles every decode family's loops keep in flight: 1 or 2 (a ring of gathers issued a tile ahead); 0 = automatic (2 where it keeps 2 CTAs per SM or as many as one stage, and for 64-head CTAs wherever it fits)")
+			fs.BoolVar(&m.KPerm, "k-perm", false, "experimental: the 16-head CTA's computed K and V fragments (-k-frags true, or the family of the rows that fill the SMs) read in kperm order, one 4-byte read per thread and k16 step instead of two 2-byte ones (not yet measured on a GPU)")
 			fs.IntVar(&m.ahead, "ahead", -1, "tiles before their gathers that the candidate loops issue each tile's indices where a CTA walks more candidates than it preloads (2048 per list): 1..3, 0 none (the gathers then wait for their indices in their own iteration and are not pipelined); -1 = automatic (the stages less one, at least 1)")
 			fs.StringVar(&m.precision, "precision", PrecisionExact.String(), "arithmetic of P·V: exact (P in two bf16 terms, the spec's thresholds) or bf16p (P as one bf16 term, as FlashMLA: half the tensor work of P·V, its own tolerance)")
 			return m
@@ -257,7 +258,7 @@ func (m *mlaFlags) Args() []string {
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
 		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
-		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages), "-ahead", fmt.Sprint(m.ahead))
+		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages), "-ahead", fmt.Sprint(m.ahead), fmt.Sprintf("-k-perm=%v", m.KPerm))
 	return a
 }
 
