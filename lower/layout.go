@@ -226,10 +226,6 @@ func (f *layoutPass) layoutLoop(o *ir.Op) error {
 	return nil
 }
 
-// transposedB reports whether dot o's B is a transpose (Kᵀ of q·kᵀ), whose kperm
-// permutes the reduction rather than the result's columns.
-func transposedB(o *ir.Op) bool { return o.Args[1].Def != nil && o.Args[1].Def.Kind == ir.OpTrans }
-
 // joinLayouts is the layout a loop-carried value needs to hold both its initial value
 // and every yielded value.
 func joinLayouts(a, b decision.Layout) (decision.Layout, error) {
@@ -317,7 +313,7 @@ func (f *layoutPass) layoutOf(o *ir.Op) (decision.Layout, error) {
 		if _, ok := stageable(o.Args[1], b); b.Kind != decision.Shared && !ok {
 			return decision.Layout{}, fmt.Errorf("operand b (%v) cannot be staged in shared memory", b)
 		}
-		if o.Dot != nil && o.Dot.KPerm && !transposedB(o) {
+		if o.Dot != nil && o.Dot.KPerm && !decision.TransposedB(o) {
 			// The columns come out in the order B's pairs were read.
 			if nt := o.Result().Type.Shape[1] / decision.GranuleN; out.Kind != decision.Acc || out.Rep > 1 || nt%(2*out.WN) != 0 {
 				return decision.Layout{}, fmt.Errorf("kperm: the result's columns are permuted in groups of 16 per warp; %s's %d columns over %v do not divide so", o.Result(), nt*decision.GranuleN, out)

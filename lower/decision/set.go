@@ -151,6 +151,10 @@ func StatesComputed(o *ir.Op, i int) bool {
 	return false
 }
 
+// TransposedB reports whether dot o's B is a transpose (Kᵀ of q·kᵀ), whose `kperm`
+// permutes the reduction rather than the result's columns.
+func TransposedB(o *ir.Op) bool { return o.Args[1].Def != nil && o.Args[1].Def.Kind == ir.OpTrans }
+
 // divisor returns a power of two that the integer value v (every element of it) is
 // known to be a multiple of. It drives the width of vector copies: a gather whose
 // row offsets are multiples of 8 bf16 elements can move 16 bytes per cp.async.

@@ -331,7 +331,7 @@ func (e *emitter) holdA(o *ir.Op) error {
 	e.ready(a)
 	e.noteRead(a)
 	e.comment("%s = dot: %d k16 steps x %d m16 tiles of %s held in registers across the loop", r, p.ks, p.mt, a)
-	if o.Dot != nil && o.Dot.KPerm && transposedB(o) {
+	if o.Dot != nil && o.Dot.KPerm && decision.TransposedB(o) {
 		p.kperm, p.aRows, p.kStart = true, rows, kStart
 		held := make([][][4]ptx.Operand, p.ks)
 		for k := range held {
@@ -393,10 +393,6 @@ func (e *emitter) permutedAFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	}
 	return afr, nil
 }
-
-// transposedB reports whether dot o's B is a transpose (Kᵀ of q·kᵀ), whose kperm
-// permutes the reduction rather than the result's columns.
-func transposedB(o *ir.Op) bool { return o.Args[1].Def != nil && o.Args[1].Def.Kind == ir.OpTrans }
 
 // aFrags loads (or packs from registers) the A fragments of k16 step k.
 func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
