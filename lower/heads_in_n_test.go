@@ -320,30 +320,36 @@ func TestComputedB(t *testing.T) {
 		{16, 48, 1, ir.DotSchedule{BHome: computed}, ir.DotSchedule{BHome: computed}, true},
 	} {
 		t.Run(fmt.Sprintf("%dx%d_w%d", c.m, c.kd, c.warps), func(t *testing.T) {
-			seed := uint64(990 + i)
-			rng := rand.New(rand.NewPCG(seed, 13))
-			raw, sc, k := randomRawTile(rng, c.m, c.kd)
-			qb, qv := randomBF16(rng, 16*c.kd, 1)
-			pb, pv := randomBF16(rng, 16*c.m, 1)
-			got, pk := runUserKernelBytes(t, computedBKernel(c.m, c.kd, c.warps, c.first, c.second), "sm_90",
-				map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*16*(c.m+c.kd))}, nil)
-			text := pk.Module.Print()
+			text := runComputedB(t, uint64(990+i), c.m, c.kd, c.warps, c.first, c.second)
 			checkPairs(t, text, c.m*c.kd/2/(32*c.warps), c.reused)
-			want, bound := make([]float64, 16*(c.m+c.kd)), make([]float64, 16*(c.m+c.kd))
-			for h := 0; h < 16; h++ {
-				for r := 0; r < c.m; r++ {
-					for j := 0; j < c.kd; j++ {
-						x, y := qv[h*c.kd+j]*k[r*c.kd+j], pv[h*c.m+r]*k[r*c.kd+j]
-						want[h*c.m+r] += x
-						bound[h*c.m+r] += math.Abs(x)
-						want[16*c.m+h*c.kd+j] += y
-						bound[16*c.m+h*c.kd+j] += math.Abs(y)
-					}
-				}
-			}
-			checkSums(t, seed, got, want, bound)
 		})
 	}
+}
+
+// runComputedB runs computedBKernel on seeded random inputs in the emulator, checks
+// both dots against float64 (checkSums) and returns the PTX.
+func runComputedB(t *testing.T, seed uint64, m, kd, warps int, first, second ir.DotSchedule) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 13))
+	raw, sc, k := randomRawTile(rng, m, kd)
+	qb, qv := randomBF16(rng, 16*kd, 1)
+	pb, pv := randomBF16(rng, 16*m, 1)
+	got, pk := runUserKernelBytes(t, computedBKernel(m, kd, warps, first, second), "sm_90",
+		map[string][]byte{"raw": raw, "sc": sc, "q": qb, "p": pb, "y": make([]byte, 4*16*(m+kd))}, nil)
+	want, bound := make([]float64, 16*(m+kd)), make([]float64, 16*(m+kd))
+	for h := 0; h < 16; h++ {
+		for r := 0; r < m; r++ {
+			for j := 0; j < kd; j++ {
+				x, y := qv[h*kd+j]*k[r*kd+j], pv[h*m+r]*k[r*kd+j]
+				want[h*m+r] += x
+				bound[h*m+r] += math.Abs(x)
+				want[16*m+h*kd+j] += y
+				bound[16*m+h*kd+j] += math.Abs(y)
+			}
+		}
+	}
+	checkSums(t, seed, got, want, bound)
+	return pk.Module.Print()
 }
 
 // rowOffsets is r row offsets of w elements each from off: off, off+w, ...

@@ -131,9 +131,11 @@ func (d *Set) AComputed(o *ir.Op) bool {
 	return StatesComputed(o, 0) && d.Layouts[o.Args[0]].Kind == Expr
 }
 
-// BComputed is AComputed for B (`b computed`).
+// BComputed is AComputed for B (`b computed`); with `kperm` a B in shared memory
+// too (the rope slice), read pair by pair in that order: ldmatrix would give its
+// fragments in the natural one.
 func (d *Set) BComputed(o *ir.Op) bool {
-	return StatesComputed(o, 1) && d.Layouts[o.Args[1]].Kind == Expr
+	return StatesComputed(o, 1) && (d.Layouts[o.Args[1]].Kind == Expr || o.Dot.KPerm)
 }
 
 // StatesComputed reports whether o is a dot whose operand i (0: A, 1: B) states

@@ -38,12 +38,12 @@ type dotPlan struct {
 	// BComputed: B's fragments are evaluated from its definition (BComputed), as
 	// computed A's.
 	BComputed bool
-	// kperm: B's pairs are read in `kperm` order (ir.DotSchedule.KPerm); with a
-	// transposed B, A's fragments too (permutedAFrags), from A's rows (aRows) and
+	// kperm: B's pairs are read in `kperm` order (ir.DotSchedule.KPerm); permA: so
+	// are A's fragments (a transposed B: permutedAFrags), from A's rows (aRows) and
 	// the warp's share of the reduction (kStart, nil for all of it).
-	kperm  bool
-	aRows  *coords
-	kStart ptx.Operand
+	kperm, permA bool
+	aRows        *coords
+	kStart       ptx.Operand
 }
 
 // swizzledBase is the ldmatrix addresses of one operand of a dot that reads a
@@ -154,11 +154,7 @@ func (e *emitter) planDot(o *ir.Op, chain *dotPlan) (*dotPlan, error) {
 	p.bRegs = e.d.BInRegisters(o)
 	p.computed, p.kParts, p.BComputed = e.d.AComputed(o), e.d.SplitK[o], e.d.BComputed(o)
 	p.kperm = o.Dot != nil && o.Dot.KPerm
-	if p.kperm {
-		// A B already in shared memory (the rope slice) is read pair by pair in
-		// kperm order too: ldmatrix would give it in the natural order.
-		p.BComputed = true
-	}
+	p.permA = p.kperm && decision.TransposedB(o)
 	rows, cols := e.rowsOf(r.Type.Shape[0], l), e.colsOf(r.Type.Shape[1], l)
 	p.aRows = rows
 	p.mt, p.nt = rows.n, cols.n
@@ -331,20 +327,10 @@ func (e *emitter) holdA(o *ir.Op) error {
 	e.ready(a)
 	e.noteRead(a)
 	e.comment("%s = dot: %d k16 steps x %d m16 tiles of %s held in registers across the loop", r, p.ks, p.mt, a)
-	if o.Dot != nil && o.Dot.KPerm && decision.TransposedB(o) {
-		p.kperm, p.aRows, p.kStart = true, rows, kStart
-		held := make([][][4]ptx.Operand, p.ks)
-		for k := range held {
-			afr, err := e.permutedAFrags(p, k)
-			if err != nil {
-				return err
-			}
-			held[k] = afr
-		}
-		e.held[o] = held
-		return nil
-	}
-	if home.Swizzle {
+	p.permA, p.aRows, p.kStart = o.Dot != nil && o.Dot.KPerm && decision.TransposedB(o), rows, kStart
+	switch {
+	case p.permA: // pair by pair, no ldmatrix base
+	case home.Swizzle:
 		var kBytes ptx.Operand
 		kAlign := 0
 		if kStart != nil {
@@ -353,7 +339,7 @@ func (e *emitter) holdA(o *ir.Op) error {
 			kAlign = powerOfTwoFactor(p.ks * decision.GranuleK * 2)
 		}
 		p.aSw = e.swizzledOperand("a", e.smemOf(a), home.Pitch, home.Swizzle, rows.base, kBytes, kAlign, p.ks-1)
-	} else {
+	default:
 		e.aBase(p, rows.base, kStart)
 	}
 	held := make([][][4]ptx.Operand, p.ks)
@@ -399,9 +385,7 @@ func (e *emitter) aFrags(p *dotPlan, k int) ([][4]ptx.Operand, error) {
 	if p.held != nil {
 		return p.held[k], nil
 	}
-	if p.kperm && p.b.Def != nil && p.b.Def.Kind == ir.OpTrans {
-		e.ready(p.a)
-		e.noteRead(p.a)
+	if p.permA {
 		return e.permutedAFrags(p, k)
 	}
 	if p.computed {
