@@ -28,6 +28,9 @@ type mlaCaseSpec struct {
 	sink    bool
 	split   int
 	hb      int // heads per CTA; 0 = automatic
+	tile    int // candidates per tile; 0 = automatic
+	stages  int // candidate tiles in flight; 0 = automatic
+	kfrags  kernels.MLAKFrags
 	sms     int // SM count the plan assumes; 0 = the target's
 	target  string
 	opts    golden.MLAGenOptions
@@ -85,6 +88,10 @@ var mlaMatrix = []mlaCaseSpec{
 	// computed from the raw ring (2 CTAs per SM under sm_120's 99 KB), unsplit.
 	{T: 3, H: 24, segs: []mla.Segment{seg(100, 64, true), seg(70, 16, true)}, sink: true, sms: 2, target: "sm_120",
 		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "rows that fill the SMs: computed K fragments"},
+	// The 64-head CTA under sm_120's 99 KB: K and V fragments computed from the raw
+	// ring, one stage, 32-candidate tiles; 72 heads pad to two blocks of 64, split.
+	{T: 2, H: 72, segs: []mla.Segment{seg(100, 64, true), seg(70, 16, true)}, sink: true, hb: 64, tile: 32, stages: 1, kfrags: kernels.KFragsOn, split: 2, target: "sm_120",
+		opts: golden.MLAGenOptions{InvalidFrac: 0.1, Poison: true, SinkEdges: true}, comment: "64-head CTA with computed K fragments under sm_120's limits"},
 	{T: 2, H: 8, segs: []mla.Segment{seg(40, 53, false)}, sink: false, split: 1, target: "sm_120",
 		opts: golden.MLAGenOptions{OutOfPool: true}, comment: "out-of-pool indices, no len, unsplit"},
 	{T: 2, H: 8, segs: []mla.Segment{seg(64, 16, true)}, cache: mla.CacheBF16, nope: 512, rope: 64, sink: true, split: 1, target: "sm_80",
@@ -92,7 +99,7 @@ var mlaMatrix = []mlaCaseSpec{
 }
 
 func (s mlaCaseSpec) config() kernels.MLAConfig {
-	c := kernels.MLAConfig{Shape: mla.Shape{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: s.sink, Segments: s.segs}, Split: s.split, HeadBlock: s.hb, SMs: s.sms}
+	c := kernels.MLAConfig{Shape: mla.Shape{T: s.T, H: s.H, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: s.sink, Segments: s.segs}, Split: s.split, HeadBlock: s.hb, Tile: s.tile, Stages: s.stages, KFrags: s.kfrags, SMs: s.sms}
 	if s.cache != "" {
 		c.Cache, c.Nope, c.Rope = s.cache, s.nope, s.rope
 	}

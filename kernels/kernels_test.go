@@ -306,7 +306,8 @@ func TestAutomaticHeadBlock(t *testing.T) {
 		{T: 256, H: 64, target: "sm_90", wantWarps: 8},
 		{T: 256, H: 64, w64: 16, target: "sm_90", wantWarps: 16},
 		{T: 256, H: 64, target: "sm_80", wantWarps: 8},
-		{T: 256, H: 64, target: "sm_120", wantWarps: 4}, // 99 KB per block
+		{T: 256, H: 64, target: "sm_120", wantWarps: 8}, // 99 KB per block: the 64-head CTA of computed fragments, rows >= 188 SMs
+		{T: 128, H: 64, target: "sm_120", wantWarps: 4}, // 128 rows < 188 SMs: the 16-head CTAs
 		{T: 64, H: 64, target: "sm_90", wantWarps: 8},   // split 2: 128 CTAs of 5 64-candidate tiles
 		{T: 64, H: 64, target: "sm_80", wantWarps: 4},   // 32-candidate tiles: the rows must fill the SMs
 		{T: 8, H: 64, target: "sm_90", wantWarps: 4},    // 1 tile per CTA
@@ -666,7 +667,7 @@ func TestFillFamily(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := p.Rule
-		fill := len(designs) == 2 && designs[1].Variant.HeadBlock == 16
+		fill := len(designs) >= 2 && designs[1].Variant.HeadBlock == 16
 		if fill != c.wantFill {
 			t.Errorf("%s: a second 16-head family %v, want %v (plan %s)", c.name, fill, c.wantFill, describeRule(r))
 			continue
@@ -687,8 +688,79 @@ func TestFillFamily(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %d rows: %v", c.name, rows, err)
 			}
+			if ch.Family == 2 {
+				continue // the 64-head family's calls (TestWideFillFamily)
+			}
 			if want := rows >= fillRows; (ch.Family == 1) != want || ch.Family == 1 && (ch.Split != 1 || ch.Kernels[0] != f1.Direct) {
 				t.Errorf("%s: %d rows on %d SMs: %+v, want the computed-fragment family %v", c.name, rows, sms, ch, want)
+			}
+		}
+	}
+}
+
+// Under sm_120's limits, where no 64-head CTA of the bf16 tile fits, -k-frags auto
+// plans at 64 heads or more a third family, the 64-head CTA computing its K and V
+// fragments (one stage, 32-candidate tiles, within 99 KB), for the calls whose rows
+// alone fill the SMs: unsplit, Direct only. The 16-head families keep the rest.
+// Not on sm_90 (its 64-head CTA of the bf16 tile fits), not below 64 heads, not with
+// -k-frags given, not when no call of the capacity fills the SMs.
+func TestWideFillFamily(t *testing.T) {
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	sm90, sm120 := target.MustLookup("sm_90"), target.MustLookup("sm_120")
+	planned := sm90.WithLimitsOf(sm120)
+	for _, c := range []struct {
+		name     string
+		t        target.Target
+		h, maxT  int
+		kFrags   kernels.MLAKFrags
+		wantWide bool
+	}{
+		{"sm_120 H64", sm120, 64, 256, kernels.KFragsAuto, true},
+		{"sm_90 planned as sm_120 H64", planned, 64, 256, kernels.KFragsAuto, true},
+		{"sm_120 H128", sm120, 128, 256, kernels.KFragsAuto, true},
+		{"sm_120 H64 capacity below the SMs", sm120, 64, sm120.SMs - 1, kernels.KFragsAuto, false},
+		{"sm_120 H48", sm120, 48, 256, kernels.KFragsAuto, false},
+		{"sm_120 H64 -k-frags=true", sm120, 64, 256, kernels.KFragsOn, false},
+		{"sm_120 H64 -k-frags=false", sm120, 64, 256, kernels.KFragsOff, false},
+		{"sm_90 H64", sm90, 64, 256, kernels.KFragsAuto, false},
+	} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: c.maxT, H: c.h, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
+		p, designs, err := kernels.MLADesign(cfg, c.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := p.Rule
+		wide := len(designs) == 3 && designs[2].Variant.HeadBlock == 64
+		if wide != c.wantWide {
+			t.Errorf("%s: a 64-head family of computed fragments %v, want %v (plan %s)", c.name, wide, c.wantWide, describeRule(r))
+			continue
+		}
+		if !wide {
+			for _, d := range designs {
+				if d.Variant.HeadBlock == 64 && d.Variant.KFrags && c.kFrags == kernels.KFragsAuto {
+					t.Errorf("%s: family %v computes its fragments", c.name, d.Variant)
+				}
+			}
+			continue
+		}
+		f1, f2, v := r.Families[1], r.Families[2], designs[2].Variant
+		fig := designs[2].Figures[f2.Direct]
+		if !v.KFrags || v.Stages != 1 || v.Tile != 32 || f2.Direct != "mla_decode_h64_kf" || f2.Partial != "" || f2.DirectSmall != "" ||
+			f1.HeadBlock != 16 || !designs[1].Variant.KFrags || fig.SharedBytes > sm120.MaxSharedPerBlock || fig.SharedBytes == 0 {
+			t.Errorf("%s: family 2 %v / %+v (%d bytes), family 1 %v", c.name, v, f2, fig.SharedBytes, designs[1].Variant)
+		}
+		// From the rows that fill the SMs with its head blocks it runs them unsplit;
+		// one row fewer runs the 16-head family of computed fragments.
+		sms := c.t.SMs
+		wideRows := (sms + f2.HeadBlocks - 1) / f2.HeadBlocks
+		for _, rows := range []int{1, wideRows - 1, wideRows, c.maxT} {
+			ch, err := r.Choose(rows, sms)
+			if err != nil {
+				t.Fatalf("%s: %d rows: %v", c.name, rows, err)
+			}
+			want := rows >= wideRows
+			if (ch.Family == 2) != want || want && (ch.Split != 1 || ch.Kernels[0] != f2.Direct) || !want && rows > 1 && ch.Family != 1 {
+				t.Errorf("%s: %d rows on %d SMs: %+v, want the 64-head family %v", c.name, rows, sms, ch, want)
 			}
 		}
 	}

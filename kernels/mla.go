@@ -59,12 +59,13 @@ type MLAConfig struct {
 	// KFrags is where the decode's dots evaluate their K and V fragments from the
 	// raw ring instead of a dequantized bf16 K tile in shared memory (-k-frags): the
 	// heads-in-N CTA's (`a computed`: each register from its two e4m3 bytes, Vᵀ by
-	// movmatrix of K's) and the 16-head CTA's (`b computed`, Kᵀ and V). KFragsAuto,
-	// the default, takes it for the heads-in-N family where it gives one more CTA
-	// per SM (sm_90: 3 against 2, H8 T192 55.4 -> 46.2 us with the split that fills
-	// them, T256 unchanged, run 70; sm_120: 2 at one stage against 1 at two, run 71);
-	// KFragsOn takes it for both families (the 16-head CTA measured 2-4% slower at
-	// T >= 64: run 70; its Small kernels keep the bf16 tile), KFragsOff for neither.
+	// movmatrix of K's), the 16-head and the 64-head CTA's (`b computed`, Kᵀ and V).
+	// KFragsAuto, the default, takes it for the heads-in-N family where it gives one
+	// more CTA per SM (sm_90: 3 against 2, H8 T192 55.4 -> 46.2 us with the split that
+	// fills them, T256 unchanged, run 70; sm_120: 2 at one stage against 1 at two, run
+	// 71), and for the families of the rows that fill the SMs (mlaFill); KFragsOn
+	// takes it for every family (the 16-head CTA measured 2-4% slower at T >= 64: run
+	// 70; its Small kernels keep the bf16 tile), KFragsOff for none.
 	KFrags MLAKFrags
 	// KPerm has the 16-head CTA's computed fragments (KFrags, or the family of the
 	// rows that fill the SMs) read in kperm order (`b computed kperm`: one 4-byte
@@ -535,29 +536,49 @@ func (c MLAConfig) mlaStaged(t target.Target, hb, tile int) (*mlaFamily, error) 
 	return f, nil
 }
 
-// mlaFill is the family, beside base (the 16-head CTA of the bf16 tile), for calls of
-// -k-frags auto whose rows alone fill the SMs (plan.Rule's wide rule for 32-candidate
-// tiles): the 16-head CTA computing its K and V fragments from the raw ring, taken
-// where that holds more of its CTAs per SM than base does, and at most 2, so that
-// such calls never split and the family needs neither Partial nor Small kernels.
-// Under sm_120's 99 KB that is 2 CTAs per SM (33 KB, one stage) against the tile's 1:
-// H16 T256 77.5 -> 68.2 us, H32 T256 149.0 -> 123.0, H64 T64 77.1 -> 63.4, H64 T256
-// 291.5 -> 231.5, H16 K1152 T256 144.0 -> 123.6 (run 84, the H200 at sm_120's
-// residency), and on rows past the preload too (run 87: H16 T256 K128+4096 447 ->
-// 378 against the tile's two stages), while the calls that split (T64 and below at 16
-// heads) keep base's two stages and Small kernels, which run 82 measured faster there.
-// On sm_90 both hold 2 (registers): not taken. nil where it is not taken.
-func (c MLAConfig) mlaFill(t target.Target, base *mlaFamily) (*mlaFamily, error) {
+// mlaFill is a family of hb heads per CTA, beside base (the 16-head CTA of the bf16
+// tile), for calls of -k-frags auto whose rows alone fill the SMs (plan.Rule's rule
+// for 32-candidate tiles: rows x head blocks >= SMs): CTAs computing their K and V
+// fragments from the raw ring at one stage, which such calls never split, so the
+// family needs neither Partial nor Small kernels. nil where it is not taken.
+//
+// 16 heads: taken where that holds more of its CTAs per SM than base does, and at
+// most 2. Under sm_120's 99 KB that is 2 CTAs per SM (33 KB, one stage) against the
+// tile's 1: H16 T256 77.5 -> 68.2 us, H32 T256 149.0 -> 123.0, H64 T64 77.1 -> 63.4,
+// H64 T256 291.5 -> 231.5, H16 K1152 T256 144.0 -> 123.6 (run 84, the H200 at
+// sm_120's residency), and on rows past the preload too (run 87: H16 T256 K128+4096
+// 447 -> 378 against the tile's two stages), while the calls that split (T64 and
+// below at 16 heads) keep base's two stages and Small kernels, which run 82 measured
+// faster there. On sm_90 both hold 2 (registers): not taken.
+//
+// 64 heads, where H >= 64 and no 64-head CTA of the bf16 tile fits (sm_120): the one
+// 64-head CTA that fits 99 KB (101,120 bytes: one stage, 32-candidate tiles, the
+// copied tiles swizzled), which reads each record once a row where the 16-head
+// families read it once per head block.
+func (c MLAConfig) mlaFill(t target.Target, base *mlaFamily, hb int) (*mlaFamily, error) {
 	sms := t.SMs
 	if c.SMs > 0 {
 		sms = c.SMs
 	}
 	if c.KFrags != KFragsAuto || !t.FP8Convert || c.Cache != mla.CacheFP8DS || c.Split > 1 || c.Tile > mlaTile ||
-		c.ProducerWarps > 0 || base.variant.HeadBlock != 16 || c.Capacity()*base.fam.HeadBlocks < sms {
+		c.ProducerWarps > 0 || base.variant.HeadBlock != 16 {
 		return nil, nil
 	}
 	fc := c
 	fc.KFrags, fc.fillsSMs = KFragsOn, true
+	if hb == 64 {
+		if c.H < 64 || c.Capacity() < sms {
+			return nil, nil
+		}
+		f, err := fc.mlaStagedAs(t, 64, mlaTile)
+		if err != nil || !f.fits {
+			return nil, err
+		}
+		return f, nil
+	}
+	if c.Capacity()*base.fam.HeadBlocks < sms {
+		return nil, nil
+	}
 	f, err := fc.mlaStagedAs(t, 16, mlaTile)
 	if err != nil || !f.fits || f.fam.PerSM <= base.fam.PerSM || f.fam.PerSM > 2 {
 		return nil, err
@@ -647,13 +668,17 @@ func (c MLAConfig) mlaPlan(t target.Target) (*plan.Rule, []*mlaFamily, error) {
 			}
 		}
 		if len(fams) == 1 {
-			f, err := c.mlaFill(t, fams[0])
-			if err != nil {
-				return nil, nil, err
-			}
-			if f != nil {
-				rule.Families = append(rule.Families, f.fam)
-				fams = append(fams, f)
+			// The families for the rows that fill the SMs, fewest head blocks last
+			// (Rule.Choose takes the last that serves a call).
+			for _, hb := range []int{16, 64} {
+				f, err := c.mlaFill(t, fams[0], hb)
+				if err != nil {
+					return nil, nil, err
+				}
+				if f != nil {
+					rule.Families = append(rule.Families, f.fam)
+					fams = append(fams, f)
+				}
 			}
 		}
 	}

@@ -21,9 +21,10 @@ func (v MLAVariant) kHome() string {
 	return ""
 }
 
-// kBHome is the B home of the 16-head CTA's dots, whose B is a K slice (P·V) or
-// its transpose (the scores): "" (a staged bf16 tile) or, with KFrags, fragments
-// computed from the raw ring, each pair once per tile for both dots.
+// kBHome is the B home of the 16- and 64-head CTAs' dots, whose B is a K slice (P·V)
+// or its transpose (the scores): "" (a staged bf16 tile) or, with KFrags, fragments
+// computed from the raw ring: in a 16-head CTA each pair once per tile for both
+// dots, in a 64-head CTA by each row group of warps that reads it.
 func (v MLAVariant) kBHome() string {
 	if v.KFrags && !v.HeadsInN {
 		return ir.HomeComputed
@@ -107,10 +108,10 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 	}
 	wm, wn = lower.FewestBytesGrid(mt, nt, warps, wm, wn, float64(v.HeadBlock*w*2), float64(w*v.Tile*2))
 	if wm == 1 {
-		if hold == "" {
+		if hold == "" && v.kBHome() == "" {
 			return nil // one row group: the lowering may replicate the scores
 		}
-		return &ir.DotSchedule{AHome: hold}
+		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
 	}
-	return &ir.DotSchedule{Warps: [2]int{wm, wn}, AHome: hold}
+	return &ir.DotSchedule{Warps: [2]int{wm, wn}, AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
 }

@@ -42,7 +42,7 @@ type MLAVariant struct {
 	// (Sᵀ = K·Qᵀ, Oᵀ = Vᵀ·Pᵀ; HeadBlock 8).
 	HeadsInN bool
 	// KFrags: the dots evaluate K's and V's fragments from the raw ring (heads in
-	// N: `a computed`; 16 heads: `b computed`; MLAConfig.KFrags).
+	// N: `a computed`; 16 and 64 heads: `b computed`; MLAConfig.KFrags).
 	KFrags bool
 	// KPerm: with KFrags on the 16-head CTA, its dots read the computed pairs in
 	// kperm order (ir.DotSchedule.KPerm; MLAConfig.KPerm).
@@ -136,7 +136,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v := MLAVariant{HeadBlock: hb, Warps: fc.mathWarps() + fc.producerWarps(), Tile: tile, Stages: stages, Precision: c.Precision, Producer: fc.producerWarps(), Score: fc.scoreWarps(tile)}
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
-	v.KFrags = (v.HeadsInN || hb == 16) && c.KFrags == KFragsOn
+	v.KFrags = (v.HeadsInN || hb == 16 || hb == 64) && c.KFrags == KFragsOn
 	v.KPerm = c.KPerm && v.KFrags && !v.HeadsInN
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])

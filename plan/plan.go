@@ -18,9 +18,10 @@ import (
 // Rule is what Choose needs: the families of decode kernels (one CTA shape each) and
 // the numbers that pick between them.
 type Rule struct {
-	// Families are the CTA shapes: Families[0] always; Families[1] when generated,
-	// a family for the calls Rule.wide gives it (more heads per CTA, the heads in
-	// the MMA's N dimension, or another residency of Families[0]'s heads).
+	// Families are the CTA shapes: Families[0] always; after it, where generated,
+	// families for the calls Rule.serves gives them (more heads per CTA, the heads in
+	// the MMA's N dimension, or another residency of Families[0]'s heads), the last
+	// one that serves a call taking it.
 	Families []Family `json:"families"`
 	// Combines are the kernels that merge partial results, one per split, fewest
 	// chunks first; a Partial kernel is followed by the one of the call's split.
@@ -164,17 +165,14 @@ func (r *Rule) Splits(f Family) []int {
 	return out
 }
 
-// wide reports whether family 1 serves a call of rows on sms SMs: from its MinRows
-// rows where it has them; otherwise by the rule for wide CTAs. A wide CTA
+// serves reports whether family i (i >= 1) serves a call of rows on sms SMs: from
+// its MinRows rows where it has them; otherwise by the rule for wide CTAs. A wide CTA
 // dequantizes each KV tile once for more heads, but is alone on its SM and leaves
 // fewer CTAs: with 64-candidate tiles it pays once each CTA walks at least
 // WideMinTiles tiles and the CTAs fill at least half of the SMs; with 32-candidate
 // tiles once the rows alone fill the SMs.
-func (r *Rule) wide(rows, sms int) bool {
-	if len(r.Families) < 2 {
-		return false
-	}
-	w := r.Families[1]
+func (r *Rule) serves(i, rows, sms int) bool {
+	w := r.Families[i]
 	if w.MinRows > 0 {
 		return rows >= w.MinRows
 	}
@@ -195,9 +193,10 @@ func (r *Rule) Choose(rows, sms int) (Choice, error) {
 	if rows == 0 {
 		return Choice{Split: 1}, nil // launches nothing
 	}
-	fi := 0
-	if r.wide(rows, sms) {
-		fi = 1
+	// The last family past the first that serves the call; the first otherwise.
+	fi := len(r.Families) - 1
+	for fi > 0 && !r.serves(fi, rows, sms) {
+		fi--
 	}
 	f := r.Families[fi]
 	c := Choice{Family: fi, Split: r.SplitFor(f, rows, sms)}

@@ -152,3 +152,33 @@ func TestSplitOfRowsThatFillTheSMsStaysInOneWave(t *testing.T) {
 		}
 	}
 }
+
+// With three families a call takes the last that serves it: here a 4-head-block
+// family of 2 CTAs per SM from the rows that fill the SMs with 4 CTAs each, and a
+// 1-head-block family from the rows that fill them alone.
+func TestChooseTakesTheLastFamilyThatServes(t *testing.T) {
+	r := testRule()
+	r.Families[0].HeadBlocks = 4
+	r.Families = append(r.Families,
+		Family{HeadBlock: 16, Tile: 32, HeadBlocks: 4, Tiles: 8, PerSM: 2, Direct: "fill"},
+		Family{HeadBlock: 64, Tile: 32, HeadBlocks: 1, Tiles: 8, PerSM: 1, Direct: "wide"})
+	for _, c := range []struct {
+		rows, family int
+		kernels      string
+	}{
+		{rows: 1, family: 0, kernels: "ps c8"},
+		{rows: 24, family: 0, kernels: "ds"},
+		{rows: 25, family: 1, kernels: "fill"}, // 100 CTAs of 4 head blocks fill 100 SMs
+		{rows: 99, family: 1, kernels: "fill"},
+		{rows: 100, family: 2, kernels: "wide"}, // the rows alone fill them
+		{rows: 400, family: 2, kernels: "wide"},
+	} {
+		ch, err := r.Choose(c.rows, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(ch.Kernels, " "); ch.Family != c.family || got != c.kernels {
+			t.Errorf("%d rows on 100 SMs: family %d, kernels %q; want %d, %q", c.rows, ch.Family, got, c.family, c.kernels)
+		}
+	}
+}

@@ -170,6 +170,13 @@ add "mla H=24 T=64 K=100+53 page 53 sm_120 plan for 100 SMs (h16_kf, padded head
 # -k-perm (opt-in, session 15): the computed fragments read in kperm order.
 add "mla H=16 T=256 sm_120 plan -k-perm (h16_kf in kperm order)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-perm"
 add "mla H=16 T=64 -k-frags -k-perm (split kernels in kperm order)" "$M -heads 16 -tokens 64 -k-frags -k-perm"
+# The 64-head CTA under sm_120's 99 KB (session 16): K and V fragments computed from
+# the raw ring, one stage, 32-candidate tiles (101,120 bytes): each record read once a row.
+K64="-head-block 64 -k-frags -tile 32 -stages 1"
+add "mla H=64 T=256 sm_120 plan $K64 (64-head CTA, computed fragments)" "$M -heads 64 -tokens 256 -plan-target sm_120 $K64"
+add "mla H=64 T=64 sm_120 plan $K64 (split)" "$M -heads 64 -tokens 64 -plan-target sm_120 $K64"
+add "mla H=72 T=3 K=100+300 page 53 sm_120 plan $K64 (padded heads, split)" "$M -heads 72 -tokens 3 -k0 100 -k1 300 -page1 53 -plan-target sm_120 $K64"
+add "mla H=64 T=8 sm_120 plan $K64 out-of-pool" "$M -heads 64 -tokens 8 -plan-target sm_120 $K64 -out-of-pool"
 add "mla H=16 T=64 sm_120 plan (split kernel: 7 tiles a CTA, no Small)" "$M -heads 16 -tokens 64 -plan-target sm_120"
 add "mla H=64 T=8 sm_120 plan (split kernel, no Small)" "$M -heads 64 -tokens 8 -plan-target sm_120"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
@@ -268,6 +275,8 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 split 1 (index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -split 1" &
 			runsan "$tool" "mla_decode H=64 T=4 K=128+4096 split 1 (64-head CTA, index tiles ahead)" "-kernel mla_decode -heads 64 -tokens 4 -k1 4096 -split 1 -head-block 64" &
 			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 sm_120 plan for 8 SMs (h16_kf, one stage, index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -plan-target sm_120 -sms 8" &
+			runsan "$tool" "mla_decode H=64 T=8 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, split)" "-kernel mla_decode -heads 64 -tokens 8 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
+			runsan "$tool" "mla_decode H=64 T=32 split 1 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, 20 tiles)" "-kernel mla_decode -heads 64 -tokens 32 -split 1 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs -k-perm (h16_kf in kperm order)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64 -k-perm" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
@@ -299,6 +308,9 @@ if [ -n "$PTXAS" ]; then
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -o "$work/ptx/dump_mla_decode_T256_H16_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-frags -o "$work/ptx/dump_mla_decode_T256_H16_kfrags_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 64 -o "$work/ptx/dump_mla_decode_T256_H64_sm_120.ptx"
+	for t in 256 64; do
+		"$BIN" dump -kernel mla_decode -target sm_120 -tokens $t -heads 64 -head-block 64 -k-frags -tile 32 -stages 1 -o "$work/ptx/dump_mla_decode_T${t}_H64_hb64_kfrags_sm_120.ptx"
+	done
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-perm -o "$work/ptx/dump_mla_decode_T256_H16_kperm_sm_120.ptx"
 	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
 	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do

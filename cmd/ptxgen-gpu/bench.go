@@ -88,7 +88,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	kPerm := fs.Bool("k-perm", false, "the 16-head CTA's computed fragments read in kperm order, as -k-perm in a configuration")
 	aheadFlag := fs.Int("ahead", -1, "tiles before their gathers that every shape's candidate loops issue each tile's indices past the preloaded ones (1..3; 0 none; -1 the generator's choice), as -ahead in a configuration")
 	var kFrags kernels.MLAKFrags
-	kernels.KFragsVar(fs, &kFrags, "k-frags", "where the decode's CTAs evaluate their K and V fragments from the raw ring: auto (the generator's choice), true (the heads-in-N and 16-head CTAs) or false, as -k-frags in a configuration")
+	kernels.KFragsVar(fs, &kFrags, "k-frags", "where the decode's CTAs evaluate their K and V fragments from the raw ring: auto (the generator's choice), true (the heads-in-N, 16-head and 64-head CTAs) or false, as -k-frags in a configuration")
 	plannedRes := fs.Bool("planned-residency", true, "run the kernels planned under another target's limits (the sm_120 plan, -plan-target) at that target's CTAs per SM: their dynamic shared memory is padded so that this GPU's SMs hold no more of them than its SMs would (shared memory and threads; registers are the same 64K on both); the report's KB are then the padded sizes. false runs them at this GPU's residency (the sm120 plan column before session 12)")
 	pdl := fs.Bool("pdl", true, "launch kernels that wait for their predecessor (the mla_combine_N kernels on sm_90+) with programmatic dependent launch; false launches them plainly, for A/B timing")
 	if err := kernels.ParseFlags(fs, args); err != nil {

@@ -20,6 +20,7 @@ SHARED_OPT_IN = 48 << 10
 
 MAX_MANIFEST_BYTES = 16 << 20  # a 64-row decode's manifest is about 200 KB
 MAX_PTX_BYTES = 256 << 20      # one target's PTX (the largest generated is a few MB)
+MAX_FAMILIES = 4              # CTA shapes a plan chooses among (the decode generates up to 3)
 
 # Parameter kinds: their size in the argument buffer, and the range of the integers.
 KIND_SIZE = {"ptr": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f32": 4, "f64": 8}
@@ -223,8 +224,8 @@ def _check_plan(r, w, threads):
     """threads: the block size of each kernel entry, checked already."""
     _fields(r, w, ["families", "split", "max_split", "sms", "wide_min_tiles", "small_num", "small_den"], ["combines", "small_max_tiles"])
     names = list(threads) + [""]
-    if not _list(r["families"], w + ".families") or len(r["families"]) > 2:
-        raise PtxgenMLAError(f"{w}.families: want one or two families (plan.Rule chooses between two)")
+    if not _list(r["families"], w + ".families") or len(r["families"]) > MAX_FAMILIES:
+        raise PtxgenMLAError(f"{w}.families: want 1..{MAX_FAMILIES} families, got {len(r['families'])}")
     for i, f in enumerate(r["families"]):
         fw = f"{w}.families[{i}]"
         _fields(f, fw, ["head_block", "warps", "warp_grid", "tile", "stages", "precision", "head_blocks", "tiles",

@@ -103,10 +103,8 @@ class Rule:
             split = min(split, slots // ctas)
         return _filled(f.tiles, max(min(split, self.max_split), 1))
 
-    def _wide(self, rows, sms):
-        if len(self.families) < 2:
-            return False
-        w = self.families[1]
+    def _serves(self, i, rows, sms):
+        w = self.families[i]
         if w.min_rows > 0:
             return rows >= w.min_rows
         if w.tile < 64:
@@ -127,7 +125,9 @@ class Rule:
             raise PtxgenMLAError(f"plan: {rows} rows on {sms} SMs with 0 families")
         if rows == 0:
             return Choice(0, 1, 0, [])
-        fi = 1 if self._wide(rows, sms) else 0
+        fi = len(self.families) - 1
+        while fi > 0 and not self._serves(fi, rows, sms):
+            fi -= 1
         f = self.families[fi]
         split = self.split_for(f, rows, sms)
         ctas = f.head_blocks * rows * split
