@@ -291,7 +291,7 @@ func TestAheadClause(t *testing.T) {
 // slice in that order too the scores came out wrong.
 func TestKPermClause(t *testing.T) {
 	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 2, H: 16, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
-		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: 1, KFrags: kernels.KFragsOn}
+		Segments: []mla.Segment{{K: 96, PageSize: 64, HasLen: true}, {K: 40, PageSize: 16}}}, SMs: 1, KFrags: kernels.KFragsOn, KPairwise: true}
 	target := tgt("sm_120")
 	const seed = 17
 	prog, text := filledDecode(t, cfg, target)
@@ -350,28 +350,31 @@ func longestLoop(text string) string {
 	return best
 }
 
-// TestKPermFlag: -k-perm puts the computed-fragment 16-head family of the rows that
-// fill the SMs in kperm order (variant "kp"), and the call still matches float64 in
-// the emulator; the tile family it leaves as it is.
-func TestKPermFlag(t *testing.T) {
-	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 3, H: 24, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
-		Segments: []mla.Segment{{K: 100, PageSize: 64, HasLen: true}, {K: 70, PageSize: 16, HasLen: true}}}, SMs: 2, KPerm: true}
-	c, err := MLA(cfg, tgt("sm_120"), golden.MLAGenOptions{Seed: 19, InvalidFrac: 0.1, Poison: true, SinkEdges: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(c.Variant, " kf kp") {
-		t.Fatalf("variant %q, want the computed-fragment family in kperm order", c.Variant)
-	}
-	if text := c.Compiled.Module.Print(); strings.Contains(text, "ld.shared.b16") {
-		t.Errorf("-k-perm: the kernel still reads 2-byte pairs")
-	}
-	passesInEmulator(t, c)
-	_, designs, err := kernels.MLADesign(cfg, tgt("sm_120"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if designs[0].Variant.KPerm || !designs[1].Variant.KPerm {
-		t.Errorf("KPerm per family %v, %v; want the tile family without, the computed-fragment family with", designs[0].Variant.KPerm, designs[1].Variant.KPerm)
+// TestKPermDefault: the computed-fragment 16-head family of the rows that fill the
+// SMs reads its pairs in kperm order (variant "kp") unless KPairwise (-k-perm=false),
+// and either way the call matches float64 in the emulator; the tile family it
+// leaves as it is.
+func TestKPermDefault(t *testing.T) {
+	for _, pairwise := range []bool{false, true} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 3, H: 24, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 100, PageSize: 64, HasLen: true}, {K: 70, PageSize: 16, HasLen: true}}}, SMs: 2, KPairwise: pairwise}
+		c, err := MLA(cfg, tgt("sm_120"), golden.MLAGenOptions{Seed: 19, InvalidFrac: 0.1, Poison: true, SinkEdges: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]string{false: " kf kp", true: " kf"}[pairwise]; !strings.HasSuffix(c.Variant, want) {
+			t.Fatalf("KPairwise %v: variant %q, want the computed-fragment family ending %q", pairwise, c.Variant, want)
+		}
+		if text := c.Compiled.Module.Print(); strings.Contains(text, "ld.shared.b16") != pairwise {
+			t.Errorf("KPairwise %v: the kernel reads 2-byte pairs %v", pairwise, !pairwise)
+		}
+		passesInEmulator(t, c)
+		_, designs, err := kernels.MLADesign(cfg, tgt("sm_120"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if designs[0].Variant.KPerm || designs[1].Variant.KPerm == pairwise {
+			t.Errorf("KPairwise %v: KPerm per family %v, %v", pairwise, designs[0].Variant.KPerm, designs[1].Variant.KPerm)
+		}
 	}
 }

@@ -67,12 +67,14 @@ type MLAConfig struct {
 	// takes it for every family (the 16-head CTA measured 2-4% slower at T >= 64: run
 	// 70; its Small kernels keep the bf16 tile), KFragsOff for none.
 	KFrags MLAKFrags
-	// KPerm has the 16-head CTA's computed fragments (KFrags, or the family of the
-	// rows that fill the SMs) read in kperm order (`b computed kperm`: one 4-byte
-	// read per thread and k16 step instead of two 2-byte ones; the decode's loop
-	// 1840 -> 1761 instructions in the emulator's count). Opt-in: not yet measured
-	// on the GPU (-k-perm).
-	KPerm bool
+	// KPairwise reads the 16-head CTA's computed fragments (KFrags, or the family of
+	// the rows that fill the SMs) pair by pair, two 2-byte reads per thread and k16
+	// step (-k-perm=false), instead of in kperm order (`b computed kperm`: one 4-byte
+	// read; the decode's loop 1840 -> 1761 instructions in the emulator's count), the
+	// default since run 88: the sm_120 plan's H16 T256 -0.6%, H64 T256 -2.2%, H16
+	// K128+1152 T256 -0.9% (perf-notes v24). The 64-head CTA's computed fragments
+	// are read pair by pair (kperm there not yet run on a GPU).
+	KPairwise bool
 	// Stages is the candidate tiles each family's loops keep in flight, 1 or 2; 0
 	// picks it (mlaStaged). Fixing it lets a run weigh the second stage against the
 	// CTAs per SM it costs (-stages), which the lowering's figures cannot.

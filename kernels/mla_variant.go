@@ -45,7 +45,7 @@ type MLAVariant struct {
 	// N: `a computed`; 16 and 64 heads: `b computed`; MLAConfig.KFrags).
 	KFrags bool
 	// KPerm: with KFrags on the 16-head CTA, its dots read the computed pairs in
-	// kperm order (ir.DotSchedule.KPerm; MLAConfig.KPerm).
+	// kperm order (ir.DotSchedule.KPerm; unless MLAConfig.KPairwise).
 	KPerm bool
 }
 
@@ -137,7 +137,7 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v.HoldQ = !c.SharedQ && hb == 16
 	v.HeadsInN = hb == 8
 	v.KFrags = (v.HeadsInN || hb == 16 || hb == 64) && c.KFrags == KFragsOn
-	v.KPerm = c.KPerm && v.KFrags && !v.HeadsInN
+	v.KPerm = !c.KPairwise && v.KFrags && hb == 16
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v

@@ -167,9 +167,8 @@ add "mla H=16 T=256 sm_120 plan (rows fill the SMs: h16_kf)" "$M -heads 16 -toke
 add "mla H=16 T=256 sm_120 plan (-k-frags=false: the bf16 tile)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-frags=false"
 add "mla H=64 T=64 sm_120 plan (rows fill the SMs: h16_kf)" "$M -heads 64 -tokens 64 -plan-target sm_120"
 add "mla H=24 T=64 K=100+53 page 53 sm_120 plan for 100 SMs (h16_kf, padded heads)" "$M -heads 24 -tokens 64 -k0 100 -k1 53 -page1 53 -plan-target sm_120 -sms 100"
-# -k-perm (opt-in, session 15): the computed fragments read in kperm order.
-add "mla H=16 T=256 sm_120 plan -k-perm (h16_kf in kperm order)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-perm"
-add "mla H=16 T=64 -k-frags -k-perm (split kernels in kperm order)" "$M -heads 16 -tokens 64 -k-frags -k-perm"
+# h16_kf reads its computed pairs in kperm order (the default since run 88); -k-perm=false pair by pair.
+add "mla H=16 T=256 sm_120 plan -k-perm=false (h16_kf read pair by pair)" "$M -heads 16 -tokens 256 -plan-target sm_120 -k-perm=false"
 # The 64-head CTA under sm_120's 99 KB (session 16): K and V fragments computed from
 # the raw ring, one stage, 32-candidate tiles (101,120 bytes): each record read once a row.
 K64="-head-block 64 -k-frags -tile 32 -stages 1"
@@ -277,7 +276,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 sm_120 plan for 8 SMs (h16_kf, one stage, index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -plan-target sm_120 -sms 8" &
 			runsan "$tool" "mla_decode H=64 T=8 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, split)" "-kernel mla_decode -heads 64 -tokens 8 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
 			runsan "$tool" "mla_decode H=64 T=32 split 1 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, 20 tiles)" "-kernel mla_decode -heads 64 -tokens 32 -split 1 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
-			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs -k-perm (h16_kf in kperm order)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64 -k-perm" &
+			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs -k-perm=false (h16_kf read pair by pair)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64 -k-perm=false" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
 		runsan memcheck "mla_decode out-of-pool" "-kernel mla_decode -out-of-pool" &
@@ -311,7 +310,7 @@ if [ -n "$PTXAS" ]; then
 	for t in 256 64; do
 		"$BIN" dump -kernel mla_decode -target sm_120 -tokens $t -heads 64 -head-block 64 -k-frags -tile 32 -stages 1 -o "$work/ptx/dump_mla_decode_T${t}_H64_hb64_kfrags_sm_120.ptx"
 	done
-	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-perm -o "$work/ptx/dump_mla_decode_T256_H16_kperm_sm_120.ptx"
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-perm=false -o "$work/ptx/dump_mla_decode_T256_H16_pairwise_sm_120.ptx"
 	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
 	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do
 		[ -e "$f" ] || continue

@@ -85,7 +85,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
 	holdQ := fs.Bool("hold-q", true, "the score dots of every 16-head CTA's large kernels hold their Q slices in registers across the candidate loop, as -hold-q in a configuration; false reads them from shared memory every tile")
 	stages := fs.Int("stages", 0, "override the candidate tiles in flight of every shape's decode families (1 or 2; 0: the generator's choice), as -stages in a configuration")
-	kPerm := fs.Bool("k-perm", false, "the 16-head CTA's computed fragments read in kperm order, as -k-perm in a configuration")
+	kPerm := fs.Bool("k-perm", true, "the 16-head CTA's computed fragments read in kperm order (false: pair by pair), as -k-perm in a configuration")
 	aheadFlag := fs.Int("ahead", -1, "tiles before their gathers that every shape's candidate loops issue each tile's indices past the preloaded ones (1..3; 0 none; -1 the generator's choice), as -ahead in a configuration")
 	var kFrags kernels.MLAKFrags
 	kernels.KFragsVar(fs, &kFrags, "k-frags", "where the decode's CTAs evaluate their K and V fragments from the raw ring: auto (the generator's choice), true (the heads-in-N, 16-head and 64-head CTAs) or false, as -k-frags in a configuration")
@@ -243,7 +243,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	}
 	build := func(i int, targets []arch.Target) (*check.BenchCases, error) {
 		cfg := picked[i].Config()
-		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags, cfg.Stages, cfg.Ahead, cfg.KPerm = *headBlock, *split, *tile, !*holdQ, kFrags, *stages, ahead, *kPerm
+		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags, cfg.Stages, cfg.Ahead, cfg.KPairwise = *headBlock, *split, *tile, !*holdQ, kFrags, *stages, ahead, !*kPerm
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
 			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
