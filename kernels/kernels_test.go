@@ -718,6 +718,7 @@ func TestWideFillFamily(t *testing.T) {
 		{"sm_120 H64", sm120, 64, 256, kernels.KFragsAuto, true},
 		{"sm_90 planned as sm_120 H64", planned, 64, 256, kernels.KFragsAuto, true},
 		{"sm_120 H128", sm120, 128, 256, kernels.KFragsAuto, true},
+		{"sm_120 H128 capacity 100 (200 CTAs)", sm120, 128, 100, kernels.KFragsAuto, true},
 		{"sm_120 H64 capacity below the SMs", sm120, 64, sm120.SMs - 1, kernels.KFragsAuto, false},
 		{"sm_120 H48", sm120, 48, 256, kernels.KFragsAuto, false},
 		{"sm_120 H64 -k-frags=true", sm120, 64, 256, kernels.KFragsOn, false},

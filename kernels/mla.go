@@ -563,26 +563,13 @@ func (c MLAConfig) mlaFill(t target.Target, base *mlaFamily, hb int) (*mlaFamily
 		sms = c.SMs
 	}
 	if c.KFrags != KFragsAuto || !t.FP8Convert || c.Cache != mla.CacheFP8DS || c.Split > 1 || c.Tile > mlaTile ||
-		c.ProducerWarps > 0 || base.variant.HeadBlock != 16 {
+		c.ProducerWarps > 0 || base.variant.HeadBlock != 16 || hb == 64 && c.H < 64 || c.Capacity()*ceilDiv(c.H, hb) < sms {
 		return nil, nil
 	}
 	fc := c
 	fc.KFrags, fc.fillsSMs = KFragsOn, true
-	if hb == 64 {
-		if c.H < 64 || c.Capacity() < sms {
-			return nil, nil
-		}
-		f, err := fc.mlaStagedAs(t, 64, mlaTile)
-		if err != nil || !f.fits {
-			return nil, err
-		}
-		return f, nil
-	}
-	if c.Capacity()*base.fam.HeadBlocks < sms {
-		return nil, nil
-	}
-	f, err := fc.mlaStagedAs(t, 16, mlaTile)
-	if err != nil || !f.fits || f.fam.PerSM <= base.fam.PerSM || f.fam.PerSM > 2 {
+	f, err := fc.mlaStagedAs(t, hb, mlaTile)
+	if err != nil || !f.fits || hb == 16 && (f.fam.PerSM <= base.fam.PerSM || f.fam.PerSM > 2) {
 		return nil, err
 	}
 	return f, nil
