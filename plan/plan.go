@@ -70,8 +70,8 @@ type Family struct {
 	HeadBlocks    int `json:"head_blocks"` // CTAs per row in grid x
 	Tiles         int `json:"tiles"`       // candidate tiles per row, over all segments
 	PerSM         int `json:"ctas_per_sm"` // CTAs of this family one SM holds at once
-	// MinRows, where positive, is the least rows of a call that family 1 serves,
-	// instead of the wide rule (Rule.wide): the heads-in-N family on targets of one
+	// MinRows, where positive, is the least rows of a call that this family serves,
+	// instead of the wide rule (Rule.serves): the heads-in-N family on targets of one
 	// 16-head CTA per SM, which gains from a measured number of rows on.
 	MinRows int `json:"min_rows,omitempty"`
 	// Direct writes the output itself (split 1); Partial writes one chunk's partial
