@@ -378,3 +378,28 @@ func TestKPermDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreRows: -score-rows 2 gives the sm_120 plan's 64-head CTA of computed
+// fragments a 2x4 score grid, so each row group converts its candidates' Kᵀ pairs
+// and there are half as many row groups: fewer pair conversions per thread than the
+// automatic 4x2, and the call still matches float64 in the emulator.
+func TestScoreRows(t *testing.T) {
+	conversions := map[int]int{}
+	for _, rows := range []int{0, 2} {
+		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 3, H: 64, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Sink: true,
+			Segments: []mla.Segment{{K: 100, PageSize: 64, HasLen: true}, {K: 70, PageSize: 16, HasLen: true}}}, SMs: 2, ScoreRows: rows}
+		c, err := MLA(cfg, tgt("sm_120"), golden.MLAGenOptions{Seed: 23, InvalidFrac: 0.1, Poison: true, SinkEdges: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int]string{0: "h64 w8 2x4 t32 s1 kf", 2: "h64 w8 2x4 t32 s1 r2 kf"}[rows]
+		if c.Variant != want {
+			t.Fatalf("-score-rows %d: variant %q, want %q", rows, c.Variant, want)
+		}
+		conversions[rows] = strings.Count(c.Compiled.Module.Print(), "cvt.rn.f16x2.e4m3x2")
+		passesInEmulator(t, c)
+	}
+	if conversions[2] >= conversions[0] {
+		t.Errorf("pair conversions: %d with -score-rows 2, %d automatic; want fewer", conversions[2], conversions[0])
+	}
+}

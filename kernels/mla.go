@@ -46,6 +46,15 @@ type MLAConfig struct {
 	// and no producer role (measured 3-6% faster exact, 6-10% bf16p:
 	// docs/perf-notes.md v15), every warp otherwise.
 	ScoreWarps int
+	// ScoreRows, when not 0, is the row groups of a 64-head CTA's score grid (1, 2
+	// or 4 groups of 16-head multiples, the score warps split over the candidates
+	// by the rest); 0 takes the grid that reads the fewest bytes, which at 8 warps
+	// ties 4x2 against 2x4 and keeps 4x2. With computed fragments each row group
+	// evaluates its candidates' Kᵀ fragments itself, so 2 converts each pair twice a
+	// tile instead of 4 times (the sm_120 plan's H64 T256 loop: PTX 4812 -> 4240
+	// lines, 168 -> 112 pair conversions per thread). Experimental (-score-rows):
+	// not yet run on a GPU.
+	ScoreRows int
 	// SharedQ has the score dots of 16-head CTAs read their Q slices from shared
 	// memory in every tile (-hold-q=false). By default the large kernels of those
 	// CTAs (the ones whose scores split their reduction over the warps) hold them in
@@ -177,6 +186,10 @@ func (c MLAConfig) Validate() error {
 		return bad("producer-warps", c.ProducerWarps, fmt.Sprintf("0 here: the producer role serves 64-head CTAs of the fp8ds cache, and -heads %d -head-block %d -cache %s has none", c.H, c.HeadBlock, c.Cache))
 	case c.ScoreWarps != 0 && c.ScoreWarps != 4 && c.ScoreWarps != 8:
 		return bad("score-warps", c.ScoreWarps, "0 (automatic), 4 (a score role) or 8 (every warp)")
+	case c.ScoreRows != 0 && c.ScoreRows != 1 && c.ScoreRows != 2 && c.ScoreRows != 4:
+		return bad("score-rows", c.ScoreRows, "0 (automatic), 1, 2 or 4")
+	case c.ScoreRows != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
+		return bad("score-rows", c.ScoreRows, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
 	case c.ScoreWarps != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
 		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
 	case c.Stages != 0 && c.Stages != 1 && c.Stages != mlaStages:
@@ -749,6 +762,9 @@ const log2e = 1.4426950408889634
 // mlaDecodeKernel is the attention kernel. Grid: (head blocks, rows, split).
 // c's HeadBlock and Tile are d's; v says which of the family's kernels this is.
 func mlaDecodeKernel(c MLAConfig, d MLAVariant, v mlaEntry) (*ir.Kernel, error) {
+	if err := d.checkScoreRows(); err != nil {
+		return nil, err
+	}
 	if v.small {
 		d.HoldQ = false // replicated scores: 128 registers of Q for a tile or two (SharedQ)
 	}

@@ -1,6 +1,9 @@
 package kernels
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ptxgen/ptxgen/ir"
 	"github.com/ptxgen/ptxgen/lower"
 )
@@ -107,6 +110,9 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 		return nil
 	}
 	wm, wn = lower.FewestBytesGrid(mt, nt, warps, wm, wn, float64(v.HeadBlock*w*2), float64(w*v.Tile*2))
+	if v.ScoreRows > 0 {
+		wm, wn = v.ScoreRows, warps/v.ScoreRows // mlaDecodeKernel checks that it divides
+	}
 	if wm == 1 {
 		if hold == "" && v.kBHome() == "" {
 			return nil // one row group: the lowering may replicate the scores
@@ -114,4 +120,28 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
 	}
 	return &ir.DotSchedule{Warps: [2]int{wm, wn}, AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
+}
+
+// checkScoreRows reports a ScoreRows that does not divide the CTA's score grid (its
+// score warps over HeadBlock/16 x Tile/8 m16n8 tiles), naming the ones that do.
+func (v MLAVariant) checkScoreRows() error {
+	if v.ScoreRows == 0 {
+		return nil
+	}
+	warps := v.Warps - v.Producer
+	if v.Score > 0 {
+		warps = v.Score
+	}
+	fits := func(r int) bool { return warps%r == 0 && (v.HeadBlock/16)%r == 0 && (v.Tile/8)%(warps/r) == 0 }
+	if fits(v.ScoreRows) {
+		return nil
+	}
+	var ok []string
+	for _, r := range []int{1, 2, 4} {
+		if fits(r) {
+			ok = append(ok, fmt.Sprint(r))
+		}
+	}
+	return &ConfigError{Flag: "score-rows", Value: fmt.Sprint(v.ScoreRows),
+		Want: fmt.Sprintf("0 or one of %s: the row groups of %d score warps over %d x %d m16n8 tiles (%d heads, %d-candidate tiles)", strings.Join(ok, ", "), warps, v.HeadBlock/16, v.Tile/8, v.HeadBlock, v.Tile)}
 }

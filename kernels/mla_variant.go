@@ -35,6 +35,9 @@ type MLAVariant struct {
 	// they compute the scores and the online softmax, every warp P·V
 	// (MLAConfig.ScoreWarps).
 	Score int
+	// ScoreRows is the row groups of a 64-head CTA's score grid where the
+	// configuration fixes them (MLAConfig.ScoreRows), 0 where the grid is chosen.
+	ScoreRows int
 	// HoldQ: the score dots of the family's large kernels hold their Q slices in
 	// registers across the loop (16-head CTAs, unless MLAConfig.SharedQ).
 	HoldQ bool
@@ -138,6 +141,9 @@ func (c MLAConfig) variant(hb, tile, stages int) MLAVariant {
 	v.HeadsInN = hb == 8
 	v.KFrags = (v.HeadsInN || hb == 16 || hb == 64) && c.KFrags == KFragsOn
 	v.KPerm = !c.KPairwise && v.KFrags && hb == 16
+	if hb == 64 {
+		v.ScoreRows = c.ScoreRows
+	}
 	chunks := c.dChunks()
 	v.WarpGrid = v.pvGrid(chunks, chunks[0][2])
 	return v
@@ -158,6 +164,9 @@ func (v MLAVariant) Short() string {
 	if v.Score > 0 {
 		s += fmt.Sprintf(" q%d", v.Score)
 	}
+	if v.ScoreRows > 0 {
+		s += fmt.Sprintf(" r%d", v.ScoreRows)
+	}
 	if v.HeadsInN {
 		s += " hn"
 	}
@@ -177,6 +186,9 @@ func (v MLAVariant) String() string {
 	}
 	if v.Score > 0 {
 		s += fmt.Sprintf(", a score role of %d warps (the first) computing the scores and the softmax", v.Score)
+	}
+	if v.ScoreRows > 0 {
+		s += fmt.Sprintf(", the scores in %d row groups", v.ScoreRows)
 	}
 	if v.HoldQ {
 		s += ", Q held in registers across the candidate loop"

@@ -158,6 +158,7 @@ func init() {
 			fs.IntVar(&m.Tile, "tile", 0, "candidates per loop iteration: 32 or 64; 0 = automatic (64 with 64-head CTAs where shared memory allows)")
 			fs.IntVar(&m.ProducerWarps, "producer-warps", 0, "experimental: warps of a producer role in each 64-head CTA of the fp8ds cache, besides its math warps: 1, 2 or 4 gather and dequantize every candidate tile into a ring the math warps read (two slots with -tile 32). Without setmaxnreg every warp then gets 168 registers and the math warps spill (run 42, docs/perf-notes.md v14); 0 = none, the default")
 			fs.IntVar(&m.ScoreWarps, "score-warps", 0, "warps of each 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role, 32 x 32 quadrants of each tile; every warp dequantizes and computes P·V) or 8 (every warp); 0 = automatic (4 with 64-candidate tiles and no producer role)")
+			fs.IntVar(&m.ScoreRows, "score-rows", 0, "experimental: row groups of each 8-warp 64-head CTA's score grid, 1, 2 or 4 (those that divide it); with computed fragments each row group converts its candidates' K pairs, so 2 converts each pair twice a tile instead of 4 times (not yet run on a GPU); 0 = the grid that reads the fewest bytes")
 			fs.BoolVar(&m.holdQ, "hold-q", true, "the score dots of 16-head CTAs' large kernels hold their Q slices in registers across the candidate loop (a regs; 2-3% faster at T >= 64, runs 61-62); false reads them from shared memory every tile")
 			KFragsVar(fs, &m.KFrags, "k-frags", "the decode's CTAs evaluate their K and V fragments in registers from the raw e4m3 ring (a computed, b computed) instead of storing a dequantized bf16 K tile in shared memory: auto (the default) for the heads-in-N CTA (8 heads) where that gives it another CTA per SM at the same stages, and under sm_120's limits for the calls whose rows fill the SMs (a 16-head family of 2 CTAs per SM, and at 64 heads or more the one 64-head CTA that fits 99 KB); true for the heads-in-N, 16-head and 64-head CTAs of every call, false for none")
 			fs.IntVar(&m.Stages, "stages", 0, "candidate tiles every decode family's loops keep in flight: 1 or 2 (a ring of gathers issued a tile ahead); 0 = automatic (2 where it keeps 2 CTAs per SM or as many as one stage, and for 64-head CTAs wherever it fits)")
@@ -258,7 +259,7 @@ func (m *mlaFlags) Args() []string {
 		"-head-block", fmt.Sprint(m.HeadBlock), "-tile", fmt.Sprint(m.Tile), "-warps64", fmt.Sprint(m.Warps64),
 		// Defaults included, like every flag above: a command that leaves one out
 		// generates other code once its default changes.
-		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps),
+		"-precision", m.precision, "-producer-warps", fmt.Sprint(m.ProducerWarps), "-score-warps", fmt.Sprint(m.ScoreWarps), "-score-rows", fmt.Sprint(m.ScoreRows),
 		fmt.Sprintf("-hold-q=%v", m.holdQ), "-k-frags="+m.KFrags.String(), "-stages", fmt.Sprint(m.Stages), "-ahead", fmt.Sprint(m.ahead), fmt.Sprintf("-k-perm=%v", m.kPerm))
 	return a
 }

@@ -176,6 +176,9 @@ add "mla H=64 T=256 sm_120 plan $K64 (64-head CTA, computed fragments)" "$M -hea
 add "mla H=64 T=64 sm_120 plan $K64 (split)" "$M -heads 64 -tokens 64 -plan-target sm_120 $K64"
 add "mla H=72 T=3 K=100+300 page 53 sm_120 plan $K64 (padded heads, split)" "$M -heads 72 -tokens 3 -k0 100 -k1 300 -page1 53 -plan-target sm_120 $K64"
 add "mla H=64 T=8 sm_120 plan $K64 out-of-pool" "$M -heads 64 -tokens 8 -plan-target sm_120 $K64 -out-of-pool"
+# -score-rows 2 (experimental, session 16): its scores in 2x4, each pair converted twice a tile.
+add "mla H=64 T=256 sm_120 plan -score-rows 2 (h64_kf, 2x4 scores)" "$M -heads 64 -tokens 256 -plan-target sm_120 -score-rows 2"
+add "mla H=64 T=64 sm_120 plan $K64 -score-rows 2 (split)" "$M -heads 64 -tokens 64 -plan-target sm_120 $K64 -score-rows 2"
 add "mla H=16 T=64 sm_120 plan (split kernel: 7 tiles a CTA, no Small)" "$M -heads 16 -tokens 64 -plan-target sm_120"
 add "mla H=64 T=8 sm_120 plan (split kernel, no Small)" "$M -heads 64 -tokens 8 -plan-target sm_120"
 # One kernel generated for a capacity of 8 rows, called with fewer: the rows at run time.
@@ -276,6 +279,7 @@ if [ -n "$SANITIZER" ]; then
 			runsan "$tool" "mla_decode H=16 T=8 K=128+4096 sm_120 plan for 8 SMs (h16_kf, one stage, index tiles ahead)" "-kernel mla_decode -heads 16 -tokens 8 -k1 4096 -plan-target sm_120 -sms 8" &
 			runsan "$tool" "mla_decode H=64 T=8 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, split)" "-kernel mla_decode -heads 64 -tokens 8 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
 			runsan "$tool" "mla_decode H=64 T=32 split 1 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 (64-head CTA, computed fragments, 20 tiles)" "-kernel mla_decode -heads 64 -tokens 32 -split 1 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1" &
+			runsan "$tool" "mla_decode H=64 T=32 split 1 sm_120 plan -head-block 64 -k-frags -tile 32 -stages 1 -score-rows 2 (2x4 scores)" "-kernel mla_decode -heads 64 -tokens 32 -split 1 -plan-target sm_120 -head-block 64 -k-frags -tile 32 -stages 1 -score-rows 2" &
 			runsan "$tool" "mla_decode H=16 T=64 sm_120 plan for 64 SMs -k-perm=false (h16_kf read pair by pair)" "-kernel mla_decode -heads 16 -tokens 64 -plan-target sm_120 -sms 64 -k-perm=false" &
 		done
 		# Out-of-pool indices must never be read: memcheck would report the access.
@@ -310,6 +314,7 @@ if [ -n "$PTXAS" ]; then
 	for t in 256 64; do
 		"$BIN" dump -kernel mla_decode -target sm_120 -tokens $t -heads 64 -head-block 64 -k-frags -tile 32 -stages 1 -o "$work/ptx/dump_mla_decode_T${t}_H64_hb64_kfrags_sm_120.ptx"
 	done
+	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 64 -score-rows 2 -o "$work/ptx/dump_mla_decode_T256_H64_rows2_sm_120.ptx"
 	"$BIN" dump -kernel mla_decode -target sm_120 -tokens 256 -heads 16 -k-perm=false -o "$work/ptx/dump_mla_decode_T256_H16_pairwise_sm_120.ptx"
 	"$BIN" dump -kernel gemm -target sm_120 -m 7 -n 448 -k 100 -out f32 -o "$work/ptx/dump_gemm_7x448x100_f32_sm_120.ptx"
 	for f in kernels/testdata/*_sm_120.ptx "$work"/ptx/*.ptx; do

@@ -80,6 +80,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 	split := fs.Int("split", 0, "override the candidate split of every shape (1..64; 0: the generator's choice)")
 	tile := fs.Int("tile", 0, "override the candidates per tile of every shape (32 or 64; 0: the generator's choice)")
 	warps64 := fs.Int("warps64", 0, "override the warps of every 64-head CTA (8 or 16; 0: the generator's choice)")
+	scoreRows := fs.Int("score-rows", 0, "row groups of every 8-warp 64-head CTA's score grid (1, 2 or 4; 0: automatic), as -score-rows in a configuration")
 	scoreWarps := fs.Int("score-warps", 0, "warps of every 8-warp 64-head CTA that compute the scores and the softmax: 4 (a score role) or 8 (every warp); 0: automatic, as -score-warps in a configuration")
 	producerWarps := fs.Int("producer-warps", 0, "give every 64-head CTA of the fp8ds cache a producer role of this many warps (1, 2 or 4; 0: none), as -producer-warps in a configuration")
 	seed := fs.Uint64("seed", 1, "seed of the inputs")
@@ -246,7 +247,7 @@ func benchCmd(args []string, stdout, stderr io.Writer, open opener) error {
 		cfg.HeadBlock, cfg.Split, cfg.Tile, cfg.SharedQ, cfg.KFrags, cfg.Stages, cfg.Ahead, cfg.KPairwise = *headBlock, *split, *tile, !*holdQ, kFrags, *stages, ahead, !*kPerm
 		if cfg.Wide() {
 			// The shapes with 64-head CTAs; the others have none to size.
-			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps = *warps64, *producerWarps, *scoreWarps
+			cfg.Warps64, cfg.ProducerWarps, cfg.ScoreWarps, cfg.ScoreRows = *warps64, *producerWarps, *scoreWarps, *scoreRows
 		}
 		// Both plans split for this GPU's SM count: the comparison asks what each
 		// design does on the same hardware.
