@@ -634,6 +634,27 @@ func TestKFragsSmallKernelsKeepTheTile(t *testing.T) {
 	}
 }
 
+// fillCase is a plan of the default segments for a capacity of maxT rows of h heads
+// on t, and whether a family of the rows that fill the SMs is wanted in it.
+type fillCase struct {
+	name    string
+	t       target.Target
+	h, maxT int
+	kFrags  kernels.MLAKFrags
+	want    bool
+}
+
+func (c fillCase) design(t *testing.T) (*plan.Rule, []kernels.MLAFamilyDesign) {
+	t.Helper()
+	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
+	cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: c.maxT, H: c.h, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
+	p, designs, err := kernels.MLADesign(cfg, c.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Rule, designs
+}
+
 // Under sm_120's limits (99 KB) -k-frags auto plans a second 16-head family, its K and
 // V fragments computed from the raw ring at 2 CTAs per SM against the tile family's
 // 1, for the calls whose rows fill the SMs, and keeps the two-stage tile family, with
@@ -641,16 +662,9 @@ func TestKFragsSmallKernelsKeepTheTile(t *testing.T) {
 // 2), not at 8 heads (the heads-in-N family), not with -k-frags given, not when no
 // call of the capacity fills the SMs.
 func TestFillFamily(t *testing.T) {
-	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	sm90, sm120 := target.MustLookup("sm_90"), target.MustLookup("sm_120")
 	planned := sm90.WithLimitsOf(sm120)
-	for _, c := range []struct {
-		name     string
-		t        target.Target
-		h, maxT  int
-		kFrags   kernels.MLAKFrags
-		wantFill bool
-	}{
+	for _, c := range []fillCase{
 		{"sm_120 H16", sm120, 16, 256, kernels.KFragsAuto, true},
 		{"sm_120 H64", sm120, 64, 64, kernels.KFragsAuto, true},
 		{"sm_90 planned as sm_120 H32", planned, 32, 256, kernels.KFragsAuto, true},
@@ -661,15 +675,10 @@ func TestFillFamily(t *testing.T) {
 		{"sm_90 H16", sm90, 16, 256, kernels.KFragsAuto, false},
 		{"sm_80 H16", target.MustLookup("sm_80"), 16, 256, kernels.KFragsAuto, false},
 	} {
-		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: c.maxT, H: c.h, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
-		p, designs, err := kernels.MLADesign(cfg, c.t)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := p.Rule
+		r, designs := c.design(t)
 		fill := len(designs) >= 2 && designs[1].Variant.HeadBlock == 16
-		if fill != c.wantFill {
-			t.Errorf("%s: a second 16-head family %v, want %v (plan %s)", c.name, fill, c.wantFill, describeRule(r))
+		if fill != c.want {
+			t.Errorf("%s: a second 16-head family %v, want %v (plan %s)", c.name, fill, c.want, describeRule(r))
 			continue
 		}
 		if !fill {
@@ -705,16 +714,9 @@ func TestFillFamily(t *testing.T) {
 // Not on sm_90 (its 64-head CTA of the bf16 tile fits), not below 64 heads, not with
 // -k-frags given, not when no call of the capacity fills the SMs.
 func TestWideFillFamily(t *testing.T) {
-	seg := []mla.Segment{{K: 128, PageSize: 64}, {K: 512, PageSize: 64}}
 	sm90, sm120 := target.MustLookup("sm_90"), target.MustLookup("sm_120")
 	planned := sm90.WithLimitsOf(sm120)
-	for _, c := range []struct {
-		name     string
-		t        target.Target
-		h, maxT  int
-		kFrags   kernels.MLAKFrags
-		wantWide bool
-	}{
+	for _, c := range []fillCase{
 		{"sm_120 H64", sm120, 64, 256, kernels.KFragsAuto, true},
 		{"sm_90 planned as sm_120 H64", planned, 64, 256, kernels.KFragsAuto, true},
 		{"sm_120 H128", sm120, 128, 256, kernels.KFragsAuto, true},
@@ -725,15 +727,10 @@ func TestWideFillFamily(t *testing.T) {
 		{"sm_120 H64 -k-frags=false", sm120, 64, 256, kernels.KFragsOff, false},
 		{"sm_90 H64", sm90, 64, 256, kernels.KFragsAuto, false},
 	} {
-		cfg := kernels.MLAConfig{Shape: mla.Shape{T: 1, MaxT: c.maxT, H: c.h, Nope: 448, Rope: 64, Cache: mla.CacheFP8DS, Segments: seg}, KFrags: c.kFrags}
-		p, designs, err := kernels.MLADesign(cfg, c.t)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := p.Rule
+		r, designs := c.design(t)
 		wide := len(designs) == 3 && designs[2].Variant.HeadBlock == 64
-		if wide != c.wantWide {
-			t.Errorf("%s: a 64-head family of computed fragments %v, want %v (plan %s)", c.name, wide, c.wantWide, describeRule(r))
+		if wide != c.want {
+			t.Errorf("%s: a 64-head family of computed fragments %v, want %v (plan %s)", c.name, wide, c.want, describeRule(r))
 			continue
 		}
 		if !wide {

@@ -145,6 +145,10 @@ func (c MLAConfig) Validate() error {
 	bad := func(flag string, v any, want string) error {
 		return &ConfigError{Flag: flag, Value: fmt.Sprint(v), Want: want}
 	}
+	// -score-warps and -score-rows place the scores of 8-warp 64-head CTAs without
+	// a producer role.
+	eightWarpScores := c.Wide() && c.Warps64 != 16 && c.ProducerWarps == 0
+	noEightWarpScores := fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps)
 	switch {
 	case c.T < 1 || c.T > MaxMLATokens:
 		return bad("tokens", c.T, fmt.Sprintf("an integer in 1..%d (rows are the grid's y dimension, which CUDA limits to %d)", MaxMLATokens, target.MaxGridYZ))
@@ -188,10 +192,10 @@ func (c MLAConfig) Validate() error {
 		return bad("score-warps", c.ScoreWarps, "0 (automatic), 4 (a score role) or 8 (every warp)")
 	case c.ScoreRows != 0 && c.ScoreRows != 1 && c.ScoreRows != 2 && c.ScoreRows != 4:
 		return bad("score-rows", c.ScoreRows, "0 (automatic), 1, 2 or 4")
-	case c.ScoreRows != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
-		return bad("score-rows", c.ScoreRows, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
-	case c.ScoreWarps != 0 && (!c.Wide() || c.Warps64 == 16 || c.ProducerWarps != 0):
-		return bad("score-warps", c.ScoreWarps, fmt.Sprintf("0 here: it places the scores of 8-warp 64-head CTAs without a producer role, and -heads %d -head-block %d -warps64 %d -producer-warps %d has none", c.H, c.HeadBlock, c.Warps64, c.ProducerWarps))
+	case c.ScoreRows != 0 && !eightWarpScores:
+		return bad("score-rows", c.ScoreRows, noEightWarpScores)
+	case c.ScoreWarps != 0 && !eightWarpScores:
+		return bad("score-warps", c.ScoreWarps, noEightWarpScores)
 	case c.Stages != 0 && c.Stages != 1 && c.Stages != mlaStages:
 		return bad("stages", c.Stages, fmt.Sprintf("0 (automatic), 1 or %d", mlaStages))
 	case c.Ahead < ir.NoAhead || c.Ahead > ir.MaxAhead:

@@ -100,10 +100,7 @@ func (v MLAVariant) scoreSchedule(w int) *ir.DotSchedule {
 		}
 		return &ir.DotSchedule{AHome: hold, BHome: v.kBHome(), KPerm: v.kBPerm()}
 	}
-	warps := v.Warps - v.Producer
-	if v.Score > 0 {
-		warps = v.Score
-	}
+	warps := v.scoreGridWarps()
 	mt, nt := v.HeadBlock/16, v.Tile/8
 	wm, wn, err := lower.RowsFirstGrid(mt, nt, warps)
 	if err != nil {
@@ -128,10 +125,7 @@ func (v MLAVariant) checkScoreRows() error {
 	if v.ScoreRows == 0 {
 		return nil
 	}
-	warps := v.Warps - v.Producer
-	if v.Score > 0 {
-		warps = v.Score
-	}
+	warps := v.scoreGridWarps()
 	fits := func(r int) bool { return warps%r == 0 && (v.HeadBlock/16)%r == 0 && (v.Tile/8)%(warps/r) == 0 }
 	if fits(v.ScoreRows) {
 		return nil
@@ -144,4 +138,13 @@ func (v MLAVariant) checkScoreRows() error {
 	}
 	return &ConfigError{Flag: "score-rows", Value: fmt.Sprint(v.ScoreRows),
 		Want: fmt.Sprintf("0 or one of %s: the row groups of %d score warps over %d x %d m16n8 tiles (%d heads, %d-candidate tiles)", strings.Join(ok, ", "), warps, v.HeadBlock/16, v.Tile/8, v.HeadBlock, v.Tile)}
+}
+
+// scoreGridWarps are the warps a wider CTA's score grid spans: the score role's,
+// else every math warp.
+func (v MLAVariant) scoreGridWarps() int {
+	if v.Score > 0 {
+		return v.Score
+	}
+	return v.Warps - v.Producer
 }
